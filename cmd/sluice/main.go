@@ -1,0 +1,97 @@
+// Command sluice runs and drives the Sluice queue trigger runtime.
+//
+// Each sub-command lives in its own file and is listed in commands below;
+// this package only parses flags and environment and calls into the library
+// packages.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// command is one sub-command of the CLI.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands lists the sub-commands in the order `sluice help` shows them.
+func commands() []command {
+	return []command{
+		{"version", "print the version", runVersion},
+		{"postgres", "start, stop or locate the local development Postgres", runPostgres},
+	}
+}
+
+// errUsage marks an error caused by how the command was called; main exits 2.
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, args[1:], stdout, stderr)
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			fmt.Fprintf(stderr, "sluice %s: %v\n", c.name, err)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "sluice %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "sluice: unknown command %q (run `sluice help` for the list)\n", args[0])
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: sluice <command> [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+	}
+}
+
+// newFlagSet returns a flag set for a sub-command that reports errors
+// instead of exiting, writing its usage to stderr.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("sluice "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// usageErrorf wraps a message as a usage error.
+func usageErrorf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
+	_, err := fmt.Fprintf(stdout, "sluice %s\n", version)
+	return err
+}

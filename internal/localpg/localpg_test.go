@@ -1,0 +1,69 @@
+package localpg_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/internal/localpg"
+)
+
+// TestStartStop starts a private cluster, queries it with psql over its
+// socket, starts it again (a no-op) and stops it twice (the second a no-op).
+func TestStartStop(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "localpg-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	// The server may run as another user (postgres, when we are root): let it in.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	c, err := localpg.Start(ctx, dir+"/pg", localpg.Options{})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+
+	out, err := exec.CommandContext(ctx, "psql", c.URL(), "-Atc", "select current_setting('fsync')").CombinedOutput()
+	if err != nil {
+		t.Fatalf("psql %s: %v: %s", c.URL(), err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "off" {
+		t.Errorf("fsync = %q, want off for a non-durable cluster", got)
+	}
+
+	again, err := localpg.Start(ctx, dir+"/pg", localpg.Options{})
+	if err != nil {
+		t.Fatalf("second start of a running cluster: %v", err)
+	}
+	if again.URL() != c.URL() {
+		t.Errorf("URL changed between starts: %q then %q", c.URL(), again.URL())
+	}
+	for i := 0; i < 2; i++ {
+		if err := c.Stop(ctx); err != nil {
+			t.Fatalf("stop #%d: %v", i+1, err)
+		}
+	}
+	if err := exec.CommandContext(ctx, "psql", c.URL(), "-Atc", "select 1").Run(); err == nil {
+		t.Error("psql still connects after stop")
+	}
+}
+
+func TestLongFolderGetsShortSocket(t *testing.T) {
+	t.Parallel()
+	long := "/tmp/" + strings.Repeat("x", 120)
+	c, err := localpg.Open(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(c.URL(), "xxxxxxxx") {
+		t.Errorf("socket folder of %q is inside it (too long for a Unix socket): %s", long, c.URL())
+	}
+}
