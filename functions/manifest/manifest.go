@@ -1,0 +1,371 @@
+// Package manifest reads an app manifest, `sluice.yaml`: the queues,
+// functions, triggers and webhook hooks of one application, declared so that
+// `sluice deploy` can apply them idempotently.
+//
+//	queues:
+//	  emails: {visibility_timeout_seconds: 30, max_receive_count: 5}
+//	functions:
+//	  send-email:
+//	    wasm: build/send-email.wasm    # or build: ./examples/echo (a Go package, built for wasip1)
+//	    memory_mb: 64
+//	    timeout: 10s
+//	    env: {SMTP_HOST: mail.internal}
+//	triggers:
+//	  - {queue: emails, function: send-email, batch_size: 10, concurrency: 2}
+//	  - {cron: "0 */5 * * * *", function: report}
+//	  - {cron: "@every 1m", enqueue: {queue: emails, body: {kind: digest}}}
+//	hooks:
+//	  github: {queue: emails, verify: github, secret_env: GITHUB_WEBHOOK_SECRET}
+//
+// Parse checks everything that can be checked without a database: names,
+// ranges, references between sections, cron specs and time zones. Unknown
+// keys are errors, so a typo never silently does nothing.
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"go.yaml.in/yaml/v3"
+)
+
+// Limits on trigger settings, shared with the dispatcher.
+const (
+	MinBatchSize, MaxBatchSize, DefaultBatchSize       = 1, 1000, 10
+	MinConcurrency, MaxConcurrency, DefaultConcurrency = 1, 256, 1
+	MaxBatchWindow                                     = 60 * time.Second
+	MinMemoryMiB, MaxMemoryMiB, DefaultMemoryMiB       = 1, 4096, 64
+	MaxTimeout, DefaultTimeout                         = 15 * time.Minute, 30 * time.Second
+)
+
+// Ack policies of a queue trigger.
+const (
+	AckPolicyAck           = "ack"             // ack on success, retry on failure (default)
+	AckPolicyRejectOnError = "reject_on_error" // a failed message goes to the DLQ at once
+	AckPolicyAckFirst      = "ack_first"       // at-most-once: deleted when received
+)
+
+// Webhook signature schemes of a hook.
+var verifySchemes = []string{"standard", "github", "stripe", "none"}
+
+// CronParser parses the cron specs a manifest accepts: five fields, or six
+// with leading seconds, and descriptors such as @every 1m or @daily.
+var CronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour |
+	cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
+
+// Manifest is a parsed and checked sluice.yaml.
+type Manifest struct {
+	Queues    map[string]Queue    `yaml:"queues"`
+	Functions map[string]Function `yaml:"functions"`
+	Triggers  []Trigger           `yaml:"triggers"`
+	Hooks     map[string]Hook     `yaml:"hooks"`
+
+	// Dir is the folder the manifest was read from; relative paths in it
+	// are resolved against it.
+	Dir string `yaml:"-"`
+}
+
+// Queue declares a queue's settings; unset ones keep the queue defaults.
+// Ranges are checked by the queue core when the manifest is applied.
+type Queue struct {
+	VisibilityTimeoutSeconds *int `yaml:"visibility_timeout_seconds" json:"visibility_timeout_seconds,omitempty"`
+	MaxReceiveCount          *int `yaml:"max_receive_count" json:"max_receive_count,omitempty"`
+	DelaySeconds             *int `yaml:"delay_seconds" json:"delay_seconds,omitempty"`
+	RetentionSeconds         *int `yaml:"retention_seconds" json:"retention_seconds,omitempty"`
+	MaxMessageBytes          *int `yaml:"max_message_bytes" json:"max_message_bytes,omitempty"`
+	DedupWindowSeconds       *int `yaml:"dedup_window_seconds" json:"dedup_window_seconds,omitempty"`
+}
+
+// Function declares a function: where its module comes from and its limits.
+type Function struct {
+	// Wasm is the path of a compiled module (relative to the manifest).
+	Wasm string `yaml:"wasm"`
+	// Build is a Go package folder (relative to the manifest) compiled
+	// with GOOS=wasip1 at deploy time, instead of Wasm.
+	Build string `yaml:"build"`
+	// Reactor builds the package as a reactor (-buildmode=c-shared).
+	Reactor   bool              `yaml:"reactor"`
+	MemoryMiB int               `yaml:"memory_mb"`
+	Timeout   Duration          `yaml:"timeout"`
+	Env       map[string]string `yaml:"env"`
+}
+
+// Trigger declares what runs a function: a queue (or its DLQ), or a cron
+// schedule that invokes the function or enqueues a message.
+type Trigger struct {
+	Function string `yaml:"function"`
+	Alias    string `yaml:"alias"`
+
+	Queue       string   `yaml:"queue"`
+	DLQ         bool     `yaml:"dlq"`
+	BatchSize   int      `yaml:"batch_size"`
+	BatchWindow Duration `yaml:"batch_window"`
+	Concurrency int      `yaml:"concurrency"`
+	AckPolicy   string   `yaml:"ack_policy"`
+	// Backoff bounds the exponential retry delay of failed messages.
+	Backoff Backoff `yaml:"backoff"`
+
+	Cron     string   `yaml:"cron"`
+	Timezone string   `yaml:"timezone"`
+	Enqueue  *Enqueue `yaml:"enqueue"`
+}
+
+// Backoff is the retry delay of failed messages: Initial doubled per
+// attempt up to Max, with jitter.
+type Backoff struct {
+	Initial Duration `yaml:"initial"`
+	Max     Duration `yaml:"max"`
+}
+
+// Enqueue is what a cron trigger sends instead of invoking a function.
+type Enqueue struct {
+	Queue string          `yaml:"queue"`
+	Body  json.RawMessage `yaml:"-"`
+}
+
+// Hook declares a webhook endpoint that turns requests into messages.
+type Hook struct {
+	Queue  string `yaml:"queue"`
+	Verify string `yaml:"verify"`
+	// SecretEnv names the environment variables holding the signing
+	// secrets (several for rotation). Secrets never live in the manifest.
+	SecretEnv stringList `yaml:"secret_env"`
+}
+
+// Duration is a time.Duration written as "1500ms", "10s", "2m".
+type Duration time.Duration
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v < 0 {
+		return fmt.Errorf("line %d: duration %q: use a positive Go duration such as 500ms, 10s or 2m", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+type stringList []string
+
+func (l *stringList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*l = []string{n.Value}
+		return nil
+	}
+	var s []string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	*l = s
+	return nil
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler, keeping the body as JSON.
+func (e *Enqueue) UnmarshalYAML(n *yaml.Node) error {
+	var raw struct {
+		Queue string `yaml:"queue"`
+		Body  any    `yaml:"body"`
+	}
+	if err := n.Decode(&raw); err != nil {
+		return err
+	}
+	body, err := json.Marshal(raw.Body)
+	if err != nil {
+		return fmt.Errorf("line %d: enqueue body is not representable as JSON: %w", n.Line, err)
+	}
+	e.Queue, e.Body = raw.Queue, body
+	return nil
+}
+
+// ReadFile reads and checks the manifest at path.
+func ReadFile(path string) (*Manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	m, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if m.Dir, err = filepath.Abs(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	return m, nil
+}
+
+// Parse decodes and checks a manifest, filling in defaults.
+func Parse(data []byte) (*Manifest, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var m Manifest
+	if err := dec.Decode(&m); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	if err := m.check(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// check validates the manifest and fills in defaults; all problems found
+// are reported together.
+func (m *Manifest) check() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	validName := func(kind, name string) {
+		if !nameRE.MatchString(name) {
+			bad("%s name %q: use 1-80 characters from A-Z a-z 0-9 _ -", kind, name)
+		}
+	}
+	for _, name := range sortedKeys(m.Queues) {
+		validName("queue", name)
+	}
+	for _, name := range sortedKeys(m.Functions) {
+		validName("function", name)
+		f := m.Functions[name]
+		switch {
+		case f.Wasm == "" && f.Build == "":
+			bad("function %s: set wasm (a .wasm file) or build (a Go package folder)", name)
+		case f.Wasm != "" && f.Build != "":
+			bad("function %s: set either wasm or build, not both", name)
+		}
+		if f.MemoryMiB == 0 {
+			f.MemoryMiB = DefaultMemoryMiB
+		}
+		if f.MemoryMiB < MinMemoryMiB || f.MemoryMiB > MaxMemoryMiB {
+			bad("function %s: memory_mb %d is out of range %d-%d", name, f.MemoryMiB, MinMemoryMiB, MaxMemoryMiB)
+		}
+		if f.Timeout == 0 {
+			f.Timeout = Duration(DefaultTimeout)
+		}
+		if time.Duration(f.Timeout) > MaxTimeout {
+			bad("function %s: timeout %s is over the maximum %s", name, time.Duration(f.Timeout), MaxTimeout)
+		}
+		m.Functions[name] = f
+	}
+	for i := range m.Triggers {
+		t := &m.Triggers[i]
+		where := fmt.Sprintf("trigger %d", i+1)
+		if t.Alias == "" {
+			t.Alias = "live"
+		}
+		switch {
+		case t.Queue != "" && t.Cron != "":
+			bad("%s: set queue or cron, not both", where)
+		case t.Queue != "":
+			if t.Function == "" {
+				bad("%s (queue %s): function is required", where, t.Queue)
+			}
+			validName("queue", t.Queue)
+			if t.BatchSize == 0 {
+				t.BatchSize = DefaultBatchSize
+			}
+			if t.BatchSize < MinBatchSize || t.BatchSize > MaxBatchSize {
+				bad("%s (queue %s): batch_size %d is out of range %d-%d", where, t.Queue, t.BatchSize, MinBatchSize, MaxBatchSize)
+			}
+			if t.Concurrency == 0 {
+				t.Concurrency = DefaultConcurrency
+			}
+			if t.Concurrency < MinConcurrency || t.Concurrency > MaxConcurrency {
+				bad("%s (queue %s): concurrency %d is out of range %d-%d", where, t.Queue, t.Concurrency, MinConcurrency, MaxConcurrency)
+			}
+			if time.Duration(t.BatchWindow) > MaxBatchWindow {
+				bad("%s (queue %s): batch_window %s is over the maximum %s", where, t.Queue, time.Duration(t.BatchWindow), MaxBatchWindow)
+			}
+			switch t.AckPolicy {
+			case "":
+				t.AckPolicy = AckPolicyAck
+			case AckPolicyAck, AckPolicyRejectOnError, AckPolicyAckFirst:
+			default:
+				bad("%s (queue %s): ack_policy %q: use ack, reject_on_error or ack_first", where, t.Queue, t.AckPolicy)
+			}
+			if t.Backoff.Max != 0 && t.Backoff.Max < t.Backoff.Initial {
+				bad("%s (queue %s): backoff max %s is below initial %s", where, t.Queue, time.Duration(t.Backoff.Max), time.Duration(t.Backoff.Initial))
+			}
+			if t.Enqueue != nil {
+				bad("%s (queue %s): enqueue is for cron triggers", where, t.Queue)
+			}
+		case t.Cron != "":
+			if _, err := CronParser.Parse(t.Cron); err != nil {
+				bad("%s: cron %q: %v (use 5 fields, 6 with seconds first, or @every/@hourly/@daily)", where, t.Cron, err)
+			}
+			if t.Timezone != "" {
+				if _, err := time.LoadLocation(t.Timezone); err != nil {
+					bad("%s: timezone %q: use an IANA name such as UTC or Europe/Paris", where, t.Timezone)
+				}
+			}
+			switch {
+			case t.Enqueue == nil && t.Function == "":
+				bad("%s (cron %s): set function (to invoke it) or enqueue (to send a message)", where, t.Cron)
+			case t.Enqueue != nil && t.Function != "":
+				bad("%s (cron %s): set function or enqueue, not both", where, t.Cron)
+			case t.Enqueue != nil:
+				validName("queue", t.Enqueue.Queue)
+			}
+			if t.DLQ || t.BatchSize != 0 || t.Concurrency != 0 || t.AckPolicy != "" {
+				bad("%s (cron %s): dlq, batch_size, concurrency and ack_policy are for queue triggers", where, t.Cron)
+			}
+		default:
+			bad("%s: set queue (a queue trigger) or cron (a schedule)", where)
+		}
+	}
+	for _, name := range sortedKeys(m.Hooks) {
+		validName("hook", name)
+		h := m.Hooks[name]
+		validName("queue", h.Queue)
+		if !slices.Contains(verifySchemes, h.Verify) {
+			bad("hook %s: verify %q: use one of %s", name, h.Verify, strings.Join(verifySchemes, ", "))
+		}
+		if h.Verify != "none" && len(h.SecretEnv) == 0 {
+			bad("hook %s: verify %s needs secret_env (the variable holding the signing secret)", name, h.Verify)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("manifest: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Secrets returns a hook's signing secrets from the environment, in the
+// order declared; a declared variable that is unset or empty is an error.
+func (h Hook) Secrets(getenv func(string) string) ([]string, error) {
+	out := make([]string, 0, len(h.SecretEnv))
+	for _, name := range h.SecretEnv {
+		v := getenv(name)
+		if v == "" {
+			return nil, fmt.Errorf("manifest: hook secret variable %s is unset or empty", name)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Path resolves a path of the manifest against its folder.
+func (m *Manifest) Path(p string) string {
+	if filepath.IsAbs(p) || m.Dir == "" {
+		return p
+	}
+	return filepath.Join(m.Dir, p)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,122 @@
+package manifest_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/functions/manifest"
+)
+
+const good = `
+queues:
+  emails: {visibility_timeout_seconds: 45, max_receive_count: 3}
+  reports: {}
+functions:
+  send-email:
+    wasm: build/send-email.wasm
+    memory_mb: 32
+    timeout: 10s
+    env: {SMTP_HOST: mail.internal}
+  report:
+    build: ./examples/cron-report
+    reactor: true
+triggers:
+  - {queue: emails, function: send-email, batch_size: 25, batch_window: 200ms, concurrency: 4, ack_policy: reject_on_error}
+  - {queue: emails, dlq: true, function: report}
+  - {cron: "*/10 * * * * *", timezone: Europe/Paris, function: report}
+  - {cron: "@every 1m", enqueue: {queue: reports, body: {kind: digest, n: 2}}}
+hooks:
+  github: {queue: emails, verify: github, secret_env: GITHUB_SECRET}
+  open: {queue: emails, verify: none}
+`
+
+func TestParseFillsDefaults(t *testing.T) {
+	t.Parallel()
+	m, err := manifest.Parse([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := *m.Queues["emails"].MaxReceiveCount; got != 3 {
+		t.Errorf("emails max_receive_count = %d, want 3", got)
+	}
+	if m.Queues["reports"].VisibilityTimeoutSeconds != nil {
+		t.Error("reports visibility timeout set, want unset (queue default)")
+	}
+	se := m.Functions["send-email"]
+	if se.MemoryMiB != 32 || time.Duration(se.Timeout) != 10*time.Second || se.Env["SMTP_HOST"] != "mail.internal" {
+		t.Errorf("send-email = %+v", se)
+	}
+	rep := m.Functions["report"]
+	if rep.MemoryMiB != manifest.DefaultMemoryMiB || time.Duration(rep.Timeout) != manifest.DefaultTimeout || !rep.Reactor {
+		t.Errorf("report defaults = %+v", rep)
+	}
+	tr := m.Triggers[0]
+	if tr.BatchSize != 25 || time.Duration(tr.BatchWindow) != 200*time.Millisecond || tr.Concurrency != 4 ||
+		tr.AckPolicy != manifest.AckPolicyRejectOnError || tr.Alias != "live" {
+		t.Errorf("trigger 1 = %+v", tr)
+	}
+	dlq := m.Triggers[1]
+	if !dlq.DLQ || dlq.BatchSize != manifest.DefaultBatchSize || dlq.Concurrency != 1 || dlq.AckPolicy != manifest.AckPolicyAck {
+		t.Errorf("dlq trigger defaults = %+v", dlq)
+	}
+	if got := string(m.Triggers[3].Enqueue.Body); got != `{"kind":"digest","n":2}` {
+		t.Errorf("enqueue body = %s", got)
+	}
+	secrets, err := m.Hooks["github"].Secrets(func(k string) string { return map[string]string{"GITHUB_SECRET": "s3"}[k] })
+	if err != nil || len(secrets) != 1 || secrets[0] != "s3" {
+		t.Errorf("secrets = %v, %v", secrets, err)
+	}
+	if _, err := m.Hooks["github"].Secrets(func(string) string { return "" }); err == nil ||
+		!strings.Contains(err.Error(), "GITHUB_SECRET") {
+		t.Errorf("unset secret error = %v, want one naming GITHUB_SECRET", err)
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"unknown key", "queues: {a: {visibility: 3}}", "field visibility not found"},
+		{"bad queue name", "queues: {'a/b': {}}", `queue name "a/b": use 1-80 characters`},
+		{"81-char name", "queues: {" + strings.Repeat("q", 81) + ": {}}", "use 1-80 characters"},
+		{"no module", "functions: {f: {memory_mb: 3}}", "set wasm (a .wasm file) or build"},
+		{"both modules", "functions: {f: {wasm: a.wasm, build: ./x}}", "either wasm or build"},
+		{"memory", "functions: {f: {wasm: a.wasm, memory_mb: 5000}}", "memory_mb 5000 is out of range 1-4096"},
+		{"timeout", "functions: {f: {wasm: a.wasm, timeout: 1h}}", "timeout 1h0m0s is over the maximum 15m0s"},
+		{"negative duration", "functions: {f: {wasm: a.wasm, timeout: -1s}}", `duration "-1s"`},
+		{"batch size 0 is default, 1001 is not", "triggers: [{queue: q, function: f, batch_size: 1001}]", "batch_size 1001 is out of range 1-1000"},
+		{"negative batch", "triggers: [{queue: q, function: f, batch_size: -1}]", "batch_size -1 is out of range"},
+		{"ack policy", "triggers: [{queue: q, function: f, ack_policy: maybe}]", `ack_policy "maybe": use ack, reject_on_error or ack_first`},
+		{"queue and cron", "triggers: [{queue: q, cron: '@daily', function: f}]", "set queue or cron, not both"},
+		{"neither", "triggers: [{function: f}]", "set queue (a queue trigger) or cron"},
+		{"bad cron", "triggers: [{cron: '99 * * * *', function: f}]", `cron "99 * * * *"`},
+		{"bad zone", "triggers: [{cron: '@daily', timezone: Mars/Base, function: f}]", `timezone "Mars/Base"`},
+		{"cron without action", "triggers: [{cron: '@daily'}]", "set function (to invoke it) or enqueue"},
+		{"cron batch", "triggers: [{cron: '@daily', function: f, batch_size: 5}]", "are for queue triggers"},
+		{"hook scheme", "hooks: {h: {queue: q, verify: md5}}", `verify "md5": use one of standard, github, stripe, none`},
+		{"hook secret", "hooks: {h: {queue: q, verify: stripe}}", "needs secret_env"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := manifest.Parse([]byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Parse(%s) error = %v, want it to contain %q", tc.yaml, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseReportsAllProblems(t *testing.T) {
+	t.Parallel()
+	_, err := manifest.Parse([]byte("functions: {f: {}, g: {wasm: x, memory_mb: 0}}\ntriggers: [{queue: q}]"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"function f: set wasm", "function is required"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
