@@ -1,0 +1,256 @@
+package wasmbuild
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Mode selects the kind of module to build.
+type Mode int
+
+const (
+	// Command builds a module exporting _start (a fresh instance per batch).
+	Command Mode = iota
+	// Reactor builds with -buildmode=c-shared: _initialize plus the SDK's
+	// sluice_alloc/sluice_handle exports, instances reused across batches.
+	Reactor
+)
+
+// String returns "command" or "reactor".
+func (m Mode) String() string {
+	if m == Reactor {
+		return "reactor"
+	}
+	return "command"
+}
+
+var (
+	rootOnce sync.Once
+	rootDir  string
+	rootErr  error
+
+	goVersionOnce sync.Once
+	goVersion     string
+	goVersionErr  error
+
+	locks sync.Map // cache path -> *sync.Mutex, one build per module at a time
+)
+
+// Root returns the repository root (the folder holding go.mod).
+func Root() (string, error) {
+	rootOnce.Do(func() {
+		if _, file, _, ok := goruntime.Caller(0); ok {
+			dir := filepath.Join(filepath.Dir(file), "..", "..")
+			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+				rootDir = filepath.Clean(dir)
+				return
+			}
+		}
+		out, err := exec.Command("go", "env", "GOMOD").Output()
+		gomod := strings.TrimSpace(string(out))
+		if err != nil || gomod == "" || gomod == os.DevNull {
+			rootErr = fmt.Errorf("wasmbuild: locate module root: %v", err)
+			return
+		}
+		rootDir = filepath.Dir(gomod)
+	})
+	return rootDir, rootErr
+}
+
+// Dir returns the source folder Build uses for name: examples/<name> for a
+// bare name, else name taken relative to the repository root.
+func Dir(name string) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(name, "/") {
+		return filepath.Join(root, "examples", name), nil
+	}
+	return filepath.Join(root, filepath.FromSlash(name)), nil
+}
+
+// Build compiles the Go main package name (see Dir) to WebAssembly in the
+// given mode and returns the path of the cached .wasm file.
+func Build(ctx context.Context, name string, mode Mode) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	dir, err := Dir(name)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "main.go")); err != nil {
+		return "", fmt.Errorf("wasmbuild: build %s: no main.go in %s", name, dir)
+	}
+	key, err := sourceHash(ctx, root, dir, mode)
+	if err != nil {
+		return "", fmt.Errorf("wasmbuild: build %s: %w", name, err)
+	}
+	cache, err := cacheDir(root)
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(cache, fmt.Sprintf("%s-%s-%s.wasm", strings.ReplaceAll(name, "/", "_"), mode, key[:20]))
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	mu, _ := locks.LoadOrStore(out, new(sync.Mutex))
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	tmp, err := os.CreateTemp(cache, ".build-*.wasm")
+	if err != nil {
+		return "", fmt.Errorf("wasmbuild: build %s: %w", name, err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	args := []string{"build", "-buildvcs=false", "-trimpath", "-o", tmp.Name()}
+	if mode == Reactor {
+		args = append(args, "-buildmode=c-shared")
+	}
+	args = append(args, ".")
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = buildEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("wasmbuild: go build %s (%s): %w: %s", name, mode, err, strings.TrimSpace(stderr.String()))
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return "", fmt.Errorf("wasmbuild: build %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// MustRead builds name like Build and returns the module's bytes; it is
+// meant for tests and benchmarks, and reports failures through tb.
+func MustRead(tb interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}, name string, mode Mode) []byte {
+	tb.Helper()
+	path, err := Build(context.Background(), name, mode)
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("wasmbuild: %v", err)
+	}
+	return b
+}
+
+// buildEnv is the environment for go build: the caller's, targeting
+// wasip1/wasm, without flags meant for the host build (such as -race).
+func buildEnv() []string {
+	env := make([]string, 0, len(os.Environ())+4)
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "GOOS", "GOARCH", "CGO_ENABLED", "GOFLAGS":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+}
+
+// cacheDir returns (creating it) the folder holding built modules.
+func cacheDir(root string) (string, error) {
+	dir := os.Getenv("SLUICE_WASM_CACHE")
+	if dir == "" {
+		if uc, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(uc, "sluice", "wasm")
+		} else {
+			dir = filepath.Join(root, ".sluice", "cache", "wasm")
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("wasmbuild: create cache folder: %w", err)
+	}
+	return dir, nil
+}
+
+// sourceHash hashes everything the build depends on.
+func sourceHash(ctx context.Context, root, dir string, mode Mode) (string, error) {
+	gv, err := toolchainVersion(ctx)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "wasmbuild v1\x00%s\x00%s\x00", gv, mode)
+	for _, d := range []string{dir, filepath.Join(root, "sdk")} {
+		if err := hashTree(h, root, d); err != nil {
+			return "", err
+		}
+	}
+	for _, f := range []string{"go.mod", "go.sum"} {
+		if err := hashFile(h, root, filepath.Join(root, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashTree(h interface{ Write([]byte) (int, error) }, root, dir string) error {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && !strings.HasSuffix(path, "_test.go") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("hash sources: %w", err)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		if err := hashFile(h, root, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func hashFile(h interface{ Write([]byte) (int, error) }, root, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("hash sources: %w", err)
+	}
+	rel, _ := filepath.Rel(root, path)
+	fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(b))
+	h.Write(b)
+	return nil
+}
+
+// toolchainVersion returns the version of the go command on PATH.
+func toolchainVersion(ctx context.Context) (string, error) {
+	goVersionOnce.Do(func() {
+		out, err := exec.CommandContext(ctx, "go", "env", "GOVERSION").Output()
+		if err != nil {
+			goVersionErr = fmt.Errorf("run go env GOVERSION: %w", err)
+			return
+		}
+		goVersion = strings.TrimSpace(string(out))
+	})
+	return goVersion, goVersionErr
+}

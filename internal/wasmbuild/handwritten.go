@@ -1,0 +1,72 @@
+package wasmbuild
+
+import "fmt"
+
+// Handwritten returns a small hand-assembled module by name:
+//
+//	"recursion"       command whose _start runs a loop-free binary call
+//	                  tree 60 calls deep (2^60 calls): no loop instruction
+//	                  ever runs, so only call-site checks can stop it
+//	"unknown-import"  command importing env.foo, which no host provides
+//	"no-entry"        module exporting neither _start nor reactor exports
+//	"trap"            command whose _start executes unreachable
+//
+// It panics on an unknown name (a programmer error).
+func Handwritten(name string) []byte {
+	header := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
+	switch name {
+	case "recursion":
+		return concat(header,
+			section(1, 0x02, 0x60, 0x00, 0x00, 0x60, 0x01, 0x7f, 0x00), // types: ()->(), (i32)->()
+			section(3, 0x02, 0x00, 0x01),                               // funcs: _start:t0, rec:t1
+			section(5, 0x01, 0x00, 0x01),                               // one memory, min 1 page
+			section(7, concat([]byte{0x02}, name6("_start"), []byte{0x00, 0x00}, name6("memory"), []byte{0x02, 0x00})...),
+			section(10, concat([]byte{0x02},
+				body(0x41, 0x3c, 0x10, 0x01), // i32.const 60; call rec
+				body(
+					0x20, 0x00, 0x45, 0x04, 0x40, 0x0f, 0x0b, // if n == 0 return
+					0x20, 0x00, 0x41, 0x01, 0x6b, 0x10, 0x01, // rec(n-1)
+					0x20, 0x00, 0x41, 0x01, 0x6b, 0x10, 0x01, // rec(n-1)
+				))...),
+		)
+	case "unknown-import":
+		return concat(header,
+			section(1, 0x01, 0x60, 0x00, 0x00),
+			section(2, concat([]byte{0x01}, name6("env"), name6("foo"), []byte{0x00, 0x00})...),
+			section(7, concat([]byte{0x01}, name6("_start"), []byte{0x00, 0x00})...),
+		)
+	case "no-entry":
+		return concat(header, section(5, 0x01, 0x00, 0x01))
+	case "trap":
+		return concat(header,
+			section(1, 0x01, 0x60, 0x00, 0x00),
+			section(3, 0x01, 0x00),
+			section(7, concat([]byte{0x01}, name6("_start"), []byte{0x00, 0x00})...),
+			section(10, concat([]byte{0x01}, body(0x00))...), // unreachable
+		)
+	}
+	panic(fmt.Sprintf("wasmbuild: no handwritten module %q", name))
+}
+
+// section encodes a section with the given id and content (all sizes here
+// are below 128, so one LEB128 byte each).
+func section(id byte, content ...byte) []byte {
+	return concat([]byte{id, byte(len(content))}, content)
+}
+
+// body encodes a function body without locals.
+func body(code ...byte) []byte {
+	b := concat([]byte{0x00}, code, []byte{0x0b})
+	return concat([]byte{byte(len(b))}, b)
+}
+
+// name6 encodes a short name.
+func name6(s string) []byte { return concat([]byte{byte(len(s))}, []byte(s)) }
+
+func concat(parts ...[]byte) []byte {
+	var out []byte
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}

@@ -1,0 +1,92 @@
+// Command hostile misbehaves on demand, for the runtime's tests and the
+// reliability suite. The first message's body picks what it does:
+// {"do": "ack" | "loop" | "sleep" | "membomb" | "recurse" | "stdout" |
+// "stderr" | "badjson" | "unknown" | "exit" | "panic" | "trap" |
+// "bigresult" | "env" | "nanny"}. Build it with internal/wasmbuild as
+// "runtime/testdata/hostile", in either mode.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/sluicehq/sluice/sdk"
+)
+
+var sink [][]byte
+
+//go:noinline
+func recurse(n int) int {
+	var pad [64]byte
+	pad[n%64] = byte(n)
+	return recurse(n+1) + int(pad[0])
+}
+
+func main() {
+	sdk.Handle(func(ctx sdk.Context, b sdk.Batch) sdk.Result {
+		if len(b.Messages) == 0 {
+			return sdk.Result{}
+		}
+		var cmd struct {
+			Do string `json:"do"`
+		}
+		_ = b.Messages[0].Decode(&cmd)
+		switch cmd.Do {
+		case "loop":
+			for {
+			}
+		case "sleep":
+			time.Sleep(time.Hour)
+		case "membomb":
+			for {
+				chunk := make([]byte, 1<<20)
+				for i := range chunk {
+					chunk[i] = 1
+				}
+				sink = append(sink, chunk)
+			}
+		case "recurse":
+			recurse(0)
+		case "stdout":
+			chunk := []byte(strings.Repeat("x", 64<<10))
+			for {
+				os.Stdout.Write(chunk)
+			}
+		case "stderr":
+			for i := range 20000 {
+				fmt.Fprintf(os.Stderr, "noise line %d %s\n", i, strings.Repeat("y", 40))
+			}
+		case "badjson":
+			os.Stdout.Write([]byte(`{"batchItemFailures": [`))
+			os.Exit(0)
+		case "unknown":
+			return sdk.Retry("no-such-id", time.Second, errors.New("not in this batch"))
+		case "exit":
+			os.Exit(3)
+		case "panic":
+			panic("hostile: boom")
+		case "trap":
+			// An address past the end of linear memory: a wasm trap, not a
+			// Go panic.
+			p := (*byte)(unsafe.Pointer(uintptr(0xfffffff0)))
+			*p = 1
+		case "bigresult":
+			var res sdk.Result
+			long := errors.New(strings.Repeat("z", 2048))
+			for range 1000 {
+				res.Retry(b.Messages[0].ID, 0, long)
+			}
+			return res
+		case "env":
+			_, ferr := os.ReadFile("/etc/hostname")
+			entries, derr := os.ReadDir("/")
+			return sdk.Permanent(b.Messages[0].ID, fmt.Errorf("env=%s fs=%v dir=%d/%v", strings.Join(os.Environ(), ","), ferr != nil, len(entries), derr != nil))
+		}
+		ctx.Log("acked", "messages", len(b.Messages))
+		return sdk.Result{}
+	})
+}
