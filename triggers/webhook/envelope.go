@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/triggers/webhook/internal/jsoncheck"
 )
 
 // MaxJSONDepth is the deepest nesting of arrays and objects a JSON body may
@@ -47,8 +49,11 @@ type wireEnvelope struct {
 }
 
 // MarshalJSON encodes e in the form documented in the package
-// documentation: exactly one of body and body_base64 is present, and JSON
-// bodies are embedded compacted, without HTML escaping.
+// documentation: exactly one of body and body_base64 is present, and a JSON
+// body is embedded compacted. MarshalJSON itself does not escape HTML
+// characters; json.Marshal then escapes <, > and & in strings as \u003c,
+// \u003e and \u0026 (the same JSON value), an Encoder with
+// SetEscapeHTML(false) does not.
 func (e Envelope) MarshalJSON() ([]byte, error) {
 	w := wireEnvelope{Hook: e.Hook, DeliveryID: e.DeliveryID, Method: e.Method, Path: e.Path, Headers: e.Headers}
 	if w.Headers == nil {
@@ -121,15 +126,19 @@ func NewEnvelope(hook string, r *http.Request, body []byte, d Delivery) (*Envelo
 	}
 	copyHeaders(e.Headers, r.Header, commonHeaders)
 	copyHeaders(e.Headers, r.Header, schemeHeaders[d.Scheme])
-	if !utf8.Valid(body) || !json.Valid(body) {
+	valid, depth := false, 0
+	if utf8.Valid(body) {
+		valid, depth = jsoncheck.Check(body)
+	}
+	if !valid {
 		e.RawBody = bytes.Clone(body)
 		if e.RawBody == nil {
 			e.RawBody = []byte{}
 		}
 		return e, nil
 	}
-	if jsonDepthExceeds(body, MaxJSONDepth) {
-		return nil, errorf(ErrBodyTooDeep, "JSON body of hook %q (delivery %q) nests arrays and objects more than %d levels deep; expected at most %d", hook, d.ID, MaxJSONDepth, MaxJSONDepth)
+	if depth > MaxJSONDepth {
+		return nil, errorf(ErrBodyTooDeep, "JSON body of hook %q (delivery %q) nests arrays and objects %d levels deep; expected at most %d", hook, d.ID, depth, MaxJSONDepth)
 	}
 	e.Body = json.RawMessage(bytes.Clone(body))
 	return e, nil
@@ -143,35 +152,4 @@ func copyHeaders(dst map[string]string, src http.Header, names []string) {
 			dst[strings.ToLower(name)] = strings.Join(vs, ", ")
 		}
 	}
-}
-
-// jsonDepthExceeds reports whether the valid JSON text b nests arrays and
-// objects more than max levels deep.
-func jsonDepthExceeds(b []byte, max int) bool {
-	depth := 0
-	inString := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++ // skip the escaped byte; \uXXXX digits are harmless
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			depth++
-			if depth > max {
-				return true
-			}
-		case ']', '}':
-			depth--
-		}
-	}
-	return false
 }
