@@ -1,0 +1,87 @@
+// Package pgtest gives tests a real Postgres: one shared pool per test
+// binary, from TEST_DATABASE_URL, and a fresh, migrated schema per test.
+//
+//	func TestSomething(t *testing.T) {
+//		t.Parallel()
+//		pool, schema := pgtest.Schema(t, pgqueue.Migrations)
+//		...
+//	}
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sluicehq/sluice/pgqueue/migrate"
+)
+
+// EnvVar names the environment variable holding the test database URL.
+const EnvVar = "TEST_DATABASE_URL"
+
+var (
+	once    sync.Once
+	pool    *pgxpool.Pool
+	poolErr error
+)
+
+// Pool returns the pool shared by every test of the binary, connected to
+// TEST_DATABASE_URL. It fails the test when the variable is unset or the
+// database is unreachable. The pool lives until the binary exits.
+func Pool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	url := os.Getenv(EnvVar)
+	if url == "" {
+		t.Fatalf("pgtest: %s is not set: tests need a real Postgres; run `make test`, which starts one, or set %s=postgres://user@host:5432/db", EnvVar, EnvVar)
+	}
+	once.Do(func() {
+		cfg, err := pgxpool.ParseConfig(url)
+		if err != nil {
+			poolErr = err
+			return
+		}
+		if !strings.Contains(url, "pool_max_conns") {
+			cfg.MaxConns = 24
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		pool, poolErr = pgxpool.NewWithConfig(ctx, cfg)
+		if poolErr == nil {
+			poolErr = pool.Ping(ctx)
+		}
+	})
+	if poolErr != nil {
+		t.Fatalf("pgtest: connect to %s: %v", EnvVar, poolErr)
+	}
+	return pool
+}
+
+// Schema creates a uniquely named schema, applies lines to it, and drops it
+// (with everything in it) when the test ends. It returns the shared pool
+// and the schema name.
+func Schema(t testing.TB, lines ...migrate.Line) (*pgxpool.Pool, string) {
+	t.Helper()
+	p := Pool(t)
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatalf("pgtest: random schema name: %v", err)
+	}
+	schema := "test_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	t.Cleanup(func() {
+		if _, err := p.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("pgtest: drop schema %s: %v", schema, err)
+		}
+	})
+	if err := migrate.Up(ctx, p, schema, lines...); err != nil {
+		t.Fatalf("pgtest: migrate schema %s: %v", schema, err)
+	}
+	return p, schema
+}

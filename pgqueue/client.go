@@ -1,0 +1,136 @@
+package pgqueue
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sluicehq/sluice/pgqueue/migrate"
+)
+
+// DefaultSchema is the schema the queue core lives in unless configured.
+const DefaultSchema = "sluice"
+
+// DefaultAccount is the account number the SQL API's short forms act on. It
+// exists in every migrated schema.
+const DefaultAccount = "000000000001"
+
+// MaxWait is the longest a Receive may long-poll.
+const MaxWait = 20 * time.Second
+
+// Options configure a Client. The zero value is usable.
+type Options struct {
+	// Schema is the schema holding the migrated queue core; "" means
+	// DefaultSchema.
+	Schema string
+	// Listener, when set (and started), wakes long-polling receives as soon
+	// as a message arrives. It must use the same schema. Without it a
+	// long-poll simply polls every PollInterval.
+	Listener *Listener
+	// PollInterval is how often a long-polling receive retries when no
+	// wake-up arrives; 0 means 500ms. NOTIFY is only a hint, so this is the
+	// fallback that bounds latency for delayed messages and missed hints.
+	PollInterval time.Duration
+}
+
+// Client is the Go API of the queue core. It is safe for concurrent use.
+// Every method takes the account number explicitly; use DefaultAccount for
+// the account the SQL API's short forms use.
+type Client struct {
+	pool     *pgxpool.Pool
+	schema   string
+	listener *Listener
+	poll     time.Duration
+	q        queries
+}
+
+// DB is what the transactional methods run on: a pgx.Tx, *pgx.Conn or
+// *pgxpool.Pool.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// New returns a Client over pool. The schema must already be migrated
+// (see Migrations).
+func New(pool *pgxpool.Pool, opts Options) (*Client, error) {
+	if pool == nil {
+		return nil, errors.New("pgqueue: new client: pool is nil")
+	}
+	schema := opts.Schema
+	if schema == "" {
+		schema = DefaultSchema
+	}
+	if err := migrate.ValidateSchema(schema); err != nil {
+		return nil, fmt.Errorf("pgqueue: new client: %w", err)
+	}
+	if opts.Listener != nil && opts.Listener.schema != schema {
+		return nil, fmt.Errorf("pgqueue: new client: listener is for schema %q, client for %q", opts.Listener.schema, schema)
+	}
+	if opts.PollInterval < 0 {
+		return nil, fmt.Errorf("pgqueue: new client: poll interval %v: use a positive duration", opts.PollInterval)
+	}
+	poll := opts.PollInterval
+	if poll == 0 {
+		poll = 500 * time.Millisecond
+	}
+	return &Client{pool: pool, schema: schema, listener: opts.Listener, poll: poll, q: loadQueries(schema)}, nil
+}
+
+// Schema returns the schema the client works in.
+func (c *Client) Schema() string { return c.schema }
+
+// Pool returns the pool the client runs on.
+func (c *Client) Pool() *pgxpool.Pool { return c.pool }
+
+//go:embed queries.sql
+var queriesSQL string
+
+type queries map[string]string
+
+func loadQueries(schema string) queries {
+	ident := pgx.Identifier{schema}.Sanitize()
+	q := queries{}
+	for _, block := range strings.Split(queriesSQL, "-- name: ")[1:] {
+		name, body, _ := strings.Cut(block, "\n")
+		q[strings.TrimSpace(name)] = strings.TrimSpace(strings.ReplaceAll(body, "{{schema}}", ident))
+	}
+	return q
+}
+
+func (q queries) get(name string) string {
+	s, ok := q[name]
+	if !ok {
+		panic("pgqueue: no query named " + name)
+	}
+	return s
+}
+
+// seconds converts a non-negative duration to whole seconds, rounding up.
+func seconds(d time.Duration) int {
+	return int((d + time.Second - 1) / time.Second)
+}
+
+// checkDuration rejects negative durations and durations longer than max.
+func checkDuration(what string, d, max time.Duration) error {
+	if d < 0 || d > max {
+		return newError(ErrInvalidArgument, "invalid %s %v: use 0 to %v", what, d, max)
+	}
+	return nil
+}
+
+// rawOrNil returns nil for an empty raw JSON value so it is stored as NULL.
+func rawOrNil(r json.RawMessage) any {
+	if len(r) == 0 {
+		return nil
+	}
+	return string(r)
+}

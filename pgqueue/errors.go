@@ -1,0 +1,87 @@
+package pgqueue
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Error kinds. Every error the Client returns for a rejected request is an
+// *Error whose Kind is one of these, so callers branch with errors.Is:
+//
+//	if errors.Is(err, pgqueue.ErrQueueNotFound) { ... }
+//
+// The *Error message names what was wrong and what is allowed.
+var (
+	ErrQueueNotFound   = errors.New("queue not found")
+	ErrQueueExists     = errors.New("queue already exists")
+	ErrInvalidName     = errors.New("invalid name")
+	ErrMessageTooLarge = errors.New("message too large")
+	ErrInvalidArgument = errors.New("invalid argument")
+	ErrStaleReceipt    = errors.New("stale receipt")
+	ErrMessageNotFound = errors.New("message not found")
+	ErrTopicNotFound   = errors.New("topic not found")
+	ErrTopicExists     = errors.New("topic already exists")
+	ErrAccountNotFound = errors.New("account not found")
+	ErrAccountExists   = errors.New("account already exists")
+)
+
+// sqlStates maps the SQLSTATE codes raised by the SQL API (see
+// migrations/001_queue_core.up.sql) to error kinds.
+var sqlStates = map[string]error{
+	"SQ001": ErrQueueNotFound,
+	"SQ002": ErrQueueExists,
+	"SQ003": ErrInvalidName,
+	"SQ004": ErrMessageTooLarge,
+	"SQ005": ErrInvalidArgument,
+	"SQ006": ErrStaleReceipt,
+	"SQ007": ErrMessageNotFound,
+	"SQ008": ErrTopicNotFound,
+	"SQ009": ErrTopicExists,
+	"SQ010": ErrAccountNotFound,
+	"SQ011": ErrAccountExists,
+	// Postgres rejecting a body or headers that are not valid JSON.
+	"22P02": ErrInvalidArgument,
+	"22032": ErrInvalidArgument,
+}
+
+// Error is a request the queue core refused. Kind is one of the Err*
+// values; Message says what was wrong and what is allowed.
+type Error struct {
+	Kind    error
+	Message string
+	cause   error
+}
+
+// Error returns "pgqueue: " followed by the message.
+func (e *Error) Error() string { return "pgqueue: " + e.Message }
+
+// Is reports whether target is the error's kind.
+func (e *Error) Is(target error) bool { return target == e.Kind }
+
+// Unwrap returns the underlying Postgres error, if any.
+func (e *Error) Unwrap() error { return e.cause }
+
+func newError(kind error, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// convertError turns a Postgres error raised by the SQL API into an *Error
+// and wraps any other error with the operation that failed.
+func convertError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		if kind, ok := sqlStates[pgErr.Code]; ok {
+			msg := pgErr.Message
+			if pgErr.Code == "22P02" || pgErr.Code == "22032" {
+				msg = op + ": body or headers are not valid JSON: " + pgErr.Message
+			}
+			return &Error{Kind: kind, Message: msg, cause: err}
+		}
+	}
+	return fmt.Errorf("pgqueue: %s: %w", op, err)
+}

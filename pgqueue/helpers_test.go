@@ -1,0 +1,130 @@
+package pgqueue_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sluicehq/sluice/internal/pgtest"
+	"github.com/sluicehq/sluice/pgqueue"
+)
+
+const acct = pgqueue.DefaultAccount
+
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	c      *pgqueue.Client
+	pool   *pgxpool.Pool
+	schema string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	pool, schema := pgtest.Schema(t, pgqueue.Migrations)
+	c, err := pgqueue.New(pool, pgqueue.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, ctx: context.Background(), c: c, pool: pool, schema: schema}
+}
+
+// sql runs a statement with search_path set to the test schema, the way a
+// psql user would after SET search_path = sluice.
+func (e *env) sql(query string, args ...any) pgx.Rows {
+	e.t.Helper()
+	tx, err := e.pool.Begin(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = tx.Rollback(e.ctx) })
+	if _, err := tx.Exec(e.ctx, "SET LOCAL search_path = "+pgx.Identifier{e.schema}.Sanitize()); err != nil {
+		e.t.Fatal(err)
+	}
+	rows, err := tx.Query(e.ctx, query, args...)
+	if err != nil {
+		e.t.Fatalf("%s: %v", query, err)
+	}
+	return rows
+}
+
+// exec runs a statement in the test schema and commits.
+func (e *env) exec(query string, args ...any) {
+	e.t.Helper()
+	tx, err := e.pool.Begin(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer tx.Rollback(e.ctx)
+	if _, err := tx.Exec(e.ctx, "SET LOCAL search_path = "+pgx.Identifier{e.schema}.Sanitize()); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := tx.Exec(e.ctx, query, args...); err != nil {
+		e.t.Fatalf("%s: %v", query, err)
+	}
+	if err := tx.Commit(e.ctx); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) queue(name string, s pgqueue.Settings) {
+	e.t.Helper()
+	if _, err := e.c.CreateQueue(e.ctx, acct, name, s); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) send(queue string, body string) int64 {
+	e.t.Helper()
+	seq, err := e.c.Send(e.ctx, acct, queue, pgqueue.NewMessage{Body: json.RawMessage(body)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return seq
+}
+
+func (e *env) receive(queue string, o pgqueue.ReceiveOptions) []pgqueue.Message {
+	e.t.Helper()
+	msgs, err := e.c.Receive(e.ctx, acct, queue, o)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return msgs
+}
+
+func (e *env) stats(queue string) pgqueue.Stats {
+	e.t.Helper()
+	s, err := e.c.Stats(e.ctx, acct, queue)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+func (e *env) sweep() int64 {
+	e.t.Helper()
+	n, err := e.c.Sweep(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+func seqs(msgs []pgqueue.Message) []int64 {
+	out := make([]int64, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Sequence
+	}
+	return out
+}
+
+func body(i int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)) }
+
+// waitPast sleeps until t (a database time) has certainly passed.
+func waitPast(t time.Time) {
+	time.Sleep(time.Until(t) + 150*time.Millisecond)
+}

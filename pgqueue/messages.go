@@ -1,0 +1,449 @@
+package pgqueue
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// NewMessage is a message to send.
+type NewMessage struct {
+	// Body is the JSON body (required).
+	Body json.RawMessage
+	// Headers is an optional JSON object.
+	Headers json.RawMessage
+	// Delay keeps the message invisible for this long (0 to 12h, rounded
+	// up to whole seconds; the queue's own Delay is the minimum).
+	Delay time.Duration
+	// ExpiresIn, when non-zero, is the message's time to live: it is never
+	// delivered after it and the sweeper removes it (1s to 14 days).
+	ExpiresIn time.Duration
+	// DedupKey, when set, makes a repeat send with the same key within the
+	// queue's dedup window return the first message's sequence and store
+	// nothing (1-128 characters).
+	DedupKey string
+}
+
+// Message is a received or peeked message.
+type Message struct {
+	Sequence     int64
+	Body         json.RawMessage
+	Headers      json.RawMessage
+	ReceiveCount int
+	CreatedAt    time.Time
+	// VisibleAt is when the lease ends (received) or ended (peeked).
+	VisibleAt time.Time
+	// Receipt is the lease token; zero for peeked messages.
+	Receipt Receipt
+}
+
+// Receipt is the token of one lease of a message. Settling a message with a
+// receipt that is not its latest fails with ErrStaleReceipt; the zero
+// Receipt means "no fencing".
+type Receipt [16]byte
+
+// IsZero reports whether r is the zero (absent) receipt.
+func (r Receipt) IsZero() bool { return r == Receipt{} }
+
+// String formats r as a UUID.
+func (r Receipt) String() string {
+	var buf [36]byte
+	hex.Encode(buf[0:8], r[0:4])
+	buf[8] = '-'
+	hex.Encode(buf[9:13], r[4:6])
+	buf[13] = '-'
+	hex.Encode(buf[14:18], r[6:8])
+	buf[18] = '-'
+	hex.Encode(buf[19:23], r[8:10])
+	buf[23] = '-'
+	hex.Encode(buf[24:], r[10:])
+	return string(buf[:])
+}
+
+// ParseReceipt parses a receipt in UUID form.
+func ParseReceipt(s string) (Receipt, error) {
+	var u pgtype.UUID
+	if err := u.Scan(s); err != nil {
+		return Receipt{}, newError(ErrInvalidArgument, "invalid receipt %q: use a UUID like 3da9b9b9-7e3e-4b4c-9deb-1b9c1a6897ce", s)
+	}
+	return Receipt(u.Bytes), nil
+}
+
+func (r Receipt) uuid() pgtype.UUID { return pgtype.UUID{Bytes: r, Valid: !r.IsZero()} }
+
+// ReceiveOptions tune a Receive.
+type ReceiveOptions struct {
+	// Max is the most messages to return (1 to 1000; 0 means 1).
+	Max int
+	// VisibilityTimeout is the lease (0 means the queue's default; at most
+	// 12h, rounded up to whole seconds).
+	VisibilityTimeout time.Duration
+	// Wait, when positive, long-polls: Receive returns as soon as at least
+	// one message is available, or empty after Wait (at most MaxWait).
+	Wait time.Duration
+}
+
+// Ack settles one message: Receipt fences it when non-zero.
+type Ack struct {
+	Sequence int64
+	Receipt  Receipt
+}
+
+// Nack returns one message to its queue for a retry.
+type Nack struct {
+	Sequence int64
+	Receipt  Receipt
+	// Delay before the retry becomes visible (0 = now, at most 12h).
+	Delay time.Duration
+	// Error is recorded as the message's last error ("" keeps the previous).
+	Error string
+}
+
+// Failure fails one message permanently: it moves to the DLQ at once.
+type Failure struct {
+	Sequence int64
+	Receipt  Receipt
+	// Reason is stored in the dead letter ("" means "permanent_failure").
+	Reason string
+	// Error is stored as the dead letter's last error ("" keeps the
+	// previous one).
+	Error string
+}
+
+func (m NewMessage) check(i int) error {
+	if len(m.Body) == 0 {
+		return newError(ErrInvalidArgument, "message %d: empty body: use a JSON value", i)
+	}
+	if err := checkDuration("delay", m.Delay, 12*time.Hour); err != nil {
+		return err
+	}
+	if m.ExpiresIn != 0 {
+		if err := checkDuration("expiration", m.ExpiresIn, 14*24*time.Hour); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nullInt(v int, valid bool) *int {
+	if !valid {
+		return nil
+	}
+	return &v
+}
+
+func nullText(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// Send sends one message and returns its sequence (or, for a repeated dedup
+// key, the first message's sequence).
+func (c *Client) Send(ctx context.Context, account, queue string, m NewMessage) (int64, error) {
+	return c.SendTx(ctx, c.pool, account, queue, m)
+}
+
+// SendTx is Send inside the caller's transaction (or any DB): the message
+// becomes visible only if and when tx commits.
+func (c *Client) SendTx(ctx context.Context, tx DB, account, queue string, m NewMessage) (int64, error) {
+	if err := m.check(0); err != nil {
+		return 0, err
+	}
+	var seq int64
+	err := tx.QueryRow(ctx, c.q.get("send"), account, queue, string(m.Body), seconds(m.Delay), rawOrNil(m.Headers),
+		nullInt(seconds(m.ExpiresIn), m.ExpiresIn > 0), nullText(m.DedupKey)).Scan(&seq)
+	if err != nil {
+		return 0, convertError("send to queue "+quote(queue), err)
+	}
+	return seq, nil
+}
+
+// SendBatch sends messages in one statement and returns their sequences in
+// order. Up to 1000 messages; all or none are stored.
+func (c *Client) SendBatch(ctx context.Context, account, queue string, ms []NewMessage) ([]int64, error) {
+	return c.SendBatchTx(ctx, c.pool, account, queue, ms)
+}
+
+// SendBatchTx is SendBatch inside the caller's transaction.
+func (c *Client) SendBatchTx(ctx context.Context, tx DB, account, queue string, ms []NewMessage) ([]int64, error) {
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	bodies := make([]string, len(ms))
+	var headers []*string
+	var delays, expires []*int
+	var keys []*string
+	for i, m := range ms {
+		if err := m.check(i); err != nil {
+			return nil, err
+		}
+		bodies[i] = string(m.Body)
+		if len(m.Headers) > 0 {
+			if headers == nil {
+				headers = make([]*string, len(ms))
+			}
+			h := string(m.Headers)
+			headers[i] = &h
+		}
+		if m.Delay > 0 {
+			if delays == nil {
+				delays = make([]*int, len(ms))
+			}
+			delays[i] = nullInt(seconds(m.Delay), true)
+		}
+		if m.ExpiresIn > 0 {
+			if expires == nil {
+				expires = make([]*int, len(ms))
+			}
+			expires[i] = nullInt(seconds(m.ExpiresIn), true)
+		}
+		if m.DedupKey != "" {
+			if keys == nil {
+				keys = make([]*string, len(ms))
+			}
+			keys[i] = nullText(m.DedupKey)
+		}
+	}
+	rows, err := tx.Query(ctx, c.q.get("send_batch"), account, queue, bodies, headers, delays, expires, keys)
+	if err != nil {
+		return nil, convertError("send batch to queue "+quote(queue), err)
+	}
+	seqs := make([]int64, 0, len(ms))
+	for rows.Next() {
+		var s int64
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return nil, convertError("send batch to queue "+quote(queue), err)
+		}
+		seqs = append(seqs, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, convertError("send batch to queue "+quote(queue), err)
+	}
+	return seqs, nil
+}
+
+// Receive claims up to o.Max ready messages, leasing each for the
+// visibility timeout. With o.Wait > 0 it long-polls: it returns as soon as
+// a message is available, or an empty slice when the wait ends.
+func (c *Client) Receive(ctx context.Context, account, queue string, o ReceiveOptions) ([]Message, error) {
+	if o.Max == 0 {
+		o.Max = 1
+	}
+	if err := checkDuration("visibility timeout", o.VisibilityTimeout, 12*time.Hour); err != nil {
+		return nil, err
+	}
+	if err := checkDuration("wait", o.Wait, MaxWait); err != nil {
+		return nil, err
+	}
+	var vt *int
+	if o.VisibilityTimeout > 0 {
+		vt = nullInt(seconds(o.VisibilityTimeout), true)
+	}
+	msgs, err := c.receiveOnce(ctx, account, queue, o.Max, vt)
+	if err != nil || len(msgs) > 0 || o.Wait <= 0 {
+		return msgs, err
+	}
+	return c.longPoll(ctx, account, queue, o, vt)
+}
+
+func (c *Client) longPoll(ctx context.Context, account, queue string, o ReceiveOptions, vt *int) ([]Message, error) {
+	deadline := time.NewTimer(o.Wait)
+	defer deadline.Stop()
+	var wake <-chan struct{}
+	if c.listener != nil {
+		sub, err := c.listener.Subscribe(ctx, account, queue)
+		if err == nil {
+			defer sub.Close()
+			wake = sub.C()
+			// Receive once more: a message may have arrived before the
+			// subscription was registered.
+			msgs, err := c.receiveOnce(ctx, account, queue, o.Max, vt)
+			if err != nil || len(msgs) > 0 {
+				return msgs, err
+			}
+		} else if !errors.Is(err, ErrListenerStopped) {
+			return nil, err
+		}
+	}
+	poll := time.NewTicker(c.poll)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("pgqueue: receive from queue %s: %w", quote(queue), ctx.Err())
+		case <-deadline.C:
+			return c.receiveOnce(ctx, account, queue, o.Max, vt)
+		case <-wake:
+		case <-poll.C:
+		}
+		msgs, err := c.receiveOnce(ctx, account, queue, o.Max, vt)
+		if err != nil || len(msgs) > 0 {
+			return msgs, err
+		}
+	}
+}
+
+func (c *Client) receiveOnce(ctx context.Context, account, queue string, max int, vt *int) ([]Message, error) {
+	rows, err := c.pool.Query(ctx, c.q.get("receive"), account, queue, max, vt)
+	if err != nil {
+		return nil, convertError("receive from queue "+quote(queue), err)
+	}
+	msgs, err := scanMessages(rows, max)
+	return msgs, convertError("receive from queue "+quote(queue), err)
+}
+
+func scanMessages(rows pgx.Rows, capacity int) ([]Message, error) {
+	defer rows.Close()
+	msgs := make([]Message, 0, capacity)
+	for rows.Next() {
+		var m Message
+		var receipt pgtype.UUID
+		var count int32
+		if err := rows.Scan(&m.Sequence, &m.Body, &m.Headers, &count, &m.CreatedAt, &m.VisibleAt, &receipt); err != nil {
+			return nil, err
+		}
+		m.ReceiveCount = int(count)
+		if receipt.Valid {
+			m.Receipt = receipt.Bytes
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, rows.Err()
+}
+
+// Delete deletes (acknowledges) one message. A non-zero receipt fences the
+// delete: ErrStaleReceipt if the message was received again since, leaving
+// the newer lease intact. ErrMessageNotFound if there is no such message.
+func (c *Client) Delete(ctx context.Context, account, queue string, sequence int64, receipt Receipt) error {
+	var ok bool
+	err := c.pool.QueryRow(ctx, c.q.get("delete"), account, queue, sequence, receipt.uuid()).Scan(&ok)
+	if err != nil {
+		return convertError(fmt.Sprintf("delete message %d from queue %s", sequence, quote(queue)), err)
+	}
+	if !ok {
+		return newError(ErrMessageNotFound, "message %d not found in queue %s", sequence, quote(queue))
+	}
+	return nil
+}
+
+// ChangeVisibility sets a message's lease to end d from now (0 makes it
+// ready at once). A non-zero receipt fences it like Delete.
+func (c *Client) ChangeVisibility(ctx context.Context, account, queue string, sequence int64, receipt Receipt, d time.Duration) error {
+	if err := checkDuration("visibility", d, 12*time.Hour); err != nil {
+		return err
+	}
+	var ok bool
+	err := c.pool.QueryRow(ctx, c.q.get("set_visibility"), account, queue, sequence, seconds(d), receipt.uuid()).Scan(&ok)
+	if err != nil {
+		return convertError(fmt.Sprintf("change visibility of message %d in queue %s", sequence, quote(queue)), err)
+	}
+	if !ok {
+		return newError(ErrMessageNotFound, "message %d not found in queue %s", sequence, quote(queue))
+	}
+	return nil
+}
+
+// Ack deletes many messages in one statement and returns the sequences it
+// deleted; entries with a stale receipt or already gone are left out.
+func (c *Client) Ack(ctx context.Context, account, queue string, acks []Ack) ([]int64, error) {
+	if len(acks) == 0 {
+		return nil, nil
+	}
+	seqs := make([]int64, len(acks))
+	var receipts []pgtype.UUID
+	for i, a := range acks {
+		seqs[i] = a.Sequence
+		if !a.Receipt.IsZero() {
+			if receipts == nil {
+				receipts = make([]pgtype.UUID, len(acks))
+			}
+			receipts[i] = a.Receipt.uuid()
+		}
+	}
+	return c.settle(ctx, "ack messages in queue "+quote(queue), c.q.get("ack"), len(acks), account, queue, seqs, receipts)
+}
+
+// Nack makes many messages visible again after their delays, recording
+// their errors, in one statement. It returns the sequences updated. A
+// message on its last allowed delivery moves to the DLQ when the delay
+// ends.
+func (c *Client) Nack(ctx context.Context, account, queue string, nacks []Nack) ([]int64, error) {
+	if len(nacks) == 0 {
+		return nil, nil
+	}
+	seqs := make([]int64, len(nacks))
+	receipts := make([]pgtype.UUID, len(nacks))
+	delays := make([]int32, len(nacks))
+	errs := make([]*string, len(nacks))
+	for i, n := range nacks {
+		if err := checkDuration("retry delay", n.Delay, 12*time.Hour); err != nil {
+			return nil, err
+		}
+		seqs[i], receipts[i], delays[i], errs[i] = n.Sequence, n.Receipt.uuid(), int32(seconds(n.Delay)), nullText(n.Error)
+	}
+	return c.settle(ctx, "nack messages in queue "+quote(queue), c.q.get("nack"), len(nacks), account, queue, seqs, receipts, delays, errs)
+}
+
+// Fail moves many messages to the DLQ at once (permanent failure) and
+// returns the sequences moved.
+func (c *Client) Fail(ctx context.Context, account, queue string, fails []Failure) ([]int64, error) {
+	if len(fails) == 0 {
+		return nil, nil
+	}
+	seqs := make([]int64, len(fails))
+	receipts := make([]pgtype.UUID, len(fails))
+	reasons := make([]*string, len(fails))
+	errs := make([]*string, len(fails))
+	for i, f := range fails {
+		seqs[i], receipts[i], reasons[i], errs[i] = f.Sequence, f.Receipt.uuid(), nullText(f.Reason), nullText(f.Error)
+	}
+	return c.settle(ctx, "fail messages in queue "+quote(queue), c.q.get("fail"), len(fails), account, queue, seqs, receipts, reasons, errs)
+}
+
+func (c *Client) settle(ctx context.Context, op, sql string, n int, args ...any) ([]int64, error) {
+	rows, err := c.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, convertError(op, err)
+	}
+	out := make([]int64, 0, n)
+	for rows.Next() {
+		var s int64
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return nil, convertError(op, err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, convertError(op, err)
+	}
+	return out, nil
+}
+
+// Peek returns up to max messages that Receive would return next, without
+// claiming them (their Receipt is zero).
+func (c *Client) Peek(ctx context.Context, account, queue string, max int) ([]Message, error) {
+	rows, err := c.pool.Query(ctx, c.q.get("peek"), account, queue, max)
+	if err != nil {
+		return nil, convertError("peek queue "+quote(queue), err)
+	}
+	msgs, err := scanMessages(rows, min(max, 100))
+	return msgs, convertError("peek queue "+quote(queue), err)
+}
+
+// Purge deletes every message of a queue (not its dead letters) and
+// returns how many.
+func (c *Client) Purge(ctx context.Context, account, queue string) (int64, error) {
+	var n int64
+	err := c.pool.QueryRow(ctx, c.q.get("purge"), account, queue).Scan(&n)
+	return n, convertError("purge queue "+quote(queue), err)
+}

@@ -1,0 +1,115 @@
+-- Statements the Go client runs. Each block starts with "-- name: <key>";
+-- {{schema}} is replaced by the quoted schema name. pgx prepares and caches
+-- each statement per connection.
+
+-- name: create_account
+SELECT {{schema}}.create_account($1, $2)
+
+-- name: create_queue
+SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
+       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at
+  FROM {{schema}}.account_create_queue($1, $2, $3)
+
+-- name: update_queue
+SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
+       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at
+  FROM {{schema}}.account_update_queue($1, $2, $3)
+
+-- name: get_queue
+SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
+       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at
+  FROM {{schema}}.queues
+ WHERE account = $1 AND name = $2
+
+-- name: list_queues
+SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
+       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at
+  FROM {{schema}}.queues
+ WHERE account = $1
+ ORDER BY name
+
+-- name: delete_queue
+SELECT {{schema}}.account_delete_queue($1, $2)
+
+-- name: send
+SELECT {{schema}}.account_send($1, $2, $3, $4, $5, $6, $7)
+
+-- name: send_batch
+SELECT s FROM {{schema}}.account_send_batch($1, $2, $3, 0, $4, $5, $6, $7) s
+
+-- name: receive
+SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt
+  FROM {{schema}}.account_receive($1, $2, $3, $4)
+
+-- name: delete
+SELECT {{schema}}.account_delete($1, $2, $3, $4)
+
+-- name: set_visibility
+SELECT {{schema}}.account_set_visibility($1, $2, $3, $4, $5)
+
+-- name: ack
+SELECT s FROM {{schema}}.account_ack($1, $2, $3, $4) s
+
+-- name: nack
+SELECT s FROM {{schema}}.account_nack($1, $2, $3, $4, $5, $6) s
+
+-- name: fail
+SELECT s FROM {{schema}}.account_fail($1, $2, $3, $4, $5, $6) s
+
+-- name: peek
+SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt
+  FROM {{schema}}.account_peek($1, $2, $3)
+
+-- name: purge
+SELECT {{schema}}.account_purge($1, $2)
+
+-- name: receive_dlq
+SELECT sequence, body, headers, receive_count, created_at, failed_at, reason, last_error
+  FROM {{schema}}.account_receive_dlq($1, $2, $3)
+
+-- name: delete_dlq
+SELECT {{schema}}.account_delete_dlq($1, $2, $3)
+
+-- name: purge_dlq
+SELECT {{schema}}.account_purge_dlq($1, $2)
+
+-- name: redrive
+SELECT {{schema}}.account_redrive($1, $2, $3)
+
+-- name: stats
+SELECT ready, delayed, inflight, dlq, oldest_ready_age_seconds, total
+  FROM {{schema}}.queue_stats
+ WHERE account = $1 AND queue = $2
+
+-- name: create_topic
+SELECT {{schema}}.account_create_topic($1, $2)
+
+-- name: delete_topic
+SELECT {{schema}}.account_delete_topic($1, $2)
+
+-- name: subscribe
+SELECT {{schema}}.account_subscribe($1, $2, $3)
+
+-- name: unsubscribe
+SELECT {{schema}}.account_unsubscribe($1, $2, $3)
+
+-- name: list_subscriptions
+SELECT q.name
+  FROM {{schema}}.topics t
+  JOIN {{schema}}.subscriptions s ON s.topic_id = t.id
+  JOIN {{schema}}.queues q ON q.id = s.queue_id
+ WHERE t.account = $1 AND t.name = $2
+ ORDER BY q.name
+
+-- name: publish
+SELECT {{schema}}.account_publish($1, $2, $3, $4)
+
+-- name: sweep
+SELECT {{schema}}.sweep()
+
+-- name: register_interest
+INSERT INTO {{schema}}.wake_interest (queue_id, until)
+SELECT q.id, now() + make_interval(secs => $3)
+  FROM {{schema}}.queues q
+  JOIN unnest($1::text[], $2::text[]) AS w(account, name) ON q.account = w.account AND q.name = w.name
+ON CONFLICT (queue_id) DO UPDATE SET until = excluded.until

@@ -1,0 +1,217 @@
+package pgqueue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Settings are a queue's tunables. In CreateQueue a zero field means the
+// default shown; UpdateQueue applies every field as given (read the queue,
+// change what you need, write it back).
+type Settings struct {
+	// VisibilityTimeout is the default lease of a received message (30s,
+	// 0 to 12h, whole seconds).
+	VisibilityTimeout time.Duration
+	// MaxReceiveCount is how many times a message may be delivered before
+	// it moves to the DLQ (5, 1 to 1000).
+	MaxReceiveCount int
+	// Delay is the minimum delay of every message sent (0, 0 to 12h).
+	Delay time.Duration
+	// Retention is how long a message or dead letter is kept (4 days, 1
+	// minute to 14 days).
+	Retention time.Duration
+	// MaxMessageBytes bounds the size of a body as JSON text (256 KiB, 1 to
+	// 1 MiB).
+	MaxMessageBytes int
+	// DedupWindow is how long a deduplication key is remembered (5 minutes,
+	// 0 to 24h).
+	DedupWindow time.Duration
+}
+
+// DefaultSettings returns the settings a queue gets when created with a
+// zero Settings.
+func DefaultSettings() Settings {
+	return Settings{
+		VisibilityTimeout: 30 * time.Second,
+		MaxReceiveCount:   5,
+		Retention:         96 * time.Hour,
+		MaxMessageBytes:   262144,
+		DedupWindow:       5 * time.Minute,
+	}
+}
+
+// Queue describes a queue.
+type Queue struct {
+	ID        int64
+	Account   string
+	Name      string
+	Settings  Settings
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+func (s Settings) withDefaults() Settings {
+	d := DefaultSettings()
+	if s.VisibilityTimeout == 0 {
+		s.VisibilityTimeout = d.VisibilityTimeout
+	}
+	if s.MaxReceiveCount == 0 {
+		s.MaxReceiveCount = d.MaxReceiveCount
+	}
+	if s.Retention == 0 {
+		s.Retention = d.Retention
+	}
+	if s.MaxMessageBytes == 0 {
+		s.MaxMessageBytes = d.MaxMessageBytes
+	}
+	if s.DedupWindow == 0 {
+		s.DedupWindow = d.DedupWindow
+	}
+	return s
+}
+
+// options renders settings as the SQL API's options object; the SQL side
+// validates the ranges.
+func (s Settings) options() ([]byte, error) {
+	for _, d := range []struct {
+		what string
+		v    time.Duration
+	}{{"visibility timeout", s.VisibilityTimeout}, {"delay", s.Delay}, {"retention", s.Retention}, {"dedup window", s.DedupWindow}} {
+		if d.v < 0 {
+			return nil, newError(ErrInvalidArgument, "invalid %s %v: use a non-negative duration", d.what, d.v)
+		}
+	}
+	return json.Marshal(map[string]int{
+		"visibility_timeout_seconds": seconds(s.VisibilityTimeout),
+		"max_receive_count":          s.MaxReceiveCount,
+		"delay_seconds":              seconds(s.Delay),
+		"retention_seconds":          seconds(s.Retention),
+		"max_message_bytes":          s.MaxMessageBytes,
+		"dedup_window_seconds":       seconds(s.DedupWindow),
+	})
+}
+
+func scanQueue(row pgx.Row) (Queue, error) {
+	var q Queue
+	var vis, delay, ret, dedup int32
+	var maxRecv, maxBytes int32
+	err := row.Scan(&q.ID, &q.Account, &q.Name, &vis, &maxRecv, &delay, &ret, &maxBytes, &dedup, &q.CreatedAt, &q.UpdatedAt)
+	q.Settings = Settings{
+		VisibilityTimeout: time.Duration(vis) * time.Second,
+		MaxReceiveCount:   int(maxRecv),
+		Delay:             time.Duration(delay) * time.Second,
+		Retention:         time.Duration(ret) * time.Second,
+		MaxMessageBytes:   int(maxBytes),
+		DedupWindow:       time.Duration(dedup) * time.Second,
+	}
+	return q, err
+}
+
+// CreateAccount adds an account: number is 12 digits, name is free text.
+func (c *Client) CreateAccount(ctx context.Context, number, name string) error {
+	_, err := c.pool.Exec(ctx, c.q.get("create_account"), number, name)
+	return convertError("create account "+number, err)
+}
+
+// CreateQueue creates queue name in account. Zero settings take their
+// defaults (see Settings). It fails with ErrQueueExists, ErrInvalidName,
+// ErrAccountNotFound or ErrInvalidArgument.
+func (c *Client) CreateQueue(ctx context.Context, account, name string, s Settings) (Queue, error) {
+	opts, err := s.withDefaults().options()
+	if err != nil {
+		return Queue{}, err
+	}
+	q, err := scanQueue(c.pool.QueryRow(ctx, c.q.get("create_queue"), account, name, opts))
+	return q, convertError("create queue "+quote(name), err)
+}
+
+// UpdateQueue replaces the settings of a queue with s (all fields) and
+// returns the updated queue.
+func (c *Client) UpdateQueue(ctx context.Context, account, name string, s Settings) (Queue, error) {
+	opts, err := s.options()
+	if err != nil {
+		return Queue{}, err
+	}
+	q, err := scanQueue(c.pool.QueryRow(ctx, c.q.get("update_queue"), account, name, opts))
+	return q, convertError("update queue "+quote(name), err)
+}
+
+// GetQueue returns a queue, or ErrQueueNotFound.
+func (c *Client) GetQueue(ctx context.Context, account, name string) (Queue, error) {
+	q, err := scanQueue(c.pool.QueryRow(ctx, c.q.get("get_queue"), account, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		if nerr := checkName("queue", name); nerr != nil {
+			return Queue{}, nerr
+		}
+		return Queue{}, newError(ErrQueueNotFound, "queue %s not found in account %s", quote(name), account)
+	}
+	return q, convertError("get queue "+quote(name), err)
+}
+
+// ListQueues returns the queues of an account, by name.
+func (c *Client) ListQueues(ctx context.Context, account string) ([]Queue, error) {
+	rows, err := c.pool.Query(ctx, c.q.get("list_queues"), account)
+	if err != nil {
+		return nil, convertError("list queues of account "+account, err)
+	}
+	qs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Queue, error) { return scanQueue(r) })
+	return qs, convertError("list queues of account "+account, err)
+}
+
+// DeleteQueue deletes a queue with its messages, dead letters and
+// subscriptions. It fails with ErrQueueNotFound when there is no such queue.
+func (c *Client) DeleteQueue(ctx context.Context, account, name string) error {
+	var ok bool
+	if err := c.pool.QueryRow(ctx, c.q.get("delete_queue"), account, name).Scan(&ok); err != nil {
+		return convertError("delete queue "+quote(name), err)
+	}
+	if !ok {
+		return newError(ErrQueueNotFound, "queue %s not found in account %s", quote(name), account)
+	}
+	return nil
+}
+
+// Stats are the counts of one queue at one moment.
+type Stats struct {
+	// Ready messages can be received now.
+	Ready int64
+	// Delayed messages have never been received and are not visible yet.
+	Delayed int64
+	// Inflight messages are leased (or waiting out a retry delay).
+	Inflight int64
+	// DLQ counts dead letters.
+	DLQ int64
+	// OldestReadyAge is the age of the oldest ready message.
+	OldestReadyAge time.Duration
+	// Total counts every message in the queue table (not the DLQ).
+	Total int64
+}
+
+// Stats returns the counts of a queue. It counts rows, so it costs time
+// proportional to the queue's size.
+func (c *Client) Stats(ctx context.Context, account, queue string) (Stats, error) {
+	var s Stats
+	var age float64
+	err := c.pool.QueryRow(ctx, c.q.get("stats"), account, queue).Scan(&s.Ready, &s.Delayed, &s.Inflight, &s.DLQ, &age, &s.Total)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if nerr := checkName("queue", queue); nerr != nil {
+			return Stats{}, nerr
+		}
+		return Stats{}, newError(ErrQueueNotFound, "queue %s not found in account %s", quote(queue), account)
+	}
+	s.OldestReadyAge = time.Duration(age * float64(time.Second))
+	return s, convertError("stats of queue "+quote(queue), err)
+}
+
+// Sweep runs one sweep (see the sweep SQL function) and returns how many
+// messages it moved to the DLQ or removed. The Sweeper calls it every
+// second.
+func (c *Client) Sweep(ctx context.Context) (int64, error) {
+	var n int64
+	err := c.pool.QueryRow(ctx, c.q.get("sweep")).Scan(&n)
+	return n, convertError("sweep schema "+c.schema, err)
+}

@@ -1,0 +1,106 @@
+package pgqueue
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// SweeperOptions configure a Sweeper.
+type SweeperOptions struct {
+	// Interval between sweeps; 0 means one second.
+	Interval time.Duration
+	// OnError, when set, is told about failed sweeps; the sweeper keeps
+	// going.
+	OnError func(error)
+	// OnSweep, when set, is told how many messages each sweep moved or
+	// removed.
+	OnSweep func(n int64)
+}
+
+// Sweeper calls the sweep SQL function every interval: messages whose last
+// allowed lease expired move to the DLQ, and expired messages, messages past
+// retention and old dedup keys are removed. Several processes may run one:
+// the SQL function lets one session sweep a schema at a time. When a sweep
+// hits its per-call row limits it runs again at once.
+type Sweeper struct {
+	client *Client
+	opts   SweeperOptions
+
+	mu      sync.Mutex
+	running bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// NewSweeper returns a Sweeper over client's pool and schema; call Start.
+func NewSweeper(client *Client, opts SweeperOptions) *Sweeper {
+	if opts.Interval <= 0 {
+		opts.Interval = time.Second
+	}
+	return &Sweeper{client: client, opts: opts}
+}
+
+// Start starts sweeping in the background.
+func (s *Sweeper) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running {
+		return fmt.Errorf("pgqueue: start sweeper on schema %s: already running", s.client.schema)
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.running, s.cancel, s.done = true, cancel, make(chan struct{})
+	go s.run(runCtx, s.done)
+	return nil
+}
+
+// Stop stops sweeping, waiting for a sweep in progress to end or for ctx.
+// Stop is idempotent.
+func (s *Sweeper) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.running {
+		s.mu.Unlock()
+		return nil
+	}
+	s.running = false
+	s.cancel()
+	done := s.done
+	s.mu.Unlock()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("pgqueue: stop sweeper on schema %s: %w", s.client.schema, ctx.Err())
+	}
+}
+
+// sweepBatch is the per-step row limit of the sweep SQL function; a sweep
+// returning at least this many rows probably left work behind.
+const sweepBatch = 10000
+
+func (s *Sweeper) run(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(s.opts.Interval)
+	defer t.Stop()
+	for {
+		n, err := s.client.Sweep(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil && s.opts.OnError != nil {
+			s.opts.OnError(err)
+		}
+		if err == nil && s.opts.OnSweep != nil {
+			s.opts.OnSweep(n)
+		}
+		if n >= sweepBatch {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
