@@ -106,6 +106,8 @@ type Function struct {
 // Trigger declares what runs a function: a queue (or its DLQ), or a cron
 // schedule that invokes the function or enqueues a message.
 type Trigger struct {
+	// Name identifies the trigger; derived from what it connects when unset.
+	Name     string `yaml:"name"`
 	Function string `yaml:"function"`
 	Alias    string `yaml:"alias"`
 

@@ -1,0 +1,77 @@
+-- Statements of the function registry. {{schema}} is the quoted schema name.
+
+-- name: upsert_function
+INSERT INTO {{schema}}.functions (account, name) VALUES ($1, $2)
+ON CONFLICT (account, name) DO UPDATE SET name = excluded.name
+RETURNING id
+
+-- name: store_module
+INSERT INTO {{schema}}.wasm_modules (sha256, module, size_bytes) VALUES ($1, $2, $3)
+ON CONFLICT (sha256) DO NOTHING
+
+-- name: latest_version
+SELECT version, wasm_sha256, memory_mib, timeout_ms, env
+  FROM {{schema}}.function_versions
+ WHERE function_id = $1
+ ORDER BY version DESC
+ LIMIT 1
+
+-- name: insert_version
+INSERT INTO {{schema}}.function_versions (function_id, version, wasm_sha256, memory_mib, timeout_ms, env)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING created_at
+
+-- name: set_alias
+INSERT INTO {{schema}}.function_aliases AS a (function_id, alias, version)
+VALUES ($1, $2, $3)
+ON CONFLICT (function_id, alias) DO UPDATE
+   SET previous_version = a.version, version = excluded.version, updated_at = now()
+ WHERE a.version <> excluded.version
+RETURNING previous_version
+
+-- name: lock_function
+SELECT id FROM {{schema}}.functions WHERE account = $1 AND name = $2 FOR UPDATE
+
+-- name: alias_target
+SELECT version, previous_version FROM {{schema}}.function_aliases
+ WHERE function_id = $1 AND alias = $2
+
+-- name: version_exists
+SELECT EXISTS (SELECT 1 FROM {{schema}}.function_versions WHERE function_id = $1 AND version = $2)
+
+-- name: resolve
+SELECT f.name, v.version, v.wasm_sha256, m.size_bytes, v.memory_mib, v.timeout_ms, v.env, v.created_at
+  FROM {{schema}}.functions f
+  JOIN {{schema}}.function_aliases a ON a.function_id = f.id AND a.alias = $3
+  JOIN {{schema}}.function_versions v ON v.function_id = f.id AND v.version = a.version
+  JOIN {{schema}}.wasm_modules m ON m.sha256 = v.wasm_sha256
+ WHERE f.account = $1 AND f.name = $2
+
+-- name: get_version
+SELECT f.name, v.version, v.wasm_sha256, m.size_bytes, v.memory_mib, v.timeout_ms, v.env, v.created_at
+  FROM {{schema}}.functions f
+  JOIN {{schema}}.function_versions v ON v.function_id = f.id AND v.version = $3
+  JOIN {{schema}}.wasm_modules m ON m.sha256 = v.wasm_sha256
+ WHERE f.account = $1 AND f.name = $2
+
+-- name: list_versions
+SELECT f.name, v.version, v.wasm_sha256, m.size_bytes, v.memory_mib, v.timeout_ms, v.env, v.created_at
+  FROM {{schema}}.functions f
+  JOIN {{schema}}.function_versions v ON v.function_id = f.id
+  JOIN {{schema}}.wasm_modules m ON m.sha256 = v.wasm_sha256
+ WHERE f.account = $1 AND f.name = $2
+ ORDER BY v.version
+
+-- name: list_functions
+SELECT f.name, f.created_at,
+       (SELECT max(version) FROM {{schema}}.function_versions v WHERE v.function_id = f.id),
+       coalesce((SELECT jsonb_object_agg(alias, version) FROM {{schema}}.function_aliases a WHERE a.function_id = f.id), '{}')
+  FROM {{schema}}.functions f
+ WHERE f.account = $1
+ ORDER BY f.name
+
+-- name: module
+SELECT module FROM {{schema}}.wasm_modules WHERE sha256 = $1
+
+-- name: delete_function
+DELETE FROM {{schema}}.functions WHERE account = $1 AND name = $2

@@ -1,0 +1,392 @@
+package functions
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/functions/manifest"
+	"github.com/sluicehq/sluice/internal/namedsql"
+	"github.com/sluicehq/sluice/pgqueue/migrate"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations is the function registry's migration line. Apply it after the
+// queue core's (pgqueue.Migrations): its tables reference accounts.
+var Migrations = migrate.Line{Name: "functions", FS: mustSub(migrationFiles, "migrations")}
+
+//go:embed queries.sql
+var queriesSQL string
+
+// DefaultAlias is the alias a deploy moves and triggers follow by default.
+const DefaultAlias = "live"
+
+// Errors callers branch on with errors.Is.
+var (
+	ErrNotFound      = errors.New("not found")
+	ErrInvalidName   = errors.New("invalid name")
+	ErrInvalidConfig = errors.New("invalid config")
+	ErrInvalidModule = errors.New("invalid module")
+	ErrNoRollback    = errors.New("nothing to roll back to")
+)
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
+
+// Config is what a version runs with besides its module.
+type Config struct {
+	MemoryMiB int               `json:"memory_mb"`
+	Timeout   time.Duration     `json:"timeout"`
+	Env       map[string]string `json:"env,omitempty"`
+}
+
+// Version is one immutable version of a function.
+type Version struct {
+	Function  string
+	Number    int
+	SHA256    string // hex of the module's SHA-256
+	SizeBytes int
+	Config
+	CreatedAt time.Time
+}
+
+// Function is a function with where its aliases point.
+type Function struct {
+	Name          string
+	LatestVersion int
+	Aliases       map[string]int
+	CreatedAt     time.Time
+}
+
+// Deployment tells what a Deploy changed.
+type Deployment struct {
+	Version Version
+	// Created is false when the module and config equal the latest
+	// version's, which is then reused.
+	Created bool
+	// AliasMoved is true when the alias pointed elsewhere (or nowhere).
+	AliasMoved bool
+}
+
+// ValidateFunc checks a module before it is stored (the runtime loads it);
+// its error is returned to the deployer wrapped in ErrInvalidModule.
+type ValidateFunc func(ctx context.Context, module []byte) error
+
+// Registry stores functions in Postgres. It is safe for concurrent use.
+type Registry struct {
+	pool     *pgxpool.Pool
+	validate ValidateFunc
+	q        namedsql.Statements
+}
+
+// NewRegistry returns a registry over the migrated schema. validate may be
+// nil (no check beyond the WASM magic number).
+func NewRegistry(pool *pgxpool.Pool, schema string, validate ValidateFunc) (*Registry, error) {
+	if err := migrate.ValidateSchema(schema); err != nil {
+		return nil, fmt.Errorf("functions: new registry: %w", err)
+	}
+	return &Registry{pool: pool, validate: validate, q: namedsql.MustParse(queriesSQL, schema)}, nil
+}
+
+func checkName(kind, name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("functions: %w: %s name %q: use 1-80 characters from A-Z a-z 0-9 _ -", ErrInvalidName, kind, name)
+	}
+	return nil
+}
+
+func (c Config) check() error {
+	if c.MemoryMiB < manifest.MinMemoryMiB || c.MemoryMiB > manifest.MaxMemoryMiB {
+		return fmt.Errorf("functions: %w: memory %d MiB is out of range %d-%d", ErrInvalidConfig, c.MemoryMiB, manifest.MinMemoryMiB, manifest.MaxMemoryMiB)
+	}
+	if c.Timeout < time.Millisecond || c.Timeout > manifest.MaxTimeout {
+		return fmt.Errorf("functions: %w: timeout %s is out of range 1ms-%s", ErrInvalidConfig, c.Timeout, manifest.MaxTimeout)
+	}
+	return nil
+}
+
+var wasmMagic = []byte{0x00, 'a', 's', 'm'}
+
+// Deploy stores module and cfg as the next version of the named function
+// and points alias (DefaultAlias when "") at it. Deploying the module and
+// config of the latest version again creates nothing and only moves the
+// alias back to it if needed, so applying a manifest twice is a no-op.
+func (r *Registry) Deploy(ctx context.Context, account, name string, module []byte, cfg Config, alias string) (Deployment, error) {
+	if alias == "" {
+		alias = DefaultAlias
+	}
+	for _, n := range [][2]string{{"function", name}, {"alias", alias}} {
+		if err := checkName(n[0], n[1]); err != nil {
+			return Deployment{}, err
+		}
+	}
+	if err := cfg.check(); err != nil {
+		return Deployment{}, err
+	}
+	if len(module) < 8 || string(module[:4]) != string(wasmMagic) {
+		return Deployment{}, fmt.Errorf("functions: deploy %s: %w: not a WebAssembly binary (no \\0asm header)", name, ErrInvalidModule)
+	}
+	if r.validate != nil {
+		if err := r.validate(ctx, module); err != nil {
+			return Deployment{}, fmt.Errorf("functions: deploy %s: %w: %w", name, ErrInvalidModule, err)
+		}
+	}
+	sum := sha256.Sum256(module)
+	env := cfg.Env
+	if env == nil {
+		env = map[string]string{}
+	}
+	envJSON, err := json.Marshal(env)
+	if err != nil {
+		return Deployment{}, fmt.Errorf("functions: deploy %s: env: %w", name, err)
+	}
+
+	var d Deployment
+	err = pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		var id int64
+		if err := tx.QueryRow(ctx, r.q.Get("upsert_function"), account, name).Scan(&id); err != nil {
+			return err
+		}
+		// Serialise deploys of one function so version numbers never clash.
+		if err := tx.QueryRow(ctx, r.q.Get("lock_function"), account, name).Scan(&id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, r.q.Get("store_module"), sum[:], module, len(module)); err != nil {
+			return err
+		}
+		var (
+			latest    int
+			latestSum []byte
+			mem, tms  int
+			latestEnv map[string]string
+		)
+		err := tx.QueryRow(ctx, r.q.Get("latest_version"), id).Scan(&latest, &latestSum, &mem, &tms, &latestEnv)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		d.Version = Version{Function: name, SHA256: hex.EncodeToString(sum[:]), SizeBytes: len(module), Config: cfg}
+		d.Version.Config.Env = env
+		same := latest > 0 && string(latestSum) == string(sum[:]) && mem == cfg.MemoryMiB &&
+			time.Duration(tms)*time.Millisecond == cfg.Timeout && maps.Equal(latestEnv, env)
+		if same {
+			d.Version.Number = latest
+		} else {
+			d.Version.Number, d.Created = latest+1, true
+			if err := tx.QueryRow(ctx, r.q.Get("insert_version"), id, d.Version.Number, sum[:],
+				cfg.MemoryMiB, cfg.Timeout.Milliseconds(), envJSON).Scan(&d.Version.CreatedAt); err != nil {
+				return err
+			}
+		}
+		moved, err := setAlias(ctx, tx, r.q, id, alias, d.Version.Number)
+		d.AliasMoved = moved
+		return err
+	})
+	if err != nil {
+		return Deployment{}, fmt.Errorf("functions: deploy %s (account %s): %w", name, account, err)
+	}
+	if !d.Created {
+		if d.Version, err = r.Version(ctx, account, name, d.Version.Number); err != nil {
+			return Deployment{}, err
+		}
+	}
+	return d, nil
+}
+
+func setAlias(ctx context.Context, tx pgx.Tx, q namedsql.Statements, id int64, alias string, version int) (moved bool, err error) {
+	var prev *int
+	err = tx.QueryRow(ctx, q.Get("set_alias"), id, alias, version).Scan(&prev)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil // already pointing there
+	}
+	return err == nil, err
+}
+
+// SetAlias points alias at an existing version of the function.
+func (r *Registry) SetAlias(ctx context.Context, account, name, alias string, version int) error {
+	if err := checkName("alias", alias); err != nil {
+		return err
+	}
+	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		id, err := r.lock(ctx, tx, account, name)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if err := tx.QueryRow(ctx, r.q.Get("version_exists"), id, version).Scan(&ok); err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: function %s has no version %d", ErrNotFound, name, version)
+		}
+		_, err = setAlias(ctx, tx, r.q, id, alias, version)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("functions: set alias %s of %s to version %d: %w", alias, name, version, err)
+	}
+	return nil
+}
+
+// Rollback moves alias back to the version it pointed at before its last
+// move, and returns that version.
+func (r *Registry) Rollback(ctx context.Context, account, name, alias string) (int, error) {
+	if alias == "" {
+		alias = DefaultAlias
+	}
+	var to int
+	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		id, err := r.lock(ctx, tx, account, name)
+		if err != nil {
+			return err
+		}
+		var cur int
+		var prev *int
+		err = tx.QueryRow(ctx, r.q.Get("alias_target"), id, alias).Scan(&cur, &prev)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("%w: function %s has no alias %s", ErrNotFound, name, alias)
+		}
+		if err != nil {
+			return err
+		}
+		if prev == nil {
+			return fmt.Errorf("%w: alias %s of %s has pointed only at version %d", ErrNoRollback, alias, name, cur)
+		}
+		to = *prev
+		_, err = setAlias(ctx, tx, r.q, id, alias, to)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("functions: roll back %s of %s: %w", alias, name, err)
+	}
+	return to, nil
+}
+
+func (r *Registry) lock(ctx context.Context, tx pgx.Tx, account, name string) (int64, error) {
+	var id int64
+	err := tx.QueryRow(ctx, r.q.Get("lock_function"), account, name).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("%w: function %s in account %s", ErrNotFound, name, account)
+	}
+	return id, err
+}
+
+func scanVersion(row pgx.Row) (Version, error) {
+	var v Version
+	var sum []byte
+	var tms int64
+	if err := row.Scan(&v.Function, &v.Number, &sum, &v.SizeBytes, &v.MemoryMiB, &tms, &v.Env, &v.CreatedAt); err != nil {
+		return Version{}, err
+	}
+	v.SHA256 = hex.EncodeToString(sum)
+	v.Timeout = time.Duration(tms) * time.Millisecond
+	return v, nil
+}
+
+// Resolve returns the version alias points at.
+func (r *Registry) Resolve(ctx context.Context, account, name, alias string) (Version, error) {
+	if alias == "" {
+		alias = DefaultAlias
+	}
+	v, err := scanVersion(r.pool.QueryRow(ctx, r.q.Get("resolve"), account, name, alias))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Version{}, fmt.Errorf("functions: resolve %s@%s (account %s): %w", name, alias, account, ErrNotFound)
+	}
+	if err != nil {
+		return Version{}, fmt.Errorf("functions: resolve %s@%s (account %s): %w", name, alias, account, err)
+	}
+	return v, nil
+}
+
+// Version returns one version of a function.
+func (r *Registry) Version(ctx context.Context, account, name string, number int) (Version, error) {
+	v, err := scanVersion(r.pool.QueryRow(ctx, r.q.Get("get_version"), account, name, number))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Version{}, fmt.Errorf("functions: %s version %d (account %s): %w", name, number, account, ErrNotFound)
+	}
+	if err != nil {
+		return Version{}, fmt.Errorf("functions: %s version %d (account %s): %w", name, number, account, err)
+	}
+	return v, nil
+}
+
+// Versions lists every version of a function, oldest first.
+func (r *Registry) Versions(ctx context.Context, account, name string) ([]Version, error) {
+	rows, err := r.pool.Query(ctx, r.q.Get("list_versions"), account, name)
+	if err != nil {
+		return nil, fmt.Errorf("functions: versions of %s (account %s): %w", name, account, err)
+	}
+	vs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Version, error) { return scanVersion(row) })
+	if err != nil {
+		return nil, fmt.Errorf("functions: versions of %s (account %s): %w", name, account, err)
+	}
+	if len(vs) == 0 {
+		return nil, fmt.Errorf("functions: versions of %s (account %s): %w", name, account, ErrNotFound)
+	}
+	return vs, nil
+}
+
+// List returns the account's functions by name.
+func (r *Registry) List(ctx context.Context, account string) ([]Function, error) {
+	rows, err := r.pool.Query(ctx, r.q.Get("list_functions"), account)
+	if err != nil {
+		return nil, fmt.Errorf("functions: list (account %s): %w", account, err)
+	}
+	fns, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Function, error) {
+		var f Function
+		err := row.Scan(&f.Name, &f.CreatedAt, &f.LatestVersion, &f.Aliases)
+		return f, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("functions: list (account %s): %w", account, err)
+	}
+	return fns, nil
+}
+
+// Module returns the module bytes with the given hex SHA-256.
+func (r *Registry) Module(ctx context.Context, sha256Hex string) ([]byte, error) {
+	sum, err := hex.DecodeString(sha256Hex)
+	if err != nil || len(sum) != sha256.Size {
+		return nil, fmt.Errorf("functions: module %q: %w: want 64 hex digits", sha256Hex, ErrInvalidName)
+	}
+	var module []byte
+	err = r.pool.QueryRow(ctx, r.q.Get("module"), sum).Scan(&module)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("functions: module %s: %w", sha256Hex, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("functions: module %s: %w", sha256Hex, err)
+	}
+	return module, nil
+}
+
+// Delete removes a function with all its versions and aliases.
+func (r *Registry) Delete(ctx context.Context, account, name string) error {
+	tag, err := r.pool.Exec(ctx, r.q.Get("delete_function"), account, name)
+	if err != nil {
+		return fmt.Errorf("functions: delete %s (account %s): %w", name, account, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("functions: delete %s (account %s): %w", name, account, ErrNotFound)
+	}
+	return nil
+}
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}

@@ -1,0 +1,156 @@
+package functions_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/functions"
+	"github.com/sluicehq/sluice/internal/pgtest"
+	"github.com/sluicehq/sluice/pgqueue"
+)
+
+// module returns a minimal valid WASM binary (header only) made distinct
+// by a custom section carrying tag.
+func module(tag string) []byte {
+	m := []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
+	// custom section: id 0, size, name length, name
+	m = append(m, 0x00, byte(1+len(tag)), byte(len(tag)))
+	return append(m, tag...)
+}
+
+func newRegistry(t *testing.T, validate functions.ValidateFunc) *functions.Registry {
+	t.Helper()
+	pool, schema := pgtest.Schema(t, pgqueue.Migrations, functions.Migrations)
+	r, err := functions.NewRegistry(pool, schema, validate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+var cfg = functions.Config{MemoryMiB: 64, Timeout: 5 * time.Second, Env: map[string]string{"A": "1"}}
+
+const acct = pgqueue.DefaultAccount
+
+func TestDeployIsIdempotentAndVersioned(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRegistry(t, nil)
+
+	d1, err := r.Deploy(ctx, acct, "echo", module("v1"), cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d1.Created || !d1.AliasMoved || d1.Version.Number != 1 {
+		t.Fatalf("first deploy = %+v, want version 1 created and alias moved", d1)
+	}
+	again, err := r.Deploy(ctx, acct, "echo", module("v1"), cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Created || again.AliasMoved || again.Version.Number != 1 || again.Version.SHA256 != d1.Version.SHA256 {
+		t.Fatalf("repeat deploy = %+v, want nothing changed", again)
+	}
+	// A config change alone is a new version.
+	cfg2 := cfg
+	cfg2.Env = map[string]string{"A": "2"}
+	d2, err := r.Deploy(ctx, acct, "echo", module("v1"), cfg2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d2.Created || d2.Version.Number != 2 {
+		t.Fatalf("config change = %+v, want version 2", d2)
+	}
+	live, err := r.Resolve(ctx, acct, "echo", "live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live.Number != 2 || live.Env["A"] != "2" || live.Timeout != 5*time.Second || live.MemoryMiB != 64 {
+		t.Errorf("live = %+v, want version 2 with its config", live)
+	}
+	vs, err := r.Versions(ctx, acct, "echo")
+	if err != nil || len(vs) != 2 || vs[0].Number != 1 || vs[1].Number != 2 {
+		t.Fatalf("versions = %+v, %v", vs, err)
+	}
+	// The module is stored once for both versions.
+	mod, err := r.Module(ctx, live.SHA256)
+	if err != nil || string(mod) != string(module("v1")) {
+		t.Errorf("module = %q, %v", mod, err)
+	}
+}
+
+func TestRollbackAndAliases(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRegistry(t, nil)
+	if _, err := r.Deploy(ctx, acct, "f", module("a"), cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Rollback(ctx, acct, "f", ""); !errors.Is(err, functions.ErrNoRollback) {
+		t.Errorf("rollback with one version: err = %v, want ErrNoRollback", err)
+	}
+	if _, err := r.Deploy(ctx, acct, "f", module("b"), cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	to, err := r.Rollback(ctx, acct, "f", "live")
+	if err != nil || to != 1 {
+		t.Fatalf("rollback = %d, %v; want 1", to, err)
+	}
+	if v, _ := r.Resolve(ctx, acct, "f", ""); v.Number != 1 {
+		t.Errorf("live after rollback = %d, want 1", v.Number)
+	}
+	// Redeploying version 2's module moves live forward without a new version.
+	d, err := r.Deploy(ctx, acct, "f", module("b"), cfg, "")
+	if err != nil || d.Created || !d.AliasMoved || d.Version.Number != 2 {
+		t.Fatalf("redeploy after rollback = %+v, %v", d, err)
+	}
+	if err := r.SetAlias(ctx, acct, "f", "canary", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetAlias(ctx, acct, "f", "canary", 9); !errors.Is(err, functions.ErrNotFound) {
+		t.Errorf("alias to missing version: err = %v, want ErrNotFound", err)
+	}
+	fns, err := r.List(ctx, acct)
+	if err != nil || len(fns) != 1 || fns[0].Aliases["canary"] != 1 || fns[0].Aliases["live"] != 2 || fns[0].LatestVersion != 2 {
+		t.Fatalf("list = %+v, %v", fns, err)
+	}
+}
+
+func TestDeployRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRegistry(t, func(_ context.Context, m []byte) error {
+		if strings.Contains(string(m), "bad") {
+			return errors.New(`module imports "env"."evil", which the host does not provide`)
+		}
+		return nil
+	})
+	for _, tc := range []struct {
+		name   string
+		fn     string
+		module []byte
+		cfg    functions.Config
+		kind   error
+		want   string
+	}{
+		{"bad name", "a/b", module("x"), cfg, functions.ErrInvalidName, `function name "a/b"`},
+		{"not wasm", "f", []byte("hello world"), cfg, functions.ErrInvalidModule, "not a WebAssembly binary"},
+		{"validator", "f", module("bad"), cfg, functions.ErrInvalidModule, `"env"."evil"`},
+		{"memory", "f", module("x"), functions.Config{MemoryMiB: 0, Timeout: time.Second}, functions.ErrInvalidConfig, "memory 0 MiB is out of range 1-4096"},
+		{"timeout", "f", module("x"), functions.Config{MemoryMiB: 1, Timeout: time.Hour}, functions.ErrInvalidConfig, "timeout 1h0m0s is out of range"},
+	} {
+		_, err := r.Deploy(ctx, acct, tc.fn, tc.module, tc.cfg, "")
+		if !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %v containing %q", tc.name, err, tc.kind, tc.want)
+		}
+	}
+	if fns, _ := r.List(ctx, acct); len(fns) != 0 {
+		t.Errorf("rejected deploys left functions behind: %+v", fns)
+	}
+	if _, err := r.Resolve(ctx, acct, "nope", ""); !errors.Is(err, functions.ErrNotFound) {
+		t.Errorf("resolve unknown: %v", err)
+	}
+}
