@@ -171,6 +171,17 @@ func buildEnv() []string {
 	return append(env, "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 }
 
+// CacheDir returns (creating it) the folder holding built modules; tests
+// may keep other build artefacts, such as a wazero compilation cache, in
+// sub-folders of it.
+func CacheDir() (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	return cacheDir(root)
+}
+
 // cacheDir returns (creating it) the folder holding built modules.
 func cacheDir(root string) (string, error) {
 	dir := os.Getenv("SLUICE_WASM_CACHE")

@@ -1,0 +1,140 @@
+package runtime_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/wasmbuild"
+	"github.com/sluicehq/sluice/runtime"
+)
+
+func TestEcho(t *testing.T) {
+	t.Parallel()
+	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+		rt, logs := newRuntime(t)
+		f := load(t, rt, "echo", mode, runtime.FunctionConfig{Name: "echo", Version: 7})
+		want := map[wasmbuild.Mode]runtime.Kind{wasmbuild.Command: runtime.Command, wasmbuild.Reactor: runtime.Reactor}[mode]
+		if f.Kind() != want {
+			t.Fatalf("Kind = %s, want %s", f.Kind(), want)
+		}
+		for round := range 3 { // a reactor instance serves every round
+			res := invoke(t, f, batch(`{"n":1}`, `"two"`, `[3]`))
+			if !res.OK() || res.Count(runtime.Acked) != 3 {
+				t.Fatalf("round %d: result %+v failure %v, want all acked", round, res.Messages, res.Failure)
+			}
+		}
+		var echoed int
+		for _, ev := range logs.events(t) {
+			if ev["message"] != "echo" {
+				continue
+			}
+			echoed++
+			if ev["function"] != "echo" || ev["version"] != float64(7) || ev["invocation"] != "inv-1" || ev["trigger"] != "queue:tests" || ev["level"] != "info" {
+				t.Fatalf("log event %v lacks the function, version, invocation or trigger tags", ev)
+			}
+		}
+		if echoed != 9 {
+			t.Fatalf("%d echo events, want 9", echoed)
+		}
+		if mode == wasmbuild.Reactor {
+			if s := f.Stats(); s.Instances != 1 || s.Idle != 1 {
+				t.Fatalf("Stats = %+v, want one pooled instance reused", s)
+			}
+		}
+	})
+}
+
+func TestFlakyFailsSomeMessages(t *testing.T) {
+	t.Parallel()
+	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+		rt, _ := newRuntime(t)
+		f := load(t, rt, "flaky", mode, runtime.FunctionConfig{Env: map[string]string{"FLAKY_RETRY_SECONDS": "5"}})
+		inv := batch(`{"fail_until_attempt":2}`, `{}`, `{"fail_until_attempt":3}`)
+		res := invoke(t, f, inv)
+		if res.Failure != nil {
+			t.Fatal(res.Failure)
+		}
+		got := []runtime.Outcome{res.Messages[0].Outcome, res.Messages[1].Outcome, res.Messages[2].Outcome}
+		if got[0] != runtime.Retry || got[1] != runtime.Acked || got[2] != runtime.Retry {
+			t.Fatalf("outcomes = %v, want [retry acked retry]", got)
+		}
+		if m := res.Messages[0]; m.RetryAfter != 5*time.Second || !strings.Contains(m.Error, "attempt 1 of 2") {
+			t.Fatalf("message 1 = %+v, want a 5s retry naming the attempt", m)
+		}
+		for i := range inv.Messages {
+			inv.Messages[i].Attempt = 2
+		}
+		res = invoke(t, f, inv)
+		if res.Count(runtime.Acked) != 2 || res.Messages[2].Outcome != runtime.Retry {
+			t.Fatalf("second attempt: %+v, want only message 3 retried", res.Messages)
+		}
+	})
+}
+
+func TestPoison(t *testing.T) {
+	t.Parallel()
+	for _, permanent := range []bool{false, true} {
+		env := map[string]string{}
+		want := runtime.Retry
+		if permanent {
+			env["POISON_PERMANENT"] = "1"
+			want = runtime.Permanent
+		}
+		rt, _ := newRuntime(t)
+		f := load(t, rt, "poison", wasmbuild.Reactor, runtime.FunctionConfig{Env: env})
+		res := invoke(t, f, batch(`1`, `2`))
+		if res.Failure != nil || res.Count(want) != 2 {
+			t.Fatalf("permanent=%v: %+v (%v), want both %s", permanent, res.Messages, res.Failure, want)
+		}
+	}
+}
+
+func TestWebhookRouter(t *testing.T) {
+	t.Parallel()
+	rt, logs := newRuntime(t)
+	f := load(t, rt, "webhook-router", wasmbuild.Command, runtime.FunctionConfig{})
+	res := invoke(t, f, batch(
+		`{"hook":"github","delivery_id":"d1","method":"POST","path":"/hooks/github","headers":{"X-Github-Event":["push"]},"body":{"ref":"main"}}`,
+		`{"hook":"stripe","delivery_id":"d2","method":"POST","path":"/hooks/stripe","headers":{},"body":{"type":"invoice.paid"}}`,
+		`{"hook":"bin","delivery_id":"d3","method":"POST","path":"/hooks/bin","headers":{},"body_base64":"AAEC"}`,
+		`{"hook":"github","delivery_id":"d4","method":"POST","path":"/hooks/github","headers":{"X-GitHub-Event":["star"]},"body":{}}`,
+		`"not an envelope"`,
+	))
+	want := []runtime.Outcome{runtime.Acked, runtime.Acked, runtime.Acked, runtime.Permanent, runtime.Permanent}
+	for i, m := range res.Messages {
+		if m.Outcome != want[i] {
+			t.Fatalf("message %s = %+v, want %s", m.ID, m, want[i])
+		}
+	}
+	routes := map[string]bool{}
+	for _, ev := range logs.events(t) {
+		if r, ok := ev["route"].(string); ok {
+			routes[r] = true
+		}
+	}
+	if !routes["github.push"] || !routes["stripe.invoice"] || !routes["raw.bin (3 bytes)"] {
+		t.Fatalf("routes logged = %v", routes)
+	}
+}
+
+func TestCronReport(t *testing.T) {
+	t.Parallel()
+	rt, logs := newRuntime(t)
+	f := load(t, rt, "cron-report", wasmbuild.Reactor, runtime.FunctionConfig{})
+	inv := batch(`{"schedule":"*/5 * * * *","scheduled_time":"2026-11-30T12:00:00Z"}`, `{"schedule":""}`)
+	inv.Trigger = runtime.Trigger{Type: "cron", Source: "nightly"}
+	res := invoke(t, f, inv)
+	if res.Messages[0].Outcome != runtime.Acked || res.Messages[1].Outcome != runtime.Permanent {
+		t.Fatalf("outcomes %+v", res.Messages)
+	}
+	var found bool
+	for _, ev := range logs.events(t) {
+		if ev["message"] == "report" && ev["schedule"] == "*/5 * * * *" && ev["source"] == "nightly" && ev["trigger"] == "cron:nightly" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no report event in %v", logs.events(t))
+	}
+}

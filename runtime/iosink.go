@@ -1,0 +1,177 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/rs/zerolog"
+)
+
+// invocationIO is the per-invocation state behind a module instance's
+// stdout, stderr and sleep: command instances get a fresh one, reactor
+// instances switch to the current invocation's.
+type invocationIO struct {
+	stdout     []byte
+	stdoutCap  int
+	overflow   bool
+	onOverflow func() // cancels the invocation once stdout overflows
+	stderr     stderrSink
+	done       <-chan struct{} // closed when the invocation must stop
+}
+
+// writeStdout keeps up to stdoutCap bytes of output; past that it marks the
+// overflow and stops the invocation, reporting success to the guest so it
+// does not misbehave further before the host stops it.
+func (io *invocationIO) writeStdout(p []byte) (int, error) {
+	if io.overflow {
+		return len(p), nil
+	}
+	if len(io.stdout)+len(p) > io.stdoutCap {
+		io.overflow = true
+		io.stdout = append(io.stdout, p[:io.stdoutCap-len(io.stdout)]...)
+		if io.onOverflow != nil {
+			io.onOverflow()
+		}
+		return len(p), nil
+	}
+	io.stdout = append(io.stdout, p...)
+	return len(p), nil
+}
+
+// stderrSink captures a function's stderr up to a limit and logs every
+// complete line as an event.
+type stderrSink struct {
+	base    *zerolog.Logger // the function's logger (function, version)
+	invID   string
+	trigger string
+	log     *zerolog.Logger // base plus invocation and trigger, built on first use
+	stream  string
+
+	limit   int
+	buf     []byte // captured bytes, at most limit
+	logged  int    // buf[:logged] has been logged
+	dropped int
+	notable string // first "panic:" or "fatal error:" line, for failure messages
+}
+
+// Write implements io.Writer.
+func (s *stderrSink) Write(p []byte) (int, error) {
+	room := s.limit - len(s.buf)
+	if room <= 0 {
+		s.dropped += len(p)
+		return len(p), nil
+	}
+	take := p
+	if len(take) > room {
+		take = take[:room]
+		s.dropped += len(p) - room
+	}
+	s.buf = append(s.buf, take...)
+	for {
+		i := bytes.IndexByte(s.buf[s.logged:], '\n')
+		if i < 0 {
+			break
+		}
+		s.emit(s.buf[s.logged : s.logged+i])
+		s.logged += i + 1
+	}
+	return len(p), nil
+}
+
+// finish logs a trailing partial line and the truncation marker, and
+// returns the captured bytes.
+func (s *stderrSink) finish() []byte {
+	if s.logged < len(s.buf) {
+		s.emit(s.buf[s.logged:])
+		s.logged = len(s.buf)
+	}
+	if s.dropped > 0 {
+		marker := fmt.Sprintf("[sluice: stderr over %d bytes, %d bytes dropped]", s.limit, s.dropped)
+		s.logger().Warn().Int("dropped_bytes", s.dropped).Msg(marker)
+		if len(s.buf) > 0 && s.buf[len(s.buf)-1] != '\n' {
+			s.buf = append(s.buf, '\n')
+		}
+		s.buf = append(s.buf, marker...)
+		s.buf = append(s.buf, '\n')
+		s.dropped = 0
+	}
+	return s.buf
+}
+
+func (s *stderrSink) logger() *zerolog.Logger {
+	if s.log == nil {
+		c := s.base.With().Str("invocation", s.invID)
+		if s.trigger != "" {
+			c = c.Str("trigger", s.trigger)
+		}
+		l := c.Logger()
+		s.log = &l
+	}
+	return s.log
+}
+
+// emit logs one line: a JSON object line (as the SDK writes) keeps its
+// level, message and fields; anything else is logged as text at info level.
+func (s *stderrSink) emit(line []byte) {
+	line = bytes.TrimRight(line, "\r")
+	if len(line) == 0 {
+		return
+	}
+	if s.notable == "" && (bytes.HasPrefix(line, []byte("panic: ")) || bytes.HasPrefix(line, []byte("fatal error: "))) {
+		s.notable = string(line)
+	}
+	l := s.logger()
+	if line[0] == '{' {
+		var fields map[string]any
+		if json.Unmarshal(line, &fields) == nil {
+			level := zerolog.InfoLevel
+			if lv, ok := fields["level"].(string); ok {
+				if pl, err := zerolog.ParseLevel(lv); err == nil && pl != zerolog.NoLevel {
+					level = pl
+				}
+			}
+			msg, _ := fields["message"].(string)
+			if msg == "" {
+				msg, _ = fields["msg"].(string)
+			}
+			delete(fields, "level")
+			delete(fields, "message")
+			delete(fields, "msg")
+			// Fixed keys set by the host win over the guest's.
+			for _, k := range []string{"function", "version", "invocation", "trigger"} {
+				delete(fields, k)
+			}
+			l.WithLevel(level).Str("stream", s.stream).Fields(fields).Msg(msg)
+			return
+		}
+	}
+	l.Info().Str("stream", s.stream).Msg(string(line))
+}
+
+// stderrWriter and stdoutWriter route an instance's output to its current
+// invocation.
+type (
+	stderrWriter struct{ inst *instance }
+	stdoutWriter struct{ inst *instance }
+)
+
+func (w stderrWriter) Write(p []byte) (int, error) {
+	if io := w.inst.io; io != nil {
+		return io.stderr.Write(p)
+	}
+	return len(p), nil
+}
+
+func (w stdoutWriter) Write(p []byte) (int, error) {
+	io := w.inst.io
+	if io == nil {
+		return len(p), nil
+	}
+	if w.inst.reactor {
+		// A reactor's output travels through sluice_handle's result; what
+		// it prints is logged like stderr.
+		return io.stderr.Write(p)
+	}
+	return io.writeStdout(p)
+}
