@@ -2,8 +2,12 @@ package webhook
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -49,32 +53,91 @@ type wireEnvelope struct {
 }
 
 // MarshalJSON encodes e in the form documented in the package
-// documentation: exactly one of body and body_base64 is present, and a JSON
-// body is embedded compacted. MarshalJSON itself does not escape HTML
-// characters; json.Marshal then escapes <, > and & in strings as \u003c,
-// \u003e and \u0026 (the same JSON value), an Encoder with
-// SetEscapeHTML(false) does not.
+// documentation: exactly one of body and body_base64 is present, headers
+// sorted by name, and a JSON body embedded compacted. MarshalJSON itself
+// does not escape HTML characters; json.Marshal then escapes <, > and & in
+// strings as \u003c, \u003e and \u0026 (the same JSON value) and compacts
+// the whole again, so calling MarshalJSON directly is cheaper.
 func (e Envelope) MarshalJSON() ([]byte, error) {
-	w := wireEnvelope{Hook: e.Hook, DeliveryID: e.DeliveryID, Method: e.Method, Path: e.Path, Headers: e.Headers}
-	if w.Headers == nil {
-		w.Headers = map[string]string{}
+	size := 96 + len(e.Hook) + len(e.DeliveryID) + len(e.Method) + len(e.Path) + len(e.Body) + base64.StdEncoding.EncodedLen(len(e.RawBody))
+	for k, v := range e.Headers {
+		size += len(k) + len(v) + 6
 	}
-	if e.Body != nil {
-		w.Body = e.Body
-	} else {
-		raw := e.RawBody
-		if raw == nil {
-			raw = []byte{}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	buf.WriteString(`{"hook":`)
+	writeString(buf, e.Hook)
+	buf.WriteString(`,"delivery_id":`)
+	writeString(buf, e.DeliveryID)
+	buf.WriteString(`,"method":`)
+	writeString(buf, e.Method)
+	buf.WriteString(`,"path":`)
+	writeString(buf, e.Path)
+	buf.WriteString(`,"headers":{`)
+	for i, k := range slices.Sorted(maps.Keys(e.Headers)) {
+		if i > 0 {
+			buf.WriteByte(',')
 		}
-		w.BodyBase64 = &raw
+		writeString(buf, k)
+		buf.WriteByte(':')
+		writeString(buf, e.Headers[k])
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(w); err != nil {
-		return nil, err
+	buf.WriteByte('}')
+	if e.Body != nil {
+		buf.WriteString(`,"body":`)
+		if err := json.Compact(buf, e.Body); err != nil {
+			return nil, fmt.Errorf("webhook: envelope of hook %q (delivery %q): body is not valid JSON: %w", e.Hook, e.DeliveryID, err)
+		}
+	} else {
+		buf.WriteString(`,"body_base64":"`)
+		buf.Write(base64.StdEncoding.AppendEncode(buf.AvailableBuffer(), e.RawBody))
+		buf.WriteByte('"')
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// writeString writes s as a JSON string, without HTML escaping; invalid
+// UTF-8 becomes U+FFFD, as encoding/json does it.
+func writeString(buf *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	buf.WriteByte('"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				buf.WriteByte('\\')
+				buf.WriteByte(c)
+			case c == '\n':
+				buf.WriteString(`\n`)
+			case c == '\r':
+				buf.WriteString(`\r`)
+			case c == '\t':
+				buf.WriteString(`\t`)
+			case c < 0x20:
+				buf.WriteString(`\u00`)
+				buf.WriteByte(hex[c>>4])
+				buf.WriteByte(hex[c&0xf])
+			default:
+				buf.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			buf.WriteString(`\ufffd`)
+		case r == '\u2028' || r == '\u2029':
+			// Valid JSON, but not valid JavaScript source; escaped as
+			// encoding/json does.
+			fmt.Fprintf(buf, `\u%04x`, r)
+		default:
+			buf.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	buf.WriteByte('"')
 }
 
 // UnmarshalJSON decodes the form MarshalJSON produces.
