@@ -14,6 +14,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -30,6 +33,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"version", "print the version", runVersion},
+		{"dev", "run Sluice locally with the example functions (starts Postgres if needed)", runDev},
+		{"serve", "run the sweeper, triggers and HTTP API against DATABASE_URL", runServe},
+		{"deploy", "apply an app manifest (sluice.yaml) to DATABASE_URL", runDeploy},
 		{"postgres", "start, stop or locate the local development Postgres", runPostgres},
 	}
 }
@@ -38,6 +44,7 @@ func commands() []command {
 var errUsage = errors.New("usage")
 
 func main() {
+	zerolog.TimeFieldFormat = time.RFC3339Nano
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))

@@ -1,0 +1,18 @@
+# syntax=docker/dockerfile:1
+# Builds the sluice binary and a small image that runs `sluice serve`.
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/sluice ./cmd/sluice
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/sluice /usr/local/bin/sluice
+# The WASM compilation cache lives here; mount a volume to keep it across restarts.
+ENV SLUICE_CACHE_DIR=/var/cache/sluice
+EXPOSE 8080
+USER nonroot
+ENTRYPOINT ["/usr/local/bin/sluice"]
+CMD ["serve", "--addr", ":8080", "--migrate"]

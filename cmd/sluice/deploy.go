@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/functions/manifest"
+	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/server"
+)
+
+func runDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("deploy", stderr)
+	file := fs.String("f", "sluice.yaml", "app manifest")
+	account := fs.String("account", pgqueue.DefaultAccount, "account number")
+	schema := fs.String("schema", envOr("SLUICE_SCHEMA", "sluice"), "database schema [SLUICE_SCHEMA]")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return usageErrorf("DATABASE_URL is not set")
+	}
+	m, err := manifest.ReadFile(*file)
+	if err != nil {
+		return err
+	}
+	srv, err := server.Open(ctx, server.Config{DatabaseURL: url, Schema: *schema, Migrate: true, Logger: zerolog.Nop()})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop(context.Background())
+	return applyManifest(ctx, srv, *account, m, stdout)
+}
+
+// applyManifest applies m and prints what changed.
+func applyManifest(ctx context.Context, srv *server.Server, account string, m *manifest.Manifest, w io.Writer) error {
+	changes, err := srv.Apply(ctx, account, m)
+	for _, c := range changes {
+		fmt.Fprintln(w, c)
+	}
+	if err != nil {
+		return err
+	}
+	if len(changes) == 0 {
+		fmt.Fprintln(w, "no changes")
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/sluicehq/sluice/functions/manifest"
+	"github.com/sluicehq/sluice/internal/localpg"
+	"github.com/sluicehq/sluice/internal/wasmbuild"
+	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/server"
+)
+
+func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("dev", stderr)
+	var f serveFlags
+	f.register(fs, "127.0.0.1:8080", "console")
+	file := fs.String("f", "", "app manifest (default: the examples' examples/sluice.yaml)")
+	pgDir := fs.String("postgres-dir", defaultPostgresDir, "private Postgres folder when DATABASE_URL is unset")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	logger, err := f.logger(stderr)
+	if err != nil {
+		return err
+	}
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		c, err := localpg.Start(ctx, *pgDir, localpg.Options{Durable: true})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := c.Stop(context.Background()); err != nil {
+				logger.Warn().Err(err).Msg("stopping the local Postgres failed")
+			}
+		}()
+		url = c.URL()
+		logger.Info().Str("url", url).Msg("local Postgres running (DATABASE_URL unset)")
+	}
+	path := *file
+	if path == "" {
+		root, err := wasmbuild.Root()
+		if err != nil {
+			return fmt.Errorf("find the examples: %w (pass -f sluice.yaml)", err)
+		}
+		path = filepath.Join(root, "examples", "sluice.yaml")
+	}
+	m, err := manifest.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	cfg := f.config(url, logger)
+	cfg.Migrate = true
+	return serve(ctx, cfg, func(ctx context.Context, srv *server.Server) error {
+		logger.Info().Str("manifest", path).Msg("deploying (building the example functions the first time takes a moment)")
+		if err := applyManifest(ctx, srv, pgqueue.DefaultAccount, m, stdout); err != nil {
+			return err
+		}
+		if _, ok := m.Queues["hello"]; ok {
+			body, _ := json.Marshal(map[string]string{"greeting": "hello from sluice dev"})
+			if _, err := srv.Queue.Send(ctx, pgqueue.DefaultAccount, "hello", pgqueue.NewMessage{Body: body}); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(stdout, "\nSluice is running on %s (schema %s). Try:\n", url, cfg.Schema)
+		fmt.Fprintf(stdout, "  psql '%s' -c \"SELECT sluice.send('hello', '{\\\"n\\\": 1}')\"\n", url)
+		fmt.Fprintf(stdout, "  psql '%s' -c 'SELECT * FROM sluice.queue_stats'\n", url)
+		if a := srv.Addr(); a != "" {
+			fmt.Fprintf(stdout, "  curl http://%s/healthz\n", a)
+		}
+		fmt.Fprintln(stdout, "Ctrl-C stops it.")
+		return nil
+	})
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/server"
+)
+
+// serveFlags are the flags `sluice serve` and `sluice dev` share.
+type serveFlags struct {
+	addr, schema, cacheDir, logLevel, logFormat string
+	grace                                       time.Duration
+	maxConns                                    int
+}
+
+func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat string) {
+	fs.StringVar(&f.addr, "addr", envOr("SLUICE_ADDR", defaultAddr), "HTTP API address (empty: no HTTP) [SLUICE_ADDR]")
+	fs.StringVar(&f.schema, "schema", envOr("SLUICE_SCHEMA", "sluice"), "database schema [SLUICE_SCHEMA]")
+	fs.StringVar(&f.cacheDir, "cache-dir", os.Getenv("SLUICE_CACHE_DIR"), "compiled WASM cache folder [SLUICE_CACHE_DIR]")
+	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGTERM, how long running batches may finish")
+	fs.IntVar(&f.maxConns, "max-conns", 20, "database connection pool size")
+	fs.StringVar(&f.logLevel, "log-level", envOr("SLUICE_LOG_LEVEL", "info"), "debug, info, warn or error [SLUICE_LOG_LEVEL]")
+	fs.StringVar(&f.logFormat, "log-format", envOr("SLUICE_LOG_FORMAT", defaultLogFormat), "json or console [SLUICE_LOG_FORMAT]")
+}
+
+func (f *serveFlags) config(databaseURL string, logger zerolog.Logger) server.Config {
+	return server.Config{
+		DatabaseURL: databaseURL, Schema: f.schema, HTTPAddr: f.addr, CacheDir: f.cacheDir,
+		ShutdownGrace: f.grace, MaxConns: int32(f.maxConns), Logger: logger,
+	}
+}
+
+func (f *serveFlags) logger(w io.Writer) (zerolog.Logger, error) {
+	level, err := zerolog.ParseLevel(f.logLevel)
+	if err != nil || f.logLevel == "" {
+		return zerolog.Nop(), usageErrorf("--log-level %q: use debug, info, warn or error", f.logLevel)
+	}
+	switch f.logFormat {
+	case "json":
+	case "console":
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
+	default:
+		return zerolog.Nop(), usageErrorf("--log-format %q: use json or console", f.logFormat)
+	}
+	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
+}
+
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := newFlagSet("serve", stderr)
+	var f serveFlags
+	f.register(fs, ":8080", "json")
+	migrate := fs.Bool("migrate", false, "apply pending migrations before serving")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return usageErrorf("DATABASE_URL is not set: point it at Postgres (or run `sluice dev`, which starts one)")
+	}
+	logger, err := f.logger(stderr)
+	if err != nil {
+		return err
+	}
+	cfg := f.config(url, logger)
+	cfg.Migrate = *migrate
+	return serve(ctx, cfg, nil)
+}
+
+// serve opens and starts a server, runs then (if any) once it is up, and
+// waits for ctx (SIGINT/SIGTERM) before stopping gracefully.
+func serve(ctx context.Context, cfg server.Config, then func(context.Context, *server.Server) error) error {
+	srv, err := server.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(ctx); err != nil {
+		_ = srv.Stop(context.Background())
+		return err
+	}
+	if then != nil {
+		if err := then(ctx, srv); err != nil {
+			_ = srv.Stop(context.Background())
+			return err
+		}
+	}
+	<-ctx.Done()
+	cfg.Logger.Info().Msg("shutting down: no new work; running batches may finish")
+	if err := srv.Stop(context.Background()); err != nil {
+		return fmt.Errorf("stop: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,251 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/functions"
+	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/pgqueue/migrate"
+	"github.com/sluicehq/sluice/runtime"
+	"github.com/sluicehq/sluice/triggers"
+)
+
+// Migrations are every migration line of Sluice, in the order they apply.
+var Migrations = []migrate.Line{pgqueue.Migrations, functions.Migrations, triggers.Migrations}
+
+// Config configures a Server.
+type Config struct {
+	// DatabaseURL is the Postgres to run on.
+	DatabaseURL string
+	// Schema holds Sluice's tables (default "sluice").
+	Schema string
+	// Migrate applies pending migrations when the server opens.
+	Migrate bool
+	// HTTPAddr is where the HTTP API listens (e.g. ":8080"); "" serves none.
+	HTTPAddr string
+	// CacheDir keeps compiled WASM machine code across restarts ("" = the
+	// user cache dir's sluice/compiled folder).
+	CacheDir string
+	// ShutdownGrace is how long Stop lets running batches finish before
+	// releasing their leases (default 30s).
+	ShutdownGrace time.Duration
+	// MaxConns caps the database pool (default 20).
+	MaxConns int32
+	// Logger receives the server's logs.
+	Logger zerolog.Logger
+	// Engine tunes the trigger engine; its wiring fields are filled in.
+	Engine triggers.Config
+}
+
+// Server is one Sluice process: the sweeper, the trigger engine (queue
+// dispatchers and cron) and the HTTP API, over one Postgres pool.
+type Server struct {
+	cfg Config
+	log zerolog.Logger
+
+	Pool     *pgxpool.Pool
+	Queue    *pgqueue.Client
+	Listener *pgqueue.Listener
+	Registry *functions.Registry
+	Triggers *triggers.Store
+	Runtime  *runtime.Runtime
+
+	engine  *triggers.Engine
+	sweeper *pgqueue.Sweeper
+	http    *http.Server
+	ln      net.Listener
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Open connects to the database, applies migrations when asked, and builds
+// the server's parts. Nothing runs until Start.
+func Open(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.DatabaseURL == "" {
+		return nil, errors.New("server: no database URL: set DATABASE_URL")
+	}
+	if cfg.Schema == "" {
+		cfg.Schema = pgqueue.DefaultSchema
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = 30 * time.Second
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 20
+	}
+	if cfg.CacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			dir = os.TempDir()
+		}
+		cfg.CacheDir = filepath.Join(dir, "sluice", "compiled")
+	}
+	pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("server: database URL: %w", err)
+	}
+	pcfg.MaxConns = cfg.MaxConns
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("server: connect: %w", err)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, Pool: pool}
+	if err := s.open(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) open(ctx context.Context) error {
+	cfg := s.cfg
+	if err := s.Pool.Ping(ctx); err != nil {
+		return fmt.Errorf("server: connect: %w", err)
+	}
+	if cfg.Migrate {
+		if err := migrate.Up(ctx, s.Pool, cfg.Schema, Migrations...); err != nil {
+			return err
+		}
+	}
+	var err error
+	if s.Listener, err = pgqueue.NewListener(s.Pool, pgqueue.ListenerOptions{
+		Schema:  cfg.Schema,
+		OnError: func(err error) { s.log.Warn().Err(err).Msg("listener") },
+	}); err != nil {
+		return err
+	}
+	if s.Queue, err = pgqueue.New(s.Pool, pgqueue.Options{Schema: cfg.Schema, Listener: s.Listener}); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
+		return fmt.Errorf("server: wasm cache folder: %w", err)
+	}
+	if s.Runtime, err = runtime.New(ctx, runtime.Config{CompilationCacheDir: cfg.CacheDir, Logger: s.log}); err != nil {
+		return err
+	}
+	if s.Registry, err = functions.NewRegistry(s.Pool, cfg.Schema, s.validateModule); err != nil {
+		return err
+	}
+	if s.Triggers, err = triggers.NewStore(s.Pool, cfg.Schema); err != nil {
+		return err
+	}
+	ec := cfg.Engine
+	ec.Pool, ec.Schema, ec.Queue, ec.Listener, ec.Registry, ec.Runtime, ec.Logger =
+		s.Pool, cfg.Schema, s.Queue, s.Listener, s.Registry, s.Runtime, s.log
+	if s.engine, err = triggers.NewEngine(ec); err != nil {
+		return err
+	}
+	s.sweeper = pgqueue.NewSweeper(s.Queue, pgqueue.SweeperOptions{
+		OnError: func(err error) { s.log.Warn().Err(err).Msg("sweep failed") },
+	})
+	return nil
+}
+
+// validateModule is the registry's deploy-time check: the runtime must
+// accept the module (imports it provides, the exports of a command or
+// reactor).
+func (s *Server) validateModule(ctx context.Context, module []byte) error {
+	fn, err := s.Runtime.Load(ctx, module, runtime.FunctionConfig{Name: "deploy-check", Version: 1})
+	if err != nil {
+		return err
+	}
+	return fn.Close(ctx)
+}
+
+// Start starts the listener, the sweeper, the trigger engine and, when an
+// address is configured, the HTTP API.
+func (s *Server) Start(ctx context.Context) error {
+	if err := s.Listener.Start(ctx); err != nil {
+		return err
+	}
+	if err := s.sweeper.Start(ctx); err != nil {
+		return err
+	}
+	if err := s.engine.Start(ctx); err != nil {
+		return err
+	}
+	if s.cfg.HTTPAddr != "" {
+		ln, err := net.Listen("tcp", s.cfg.HTTPAddr)
+		if err != nil {
+			return fmt.Errorf("server: listen on %s: %w", s.cfg.HTTPAddr, err)
+		}
+		s.ln = ln
+		s.http = &http.Server{
+			Handler:           s.Handler(),
+			ReadHeaderTimeout: 5 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+		}
+		go func() {
+			if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error().Err(err).Msg("http server stopped")
+			}
+		}()
+		s.log.Info().Str("addr", ln.Addr().String()).Msg("http api listening")
+	}
+	s.log.Info().Str("schema", s.cfg.Schema).Msg("sluice serving")
+	return nil
+}
+
+// Addr is the HTTP API's address once started ("" without one).
+func (s *Server) Addr() string {
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// Stop shuts down gracefully: no new HTTP requests or claims, running
+// batches get ShutdownGrace to finish, then what still runs is cut short
+// and its leases released. Later calls return the first call's result.
+func (s *Server) Stop(ctx context.Context) error {
+	s.stopOnce.Do(func() {
+		var errs []error
+		if s.http != nil {
+			hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			errs = append(errs, s.http.Shutdown(hctx))
+			cancel()
+		}
+		gctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownGrace)
+		errs = append(errs, s.engine.Stop(gctx))
+		cancel()
+		errs = append(errs, s.sweeper.Stop(ctx), s.Listener.Stop(ctx), s.Runtime.Close(ctx))
+		s.Pool.Close()
+		s.stopErr = errors.Join(errs...)
+		s.log.Info().Msg("sluice stopped")
+	})
+	return s.stopErr
+}
+
+// Handler is the HTTP API.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.Pool.Ping(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"status":"unavailable","error":{"code":"database_unavailable","message":"database not reachable"}}` + "\n"))
+			return
+		}
+		_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
+	})
+	return mux
+}

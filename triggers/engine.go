@@ -1,0 +1,388 @@
+package triggers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/functions"
+	"github.com/sluicehq/sluice/internal/namedsql"
+	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/runtime"
+)
+
+// Config wires an Engine to the rest of Sluice.
+type Config struct {
+	Pool     *pgxpool.Pool
+	Schema   string
+	Queue    *pgqueue.Client
+	Listener *pgqueue.Listener // optional: wake-ups on new messages
+	Registry *functions.Registry
+	Runtime  *runtime.Runtime
+	Logger   zerolog.Logger
+
+	// ReloadInterval is how often triggers and aliases are re-read, so
+	// deploys take effect without a restart (default 1s).
+	ReloadInterval time.Duration
+	// PollMin and PollMax bound how often an idle queue is polled when no
+	// wake-up arrives (defaults 100ms and 2s): wake-ups cover new sends,
+	// polling covers retries and delays coming due.
+	PollMin, PollMax time.Duration
+	// InvocationRetention bounds how long invocation records are kept
+	// (default 7 days).
+	InvocationRetention time.Duration
+	// Node names this process in cron claims (default host:pid).
+	Node string
+}
+
+// Engine runs every enabled trigger: queue dispatchers and cron schedules,
+// following changes in the database. Several engines (processes) may run
+// against one database; they share the work.
+type Engine struct {
+	cfg Config
+	log zerolog.Logger
+	q   namedsql.Statements
+
+	// runCtx is cancelled when Stop's grace period ends: running batches
+	// are then cut short and their leases released.
+	runCtx    context.Context
+	runCancel context.CancelFunc
+
+	mu       sync.Mutex
+	started  bool
+	stopping bool
+	loopDone chan struct{}
+	stopLoop context.CancelFunc
+	// what runs each trigger, by trigger id, and the runKey it runs with
+	runners map[int64]runner
+	runKeys map[int64]string
+	retired []runner // replaced runners still finishing their batches
+	loaded  map[string]*loadedFunction
+
+	recorder *recorder
+}
+
+// runner runs one trigger: a queue or DLQ dispatcher, or a cron schedule.
+type runner interface {
+	// stop makes it stop taking work; what runs goes on until done.
+	stop()
+	done() <-chan struct{}
+	function() *runtime.Function
+}
+
+type loadedFunction struct {
+	fn   *runtime.Function
+	used bool
+}
+
+// NewEngine returns an Engine; call Start.
+func NewEngine(cfg Config) (*Engine, error) {
+	if cfg.Pool == nil || cfg.Queue == nil || cfg.Registry == nil || cfg.Runtime == nil {
+		return nil, errors.New("triggers: new engine: Pool, Queue, Registry and Runtime are required")
+	}
+	if cfg.ReloadInterval <= 0 {
+		cfg.ReloadInterval = time.Second
+	}
+	if cfg.PollMin <= 0 {
+		cfg.PollMin = 100 * time.Millisecond
+	}
+	if cfg.PollMax < cfg.PollMin {
+		cfg.PollMax = max(2*time.Second, cfg.PollMin)
+	}
+	if cfg.InvocationRetention <= 0 {
+		cfg.InvocationRetention = 7 * 24 * time.Hour
+	}
+	if cfg.Node == "" {
+		host, _ := os.Hostname()
+		cfg.Node = host + ":" + strconv.Itoa(os.Getpid())
+	}
+	if cfg.Schema == "" {
+		cfg.Schema = cfg.Queue.Schema()
+	}
+	q, err := namedsql.Parse(queriesSQL, cfg.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("triggers: new engine: %w", err)
+	}
+	e := &Engine{
+		cfg: cfg, log: cfg.Logger, q: q,
+		runners: map[int64]runner{}, runKeys: map[int64]string{}, loaded: map[string]*loadedFunction{},
+	}
+	e.runCtx, e.runCancel = context.WithCancel(context.Background())
+	e.recorder = newRecorder(cfg.Pool, cfg.Schema, cfg.Logger)
+	return e, nil
+}
+
+// Start loads the triggers and starts running them. It fails if the first
+// load fails (e.g. the schema is not migrated).
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.started {
+		return errors.New("triggers: engine already started")
+	}
+	if err := e.reloadLocked(ctx); err != nil {
+		return err
+	}
+	e.started = true
+	loopCtx, cancel := context.WithCancel(context.Background())
+	e.stopLoop, e.loopDone = cancel, make(chan struct{})
+	e.recorder.start()
+	go e.loop(loopCtx)
+	return nil
+}
+
+func (e *Engine) loop(ctx context.Context) {
+	defer close(e.loopDone)
+	t := time.NewTicker(e.cfg.ReloadInterval)
+	defer t.Stop()
+	lastPrune := time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		e.mu.Lock()
+		if err := e.reloadLocked(ctx); err != nil && ctx.Err() == nil {
+			e.log.Error().Err(err).Msg("reloading triggers failed; keeping the current ones")
+		}
+		e.mu.Unlock()
+		if time.Since(lastPrune) > time.Minute {
+			lastPrune = time.Now()
+			e.prune(ctx)
+		}
+	}
+}
+
+// prune bounds the invocation log and the cron claims.
+func (e *Engine) prune(ctx context.Context) {
+	if _, err := e.cfg.Pool.Exec(ctx, e.q.Get("prune_invocations"), e.cfg.InvocationRetention.Seconds()); err != nil && ctx.Err() == nil {
+		e.log.Warn().Err(err).Msg("pruning invocations failed")
+	}
+	if _, err := e.cfg.Pool.Exec(ctx, e.q.Get("prune_ticks")); err != nil && ctx.Err() == nil {
+		e.log.Warn().Err(err).Msg("pruning cron ticks failed")
+	}
+}
+
+// reloadLocked reads the enabled triggers and starts, replaces or stops
+// what runs so it matches them.
+func (e *Engine) reloadLocked(ctx context.Context) error {
+	if e.stopping {
+		return nil
+	}
+	rows, err := e.cfg.Pool.Query(ctx, e.q.Get("active_triggers"))
+	if err != nil {
+		return fmt.Errorf("triggers: load: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*active, error) {
+		a := &active{}
+		var tms, vts int64
+		err := row.Scan(append(a.fields(), &a.version, &a.sha256, &a.memoryMiB, &tms, &a.env, &vts, &a.maxReceiveCount)...)
+		a.fromMillis()
+		a.timeout, a.visibility = time.Duration(tms)*time.Millisecond, time.Duration(vts)*time.Second
+		return a, err
+	})
+	if err != nil {
+		return fmt.Errorf("triggers: load: %w", err)
+	}
+	for _, lf := range e.loaded {
+		lf.used = false
+	}
+	seen := map[int64]bool{}
+	for _, a := range list {
+		seen[a.ID] = true
+		key := a.runKey()
+		if e.runKeys[a.ID] == key {
+			e.markUsed(a)
+			continue
+		}
+		e.stopTrigger(a.ID)
+		if err := e.startTrigger(ctx, a); err != nil {
+			e.log.Error().Err(err).Str("trigger", a.Name).Msg("trigger not started")
+			continue
+		}
+		e.runKeys[a.ID] = key
+	}
+	for id := range e.runKeys {
+		if !seen[id] {
+			e.stopTrigger(id)
+		}
+	}
+	e.retired = slices.DeleteFunc(e.retired, finished)
+	// Close functions no trigger uses any more once no batch runs on them.
+	for key, lf := range e.loaded {
+		if !lf.used && !e.running(lf.fn) {
+			delete(e.loaded, key)
+			_ = lf.fn.Close(ctx)
+		}
+	}
+	return nil
+}
+
+func finished(r runner) bool {
+	select {
+	case <-r.done():
+		return true
+	default:
+		return false
+	}
+}
+
+// running reports whether a replaced runner may still be using fn.
+func (e *Engine) running(fn *runtime.Function) bool {
+	for _, r := range e.retired {
+		if r.function() == fn {
+			return true
+		}
+	}
+	return false
+}
+
+func functionKey(a *active) string {
+	return a.sha256 + "|" + strconv.Itoa(a.memoryMiB) + "|" + a.timeout.String() + "|" + a.Function +
+		"|" + strconv.Itoa(a.version) + "|" + fmt.Sprint(sortedEnv(a.env))
+}
+
+func sortedEnv(env map[string]string) []string {
+	keys := slices.Sorted(maps.Keys(env))
+	out := make([]string, 0, 2*len(keys))
+	for _, k := range keys {
+		out = append(out, k, env[k])
+	}
+	return out
+}
+
+func (e *Engine) markUsed(a *active) {
+	if lf := e.loaded[functionKey(a)]; lf != nil {
+		lf.used = true
+	}
+}
+
+// function returns the loaded function a trigger runs, loading it once.
+func (e *Engine) function(ctx context.Context, a *active) (*runtime.Function, error) {
+	if a.version == 0 {
+		return nil, fmt.Errorf("function %s has no version under alias %s", a.Function, a.Alias)
+	}
+	key := functionKey(a)
+	if lf := e.loaded[key]; lf != nil {
+		lf.used = true
+		return lf.fn, nil
+	}
+	module, err := e.cfg.Registry.Module(ctx, a.sha256)
+	if err != nil {
+		return nil, err
+	}
+	fn, err := e.cfg.Runtime.Load(ctx, module, runtime.FunctionConfig{
+		Name: a.Function, Version: a.version, Env: a.env, MemoryMiB: a.memoryMiB, Timeout: a.timeout,
+		PoolSize: max(4, a.Concurrency),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load %s version %d: %w", a.Function, a.version, err)
+	}
+	e.loaded[key] = &loadedFunction{fn: fn, used: true}
+	return fn, nil
+}
+
+func (e *Engine) startTrigger(ctx context.Context, a *active) error {
+	var fn *runtime.Function
+	if a.Function != "" {
+		var err error
+		if fn, err = e.function(ctx, a); err != nil {
+			return err
+		}
+	}
+	switch {
+	case a.Kind == KindQueue && a.maxReceiveCount == 0:
+		return fmt.Errorf("queue %s does not exist", a.Queue)
+	case a.Kind == KindQueue && a.DLQ:
+		e.runners[a.ID] = e.startDLQDispatcher(a, fn)
+	case a.Kind == KindQueue:
+		e.runners[a.ID] = e.startDispatcher(a, fn)
+	case a.Kind == KindCron:
+		c, err := e.startCron(a, fn)
+		if err != nil {
+			return err
+		}
+		e.runners[a.ID] = c
+	default:
+		return fmt.Errorf("unknown trigger kind %q", a.Kind)
+	}
+	e.log.Info().Str("trigger", a.Name).Str("function", a.Function).Int("version", a.version).Msg("trigger running")
+	return nil
+}
+
+func (e *Engine) stopTrigger(id int64) {
+	if r := e.runners[id]; r != nil {
+		r.stop()
+		e.retired = append(e.retired, r)
+		delete(e.runners, id)
+	}
+	delete(e.runKeys, id)
+}
+
+// Stop stops claiming work, lets running batches finish until ctx is done,
+// then cancels what still runs (releasing its leases) and flushes the
+// invocation log. Calling Stop again returns at once.
+func (e *Engine) Stop(ctx context.Context) error {
+	e.mu.Lock()
+	if !e.started || e.stopping {
+		e.mu.Unlock()
+		return nil
+	}
+	e.stopping = true
+	e.stopLoop()
+	e.mu.Unlock()
+	<-e.loopDone
+
+	e.mu.Lock()
+	all := append([]runner{}, e.retired...)
+	for id, r := range e.runners {
+		all = append(all, r)
+		delete(e.runners, id)
+	}
+	e.mu.Unlock()
+	graceful := true
+	for _, r := range all {
+		r.stop()
+	}
+	for _, r := range all {
+		select {
+		case <-r.done():
+			continue
+		case <-ctx.Done():
+			graceful = false
+		}
+		break
+	}
+	// Cut short what is still running; its leases are released.
+	e.runCancel()
+	for _, r := range all {
+		<-r.done()
+	}
+	e.recorder.stop()
+	for _, lf := range e.loaded {
+		_ = lf.fn.Close(context.Background())
+	}
+	if !graceful {
+		return fmt.Errorf("triggers: stop: grace period ended with batches running: %w", ctx.Err())
+	}
+	return nil
+}
+
+func (e *Engine) newInvocationID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,3 @@
+DROP TABLE invocations;
+DROP TABLE cron_ticks;
+DROP TABLE triggers;
