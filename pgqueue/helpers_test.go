@@ -33,15 +33,16 @@ func newEnv(t *testing.T) *env {
 	return &env{t: t, ctx: context.Background(), c: c, pool: pool, schema: schema}
 }
 
-// sql runs a statement with search_path set to the test schema, the way a
-// psql user would after SET search_path = sluice.
-func (e *env) sql(query string, args ...any) pgx.Rows {
+// rows runs a query with search_path set to the test schema, the way a
+// psql user would after SET search_path = sluice, commits, and returns
+// every row's values.
+func (e *env) rows(query string, args ...any) [][]any {
 	e.t.Helper()
 	tx, err := e.pool.Begin(e.ctx)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.t.Cleanup(func() { _ = tx.Rollback(e.ctx) })
+	defer tx.Rollback(e.ctx)
 	if _, err := tx.Exec(e.ctx, "SET LOCAL search_path = "+pgx.Identifier{e.schema}.Sanitize()); err != nil {
 		e.t.Fatal(err)
 	}
@@ -49,7 +50,31 @@ func (e *env) sql(query string, args ...any) pgx.Rows {
 	if err != nil {
 		e.t.Fatalf("%s: %v", query, err)
 	}
-	return rows
+	var out [][]any
+	for rows.Next() {
+		v, err := rows.Values()
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		e.t.Fatalf("%s: %v", query, err)
+	}
+	if err := tx.Commit(e.ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// one returns the first column of the first row of a query.
+func (e *env) one(query string, args ...any) any {
+	e.t.Helper()
+	rows := e.rows(query, args...)
+	if len(rows) == 0 || len(rows[0]) == 0 {
+		e.t.Fatalf("%s: no rows", query)
+	}
+	return rows[0][0]
 }
 
 // exec runs a statement in the test schema and commits.
@@ -128,3 +153,5 @@ func body(i int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"n":%d}`
 func waitPast(t time.Time) {
 	time.Sleep(time.Until(t) + 150*time.Millisecond)
 }
+
+func pgxIdent(s string) string { return pgx.Identifier{s}.Sanitize() }

@@ -1,0 +1,224 @@
+package pgqueue_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/pgqueue"
+)
+
+func startListener(t *testing.T, e *env) *pgqueue.Listener {
+	t.Helper()
+	l, err := pgqueue.NewListener(e.pool, pgqueue.ListenerOptions{Schema: e.schema, OnError: func(err error) { t.Log(err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Start(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return l
+}
+
+// A long-poll receive wakes within 50 ms of a send committed by another
+// connection. The poll interval is far longer, so only NOTIFY can explain
+// the wake-up.
+func TestLongPollWakesOnSend(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{})
+	l := startListener(t, e)
+	c, err := pgqueue.New(e.pool, pgqueue.Options{Schema: e.schema, Listener: l, PollInterval: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 3 {
+		got := make(chan time.Time, 1)
+		var msgs []pgqueue.Message
+		go func() {
+			msgs, err = c.Receive(e.ctx, acct, "q", pgqueue.ReceiveOptions{Wait: 5 * time.Second})
+			got <- time.Now()
+		}()
+		time.Sleep(300 * time.Millisecond) // let the receiver start waiting
+		conn, cerr := e.pool.Acquire(e.ctx)
+		if cerr != nil {
+			t.Fatal(cerr)
+		}
+		sent := time.Now()
+		var seq int64
+		qerr := conn.QueryRow(e.ctx, "SELECT "+pgxIdent(e.schema)+".send('q', '{}')").Scan(&seq)
+		conn.Release()
+		if qerr != nil {
+			t.Fatal(qerr)
+		}
+		woke := <-got
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != 1 || msgs[0].Sequence != seq {
+			t.Fatalf("round %d: long poll returned %v, want [%d]", round, msgs, seq)
+		}
+		if lat := woke.Sub(sent); lat > 50*time.Millisecond {
+			t.Fatalf("round %d: long poll woke %v after the send, want <= 50ms", round, lat)
+		}
+		if err := c.Delete(e.ctx, acct, "q", seq, msgs[0].Receipt); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestLongPollTimesOutEmpty(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{})
+	l := startListener(t, e)
+	c, _ := pgqueue.New(e.pool, pgqueue.Options{Schema: e.schema, Listener: l})
+	start := time.Now()
+	msgs, err := c.Receive(e.ctx, acct, "q", pgqueue.ReceiveOptions{Wait: 700 * time.Millisecond})
+	if err != nil || len(msgs) != 0 {
+		t.Fatalf("%v %v", msgs, err)
+	}
+	if d := time.Since(start); d < 700*time.Millisecond {
+		t.Fatalf("returned after %v, before the wait ended", d)
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := c.Receive(ctx, acct, "q", pgqueue.ReceiveOptions{Wait: 5 * time.Second}); err == nil {
+		t.Fatal("cancelled long poll returned no error")
+	}
+}
+
+// Without a listener (or for delayed messages, which send no NOTIFY) the
+// long poll falls back to polling.
+func TestLongPollFallsBackToPolling(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{})
+	c, _ := pgqueue.New(e.pool, pgqueue.Options{Schema: e.schema, PollInterval: 100 * time.Millisecond})
+	seq, err := c.Send(e.ctx, acct, "q", pgqueue.NewMessage{Body: json.RawMessage(`1`), Delay: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := c.Receive(e.ctx, acct, "q", pgqueue.ReceiveOptions{Wait: 5 * time.Second})
+	if err != nil || len(msgs) != 1 || msgs[0].Sequence != seq {
+		t.Fatalf("%v %v", msgs, err)
+	}
+}
+
+func TestListenerSubscriptions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("a", pgqueue.Settings{})
+	e.queue("b", pgqueue.Settings{})
+	l, err := pgqueue.NewListener(e.pool, pgqueue.ListenerOptions{Schema: e.schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Subscribe(e.ctx, acct, "a"); err != pgqueue.ErrListenerStopped {
+		t.Fatalf("subscribe before start: %v", err)
+	}
+	if err := l.Start(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Start(e.ctx); err == nil {
+		t.Fatal("second start succeeded")
+	}
+	sa, err := l.Subscribe(e.ctx, acct, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, _ := l.Subscribe(e.ctx, acct, "b")
+	var woke atomic.Int32
+	e.send("a", `1`)
+	select {
+	case <-sa.C():
+		woke.Add(1)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no wake-up for a")
+	}
+	select {
+	case <-sb.C():
+		t.Fatal("b woken by a send to a")
+	case <-time.After(100 * time.Millisecond):
+	}
+	// A publish and a redrive wake subscribers too.
+	if err := e.c.CreateTopic(e.ctx, acct, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Subscribe(e.ctx, acct, "t", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Publish(e.ctx, acct, "t", json.RawMessage(`1`), nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sb.C():
+	case <-time.After(5 * time.Second):
+		t.Fatal("no wake-up for b on publish")
+	}
+	sa.Close()
+	sa.Close()
+	if err := l.Stop(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Stop(e.ctx); err != nil {
+		t.Fatalf("second stop: %v", err)
+	}
+}
+
+func TestSweeperService(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{MaxReceiveCount: 1, VisibilityTimeout: time.Second})
+	seq := e.send("q", `1`)
+	var swept atomic.Int64
+	// Several sweepers at once (as in several processes) are safe.
+	var sweepers []*pgqueue.Sweeper
+	for range 3 {
+		s := pgqueue.NewSweeper(e.c, pgqueue.SweeperOptions{
+			Interval: 100 * time.Millisecond,
+			OnError:  func(err error) { t.Error(err) },
+			OnSweep:  func(n int64) { swept.Add(n) },
+		})
+		if err := s.Start(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		sweepers = append(sweepers, s)
+	}
+	m := e.receive("q", pgqueue.ReceiveOptions{})
+	if len(m) != 1 {
+		t.Fatal("nothing received")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		dl, err := e.c.ReceiveDLQ(e.ctx, acct, "q", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(dl) == 1 && dl[0].Sequence == seq {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sweeper did not move the exhausted message to the DLQ")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, s := range sweepers {
+		if err := s.Stop(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Stop(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if swept.Load() != 1 {
+		t.Fatalf("sweepers reported %d moves, want 1", swept.Load())
+	}
+}
