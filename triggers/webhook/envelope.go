@@ -29,7 +29,8 @@ type Envelope struct {
 	DeliveryID string
 	// Method is the HTTP method.
 	Method string
-	// Path is the request path, without the query string.
+	// Path is the request's decoded URL path (r.URL.Path), without the
+	// query string, which may carry tokens.
 	Path string
 	// Headers holds the allow-listed request headers, keyed by lower-case
 	// name; repeated headers are joined with ", ".
@@ -147,7 +148,7 @@ func (e *Envelope) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*e = Envelope{Hook: w.Hook, DeliveryID: w.DeliveryID, Method: w.Method, Path: w.Path, Headers: w.Headers}
-	if w.Body != nil && !bytes.Equal(w.Body, []byte("null")) {
+	if w.Body != nil { // "body": null is a body of null
 		e.Body = w.Body
 	}
 	if w.BodyBase64 != nil {

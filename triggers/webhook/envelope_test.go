@@ -69,6 +69,13 @@ func TestNewEnvelope(t *testing.T) {
 			want:     `{"hook":"b","delivery_id":"","method":"POST","path":"/hooks/a/b","headers":{"content-type":"text/plain"},"body":"hello"}`,
 		},
 		{
+			name:     "null body",
+			req:      newRequest("/hooks/a/b"),
+			body:     "null",
+			delivery: webhook.Delivery{Scheme: webhook.SchemeNone},
+			want:     `{"hook":"b","delivery_id":"","method":"POST","path":"/hooks/a/b","headers":{},"body":null}`,
+		},
+		{
 			name:     "empty body",
 			req:      newRequest("/hooks/a/b"),
 			body:     "",

@@ -163,6 +163,7 @@ func FuzzEnvelope(f *testing.F) {
 	f.Add([]byte(" 1e999 "), "", "n")
 	f.Add([]byte(`"<script>&"`), "", "html")
 	f.Add([]byte{}, "", "")
+	f.Add([]byte(" null "), "application/json", "")
 	f.Fuzz(func(t *testing.T, body []byte, contentType, id string) {
 		r := httptest.NewRequest(http.MethodPost, "/hooks/acct/h", nil)
 		r.Header.Set("Content-Type", contentType)
