@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sluicehq/sluice/internal/namedsql"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
 )
 
@@ -94,25 +94,12 @@ func (c *Client) Pool() *pgxpool.Pool { return c.pool }
 //go:embed queries.sql
 var queriesSQL string
 
-type queries map[string]string
+// queries binds the statements of queries.sql to one schema.
+type queries struct{ s namedsql.Statements }
 
-func loadQueries(schema string) queries {
-	ident := pgx.Identifier{schema}.Sanitize()
-	q := queries{}
-	for _, block := range strings.Split(queriesSQL, "-- name: ")[1:] {
-		name, body, _ := strings.Cut(block, "\n")
-		q[strings.TrimSpace(name)] = strings.TrimSpace(strings.ReplaceAll(body, "{{schema}}", ident))
-	}
-	return q
-}
+func loadQueries(schema string) queries { return queries{namedsql.MustParse(queriesSQL, schema)} }
 
-func (q queries) get(name string) string {
-	s, ok := q[name]
-	if !ok {
-		panic("pgqueue: no query named " + name)
-	}
-	return s
-}
+func (q queries) get(name string) string { return q.s.Get(name) }
 
 // seconds converts a non-negative duration to whole seconds, rounding up.
 func seconds(d time.Duration) int {

@@ -37,6 +37,7 @@ func commands() []command {
 		{"serve", "run the sweeper, triggers and HTTP API against DATABASE_URL", runServe},
 		{"deploy", "apply an app manifest (sluice.yaml) to DATABASE_URL", runDeploy},
 		{"postgres", "start, stop or locate the local development Postgres", runPostgres},
+		{"migrate", "apply database migrations to DATABASE_URL", runMigrate},
 	}
 }
 

@@ -266,3 +266,33 @@ func apply(ctx context.Context, conn *pgxpool.Conn, schema string, m Migration, 
 	}
 	return nil
 }
+
+// Current returns the latest applied version of each line in schema (empty
+// when nothing was applied yet).
+func Current(ctx context.Context, pool *pgxpool.Pool, schema string) (map[string]int, error) {
+	if err := ValidateSchema(schema); err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgx.Identifier{schema, "schema_migrations"}.Sanitize()).Scan(&exists); err != nil {
+		return nil, fmt.Errorf("migrate: schema %s: read versions: %w", schema, err)
+	}
+	if !exists {
+		return out, nil
+	}
+	rows, err := pool.Query(ctx, `SELECT line, max(version) FROM `+pgx.Identifier{schema, "schema_migrations"}.Sanitize()+` GROUP BY line`)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: schema %s: read versions: %w", schema, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var line string
+		var v int32
+		if err := rows.Scan(&line, &v); err != nil {
+			return nil, fmt.Errorf("migrate: schema %s: read versions: %w", schema, err)
+		}
+		out[line] = int(v)
+	}
+	return out, rows.Err()
+}
