@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -77,17 +78,19 @@ func (v *Verifier) verifyStripe(h http.Header, body []byte, now time.Time) (Deli
 		return Delivery{}, err
 	}
 	var event struct {
-		ID   any `json:"id"`
-		Type any `json:"type"`
+		ID   string `json:"id"`
+		Type string `json:"type"`
 	}
-	if err := json.Unmarshal(body, &event); err != nil {
-		return Delivery{}, errorf(ErrMissingDeliveryID, "Stripe event body is not a JSON object (%v); expected an event with a string \"id\"", err)
+	// A field of the wrong type is skipped with an UnmarshalTypeError and
+	// the rest still decoded: a non-string id then reads as missing.
+	var typeErr *json.UnmarshalTypeError
+	if err := json.Unmarshal(body, &event); err != nil && !errors.As(err, &typeErr) {
+		return Delivery{}, errorf(ErrMissingDeliveryID, "Stripe event body is not JSON (%v); expected an event object with a string \"id\"", err)
 	}
-	id, _ := event.ID.(string)
-	if id == "" {
-		return Delivery{}, errorf(ErrMissingDeliveryID, "Stripe event body has no non-empty string \"id\"; expected an event id such as \"evt_...\"")
+	if event.ID == "" {
+		return Delivery{}, errorf(ErrMissingDeliveryID, "Stripe event body has no non-empty string \"id\"; expected an event object with an id such as \"evt_...\"")
 	}
-	typ, _ := event.Type.(string)
+	id, typ := event.ID, event.Type
 	return Delivery{Scheme: SchemeStripe, ID: id, Event: typ}, nil
 }
 

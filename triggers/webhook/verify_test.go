@@ -295,9 +295,10 @@ func TestVerifyStripe(t *testing.T) {
 		{name: "5m1s in the past: outside", header: sh("t=" + at(-5*time.Minute-time.Second) + ",v1=" + v1(secret, at(-5*time.Minute-time.Second), body)), body: body, wantErr: webhook.ErrTimestampOutOfTolerance, wantMsg: "Stripe-Signature t 1699999699 is 5m1s in the past; allowed skew is 5m0s"},
 		{name: "5m in the future: inside", header: sh("t=" + at(5*time.Minute) + ",v1=" + v1(secret, at(5*time.Minute), body)), body: body, wantID: "evt_1", wantEv: "charge.succeeded"},
 		{name: "5m1s in the future: outside", header: sh("t=" + at(5*time.Minute+time.Second) + ",v1=" + v1(secret, at(5*time.Minute+time.Second), body)), body: body, wantErr: webhook.ErrTimestampOutOfTolerance, wantMsg: "in the future"},
-		{name: "body not JSON", header: sh("t=" + ts + ",v1=" + v1(secret, ts, "id=evt_1")), body: "id=evt_1", wantErr: webhook.ErrMissingDeliveryID, wantMsg: "not a JSON object"},
+		{name: "body not JSON", header: sh("t=" + ts + ",v1=" + v1(secret, ts, "id=evt_1")), body: "id=evt_1", wantErr: webhook.ErrMissingDeliveryID, wantMsg: "body is not JSON"},
 		{name: "body without id", header: sh("t=" + ts + ",v1=" + v1(secret, ts, `{"type":"x"}`)), body: `{"type":"x"}`, wantErr: webhook.ErrMissingDeliveryID, wantMsg: `no non-empty string "id"`},
 		{name: "numeric id", header: sh("t=" + ts + ",v1=" + v1(secret, ts, `{"id":5}`)), body: `{"id":5}`, wantErr: webhook.ErrMissingDeliveryID},
+		{name: "numeric type is ignored", header: sh("t=" + ts + ",v1=" + v1(secret, ts, `{"type":5,"id":"evt_5"}`)), body: `{"type":5,"id":"evt_5"}`, wantID: "evt_5"},
 		{name: "body an array", header: sh("t=" + ts + ",v1=" + v1(secret, ts, `[1]`)), body: `[1]`, wantErr: webhook.ErrMissingDeliveryID},
 	})
 }
