@@ -13,7 +13,7 @@ func ExampleParse() {
 		`{id:1,tags:[a,b],ok:true,n:null,nested:{x:1.5}}`,
 		`[{id:1},{id:2}]`,
 		`{msg:'hello world', url:https://example.com/x?y=1, version:1.2.3}`,
-		`{a:1 b:2}`,
+		`{msg:hello world}`,
 	} {
 		out, err := relaxedjson.Parse(in)
 		if err != nil {
@@ -28,5 +28,5 @@ func ExampleParse() {
 	// {"id":1,"tags":["a","b"],"ok":true,"n":null,"nested":{"x":1.5}}
 	// [{"id":1},{"id":2}]
 	// {"msg":"hello world","url":"https://example.com/x?y=1","version":"1.2.3"}
-	// relaxedjson: at byte 5: expected ',' or '}' after an object member, found 'b'
+	// relaxedjson: at byte 11: expected ',' or '}' after an object member (a bare word ends at white space; quote text with spaces: 'hello world'), found 'w'
 }

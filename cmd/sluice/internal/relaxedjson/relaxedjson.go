@@ -59,9 +59,10 @@ func Parse(s string) (json.RawMessage, error) {
 	if err := p.value(); err != nil {
 		return nil, err
 	}
+	end := p.i
 	p.space()
 	if p.i < len(s) {
-		return nil, p.errorf("end of input")
+		return nil, p.errorf("end of input" + p.spaceHint(end))
 	}
 	return p.out.Bytes(), nil
 }
@@ -166,9 +167,10 @@ func (p *parser) container(open, close byte) error {
 			if err := p.scalar(true, "an object key (a bare word or a quoted string)"); err != nil {
 				return err
 			}
+			end := p.i
 			p.space()
 			if p.peek() != ':' {
-				return p.errorf("':' after an object key")
+				return p.errorf("':' after an object key" + p.spaceHint(end))
 			}
 			p.i++
 			p.out.WriteByte(':')
@@ -177,6 +179,7 @@ func (p *parser) container(open, close byte) error {
 		if err := p.value(); err != nil {
 			return err
 		}
+		end := p.i
 		p.space()
 		switch p.peek() {
 		case ',':
@@ -192,10 +195,24 @@ func (p *parser) container(open, close byte) error {
 			return nil
 		}
 		if open == '{' {
-			return p.errorf("',' or '}' after an object member")
+			return p.errorf("',' or '}' after an object member" + p.spaceHint(end))
 		}
-		return p.errorf("',' or ']' after an array element")
+		return p.errorf("',' or ']' after an array element" + p.spaceHint(end))
 	}
+}
+
+// spaceHint explains, when a bare word ending at end is followed by white
+// space and another bare word at p.i, that bare words cannot hold spaces.
+func (p *parser) spaceHint(end int) string {
+	if end == p.i || end == 0 || p.i >= len(p.s) {
+		return ""
+	}
+	before, _ := utf8.DecodeLastRuneInString(p.s[:end])
+	after, _ := utf8.DecodeRuneInString(p.s[p.i:])
+	if !isBareRune(before) || !isBareRune(after) {
+		return ""
+	}
+	return " (a bare word ends at white space; quote text with spaces: 'hello world')"
 }
 
 // bare consumes and returns the bare word at p.i, stopping at ':' in keys.
