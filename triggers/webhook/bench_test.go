@@ -51,9 +51,14 @@ func BenchmarkNewEnvelope(b *testing.B) {
 	r.Header.Set("X-GitHub-Delivery", "d-1")
 	d := webhook.Delivery{Scheme: webhook.SchemeGitHub, ID: "d-1", Event: "push"}
 	for _, bc := range []struct {
-		name string
-		body []byte
-	}{{"json", benchBody}, {"binary", []byte(strings.Repeat("\x00\xff", 2048))}} {
+		name   string
+		body   []byte
+		direct bool // env.MarshalJSON() instead of json.Marshal(env)
+	}{
+		{"json", benchBody, false},
+		{"json-direct", benchBody, true},
+		{"binary", []byte(strings.Repeat("\x00\xff", 2048)), false},
+	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(bc.body)))
@@ -62,7 +67,12 @@ func BenchmarkNewEnvelope(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := json.Marshal(env); err != nil {
+				if bc.direct {
+					_, err = env.MarshalJSON()
+				} else {
+					_, err = json.Marshal(env)
+				}
+				if err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -11,7 +11,7 @@
 //	d, err := v.Verify(r.Header, body, now)
 //	if err != nil { /* errors.Is(err, webhook.ErrSignatureMismatch) ... */ }
 //	env, err := webhook.NewEnvelope(hookName, r, body, d)
-//	msg, err := json.Marshal(env)
+//	msg, err := env.MarshalJSON() // or json.Marshal(env), which compacts it again
 //
 // # Schemes
 //
