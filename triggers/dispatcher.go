@@ -22,9 +22,8 @@ const (
 	ReasonMaxReceiveCount = "max_receive_count"
 )
 
-// leaseSlack is added to a function's timeout (and batch window) so a
-// batch's lease never ends while the function may still be running.
-const leaseSlack = 5 * time.Second
+// leaseSlack is the shortest lease a claim takes beyond its batch window.
+const leaseSlack = time.Second
 
 // active is one enabled trigger with what it currently runs.
 type active struct {
@@ -47,10 +46,16 @@ func (a *active) runKey() string {
 		"|" + a.timeout.String()
 }
 
-// lease is how long a received batch is leased: never shorter than the
-// function's timeout plus the batch window.
+// lease is how long a claim leases a batch: the queue's visibility timeout,
+// and never less than the batch window plus leaseSlack so the window cannot
+// eat the lease. With lease extension on (the default) the lease is renewed
+// while the function runs, so a batch is never redelivered behind a running
+// function's back, however long its timeout, while a crashed process's
+// batches come back after one visibility timeout. With extension off the
+// queue's visibility timeout must cover the function's timeout; otherwise a
+// slow batch is redelivered and its late settlement refused (stale receipt).
 func (a *active) lease() time.Duration {
-	return max(a.visibility, a.timeout+a.BatchWindow+leaseSlack)
+	return max(a.visibility, a.BatchWindow+leaseSlack)
 }
 
 // backoff returns the retry delay after the given delivery attempt:
@@ -282,6 +287,9 @@ func (e *Engine) runQueueBatch(d *dispatcher, batch []pgqueue.Message) {
 		rec.acked += len(done)
 		if err != nil {
 			d.log.Error().Err(err).Int("messages", len(acks)).Msg("ack failed; the messages will be redelivered")
+		} else if len(done) < len(acks) {
+			d.log.Warn().Int("refused", len(acks)-len(done)).
+				Msg("acks refused: the leases had expired and the messages were redelivered (turn lease extension on, or raise the visibility timeout)")
 		}
 	}
 	if len(nacks) > 0 {
@@ -300,6 +308,15 @@ func (e *Engine) runQueueBatch(d *dispatcher, batch []pgqueue.Message) {
 	}
 	rec.outcome = outcomeOf(res)
 	e.record(rec)
+	if e.cfg.OnBatch != nil {
+		created := make([]time.Time, len(batch))
+		for i, m := range batch {
+			created[i] = m.CreatedAt
+		}
+		e.cfg.OnBatch(BatchEvent{Account: a.Account, Trigger: a.Name, Queue: a.Queue, Function: a.Function,
+			Version: a.version, Started: started, Duration: res.Duration, Outcome: rec.outcome,
+			Acked: rec.acked, Retried: rec.retried, Dead: rec.dead, CreatedAt: created})
+	}
 	ev := d.log.Debug()
 	if rec.outcome != "success" {
 		ev = d.log.Warn().Str("error", rec.err)

@@ -45,6 +45,24 @@ type Config struct {
 	InvocationRetention time.Duration
 	// Node names this process in cron claims (default host:pid).
 	Node string
+	// OnBatch, when set, is called after each queue batch is settled, on
+	// the batch's goroutine: keep it quick. Metrics and benchmarks use it.
+	OnBatch func(BatchEvent)
+}
+
+// BatchEvent describes one batch a queue trigger ran.
+type BatchEvent struct {
+	Account, Trigger, Queue, Function string
+	Version                           int
+	// Started is when the function was invoked (process clock).
+	Started  time.Time
+	Duration time.Duration
+	// Outcome is success, partial_failure or failure.
+	Outcome              string
+	Acked, Retried, Dead int
+	// CreatedAt holds each message's send time (database clock), so
+	// Started minus it is the message's send-to-function latency.
+	CreatedAt []time.Time
 }
 
 // Engine runs every enabled trigger: queue dispatchers and cron schedules,

@@ -1,0 +1,154 @@
+// Command bench measures Sluice's trigger runtime against River on the
+// same Postgres, in one run: drain throughput of a preloaded backlog
+// through a no-op function (Sluice reactor and command modes, River with a
+// no-op worker), and send-to-start latency at a steady rate.
+//
+//	cd bench && go run . -n 100000 -rate 500 -duration 20s
+//
+// It lives in its own module so the main module does not depend on River.
+// Each system gets a fresh schema, dropped afterwards.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+type config struct {
+	url         string
+	n           int
+	batch       int
+	concurrency int
+	rate        int
+	duration    time.Duration
+	systems     []string
+}
+
+func main() {
+	var c config
+	var systems string
+	flag.StringVar(&c.url, "db", firstNonEmpty(os.Getenv("BENCH_DATABASE_URL"), os.Getenv("TEST_DATABASE_URL")), "Postgres URL [BENCH_DATABASE_URL, TEST_DATABASE_URL]")
+	flag.IntVar(&c.n, "n", 50000, "messages (jobs) preloaded for the drain test")
+	flag.IntVar(&c.batch, "batch", 100, "Sluice trigger batch size for the drain test")
+	flag.IntVar(&c.concurrency, "concurrency", 4, "Sluice trigger concurrency (parallel batches)")
+	flag.IntVar(&c.rate, "rate", 500, "messages per second for the latency test")
+	flag.DurationVar(&c.duration, "duration", 15*time.Second, "length of the latency test")
+	flag.StringVar(&systems, "systems", "sluice-reactor,sluice-command,river", "what to measure")
+	flag.Parse()
+	c.systems = strings.Split(systems, ",")
+	if c.url == "" {
+		fmt.Fprintln(os.Stderr, "bench: set -db, BENCH_DATABASE_URL or TEST_DATABASE_URL")
+		os.Exit(2)
+	}
+	if err := run(context.Background(), c); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// result is one row of the report.
+type result struct {
+	system       string
+	drainPerSec  float64
+	drainElapsed time.Duration
+	p50, p99     time.Duration
+	sent         int64 // latency-test messages sent
+	samples      int   // and worked (and so measured)
+}
+
+func run(ctx context.Context, c config) error {
+	pcfg, err := pgxpool.ParseConfig(c.url)
+	if err != nil {
+		return err
+	}
+	pcfg.MaxConns = 50
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	var version string
+	if err := pool.QueryRow(ctx, "SHOW server_version").Scan(&version); err != nil {
+		return err
+	}
+	fmt.Printf("Postgres %s, %d messages drained, latency at %d msg/s for %s\n\n", version, c.n, c.rate, c.duration)
+
+	var results []result
+	for _, sys := range c.systems {
+		var r result
+		var err error
+		switch sys {
+		case "sluice-reactor":
+			r, err = benchSluice(ctx, pool, c, true)
+		case "sluice-command":
+			r, err = benchSluice(ctx, pool, c, false)
+		case "river":
+			r, err = benchRiver(ctx, pool, c)
+		default:
+			return fmt.Errorf("unknown system %q: use sluice-reactor, sluice-command or river", sys)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", sys, err)
+		}
+		r.system = sys
+		results = append(results, r)
+		fmt.Printf("%-15s drain %8.0f msg/s (%d in %s)   latency p50 %7s  p99 %7s  (%d of %d sent)\n",
+			r.system, r.drainPerSec, c.n, r.drainElapsed.Round(time.Millisecond),
+			r.p50.Round(100*time.Microsecond), r.p99.Round(100*time.Microsecond), r.samples, r.sent)
+	}
+	return nil
+}
+
+// freshSchema returns a new schema name and a func that drops it.
+func freshSchema(ctx context.Context, pool *pgxpool.Pool, prefix string) (string, func()) {
+	name := fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano())
+	return name, func() {
+		_, _ = pool.Exec(context.WithoutCancel(ctx), "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE")
+	}
+}
+
+// percentiles returns p50 and p99 of samples (sorted in place).
+func percentiles(samples []time.Duration) (p50, p99 time.Duration) {
+	if len(samples) == 0 {
+		return 0, 0
+	}
+	slices.Sort(samples)
+	at := func(p float64) time.Duration { return samples[min(len(samples)-1, int(p*float64(len(samples))))] }
+	return at(0.50), at(0.99)
+}
+
+// pace calls send rate times a second for d, spreading calls evenly.
+func pace(ctx context.Context, rate int, d time.Duration, send func() error) error {
+	interval := time.Second / time.Duration(rate)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		if err := send(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

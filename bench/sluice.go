@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/functions"
+	"github.com/sluicehq/sluice/internal/wasmbuild"
+	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/pgqueue/migrate"
+	"github.com/sluicehq/sluice/runtime"
+	"github.com/sluicehq/sluice/triggers"
+)
+
+const account = pgqueue.DefaultAccount
+
+// benchSluice drains c.n messages through the noop example (reactor or
+// command build), then measures send-to-start latency at c.rate msg/s.
+func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool) (result, error) {
+	schema, drop := freshSchema(ctx, pool, "bench_sluice")
+	defer drop()
+	if err := migrate.Up(ctx, pool, schema, pgqueue.Migrations, functions.Migrations, triggers.Migrations); err != nil {
+		return result{}, err
+	}
+	qc, err := pgqueue.New(pool, pgqueue.Options{Schema: schema})
+	if err != nil {
+		return result{}, err
+	}
+	reg, err := functions.NewRegistry(pool, schema, nil)
+	if err != nil {
+		return result{}, err
+	}
+	store, err := triggers.NewStore(pool, schema)
+	if err != nil {
+		return result{}, err
+	}
+	mode := wasmbuild.Command
+	if reactor {
+		mode = wasmbuild.Reactor
+	}
+	path, err := wasmbuild.Build(ctx, "noop", mode)
+	if err != nil {
+		return result{}, err
+	}
+	module, err := os.ReadFile(path)
+	if err != nil {
+		return result{}, err
+	}
+	if _, err := reg.Deploy(ctx, account, "noop", module, functions.Config{MemoryMiB: 64, Timeout: 30 * time.Second}, ""); err != nil {
+		return result{}, err
+	}
+	for _, q := range []string{"drain", "latency"} {
+		if _, err := qc.CreateQueue(ctx, account, q, pgqueue.Settings{}); err != nil {
+			return result{}, err
+		}
+	}
+
+	// Preload the backlog before any trigger exists.
+	body := json.RawMessage(`{"n":1}`)
+	batch := make([]pgqueue.NewMessage, 1000)
+	for i := range batch {
+		batch[i] = pgqueue.NewMessage{Body: body}
+	}
+	for sent := 0; sent < c.n; sent += len(batch) {
+		if _, err := qc.SendBatch(ctx, account, "drain", batch[:min(len(batch), c.n-sent)]); err != nil {
+			return result{}, err
+		}
+	}
+
+	var acked atomic.Int64
+	var mu sync.Mutex
+	var latencies []time.Duration
+	measuring := atomic.Bool{}
+	listener, err := pgqueue.NewListener(pool, pgqueue.ListenerOptions{Schema: schema})
+	if err != nil {
+		return result{}, err
+	}
+	if err := listener.Start(ctx); err != nil {
+		return result{}, err
+	}
+	defer listener.Stop(context.WithoutCancel(ctx))
+	lqc, err := pgqueue.New(pool, pgqueue.Options{Schema: schema, Listener: listener})
+	if err != nil {
+		return result{}, err
+	}
+	cacheDir, err := os.MkdirTemp("", "sluice-bench-cache-")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(cacheDir)
+	rt, err := runtime.New(ctx, runtime.Config{CompilationCacheDir: cacheDir})
+	if err != nil {
+		return result{}, err
+	}
+	defer rt.Close(context.WithoutCancel(ctx))
+	eng, err := triggers.NewEngine(triggers.Config{
+		Pool: pool, Schema: schema, Queue: lqc, Listener: listener, Registry: reg, Runtime: rt,
+		Logger: zerolog.New(os.Stderr).Level(zerolog.WarnLevel),
+		OnBatch: func(ev triggers.BatchEvent) {
+			acked.Add(int64(ev.Acked))
+			if ev.Queue == "latency" && measuring.Load() {
+				mu.Lock()
+				for _, created := range ev.CreatedAt {
+					latencies = append(latencies, ev.Started.Sub(created))
+				}
+				mu.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		return result{}, err
+	}
+	// Compile the module before the clock starts (a warm process).
+	if fn, err := rt.Load(ctx, module, runtime.FunctionConfig{Name: "noop", Version: 1}); err == nil {
+		_ = fn.Close(ctx)
+	}
+	for _, t := range []triggers.Trigger{
+		{Queue: "drain", BatchSize: c.batch, Concurrency: c.concurrency},
+		{Queue: "latency", BatchSize: 10, Concurrency: c.concurrency},
+	} {
+		t.Account, t.Kind, t.Function, t.Enabled, t.LeaseExtension = account, triggers.KindQueue, "noop", true, true
+		t.Name = t.DerivedName()
+		if _, err := store.Put(ctx, t); err != nil {
+			return result{}, err
+		}
+	}
+	start := time.Now()
+	if err := eng.Start(ctx); err != nil {
+		return result{}, err
+	}
+	defer eng.Stop(context.WithoutCancel(ctx))
+	for acked.Load() < int64(c.n) {
+		if time.Since(start) > 10*time.Minute {
+			return result{}, fmt.Errorf("drain stalled at %d of %d", acked.Load(), c.n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	r := result{drainElapsed: elapsed, drainPerSec: float64(c.n) / elapsed.Seconds()}
+
+	measuring.Store(true)
+	small := []pgqueue.NewMessage{{Body: body}}
+	var sent int64
+	if err := pace(ctx, c.rate, c.duration, func() error {
+		sent++
+		_, err := qc.SendBatch(ctx, account, "latency", small)
+		return err
+	}); err != nil {
+		return result{}, err
+	}
+	// Wait for the last sends to be worked.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := len(latencies)
+		mu.Unlock()
+		if int64(n) >= sent {
+			break
+		}
+	}
+	mu.Lock()
+	r.sent = sent
+	r.samples = len(latencies)
+	r.p50, r.p99 = percentiles(latencies)
+	mu.Unlock()
+	return r, nil
+}

@@ -1,0 +1,189 @@
+package triggers_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/functions"
+	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/triggers"
+)
+
+// A batch that runs longer than the queue's visibility timeout is not
+// redelivered while it runs: the dispatcher keeps extending its lease.
+func TestLeaseExtensionCoversSlowFunction(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("slow", "slow", functions.Config{Env: map[string]string{"SLOW_DURATION": "3500ms"}})
+	e.createQueue("slowq", pgqueue.Settings{VisibilityTimeout: time.Second})
+	seq := e.send("slowq", `{"n":1}`)[0]
+	e.putTrigger(triggers.Trigger{Queue: "slowq", Function: "slow"})
+	e.startEngine()
+	e.waitFor("the message to be acked", 20*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.messages`) == 0
+	})
+	e.waitFor("the invocation log", 5*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.invocations`) >= 1
+	})
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE $1 = ANY (message_ids)`, seq); got != 1 {
+		t.Errorf("message delivered %d times while one slow batch ran, want 1", got)
+	}
+}
+
+// With lease extension off, a batch outliving its lease is redelivered and
+// the first run's late ack is refused (its receipt is stale), leaving the
+// second delivery's lease intact; that delivery's ack takes effect. (No
+// sweeper runs here, so the second, final lease is not dead-lettered when
+// it lapses before the ack.)
+func TestWithoutLeaseExtensionSlowBatchIsRedelivered(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("slow", "slow", functions.Config{Env: map[string]string{"SLOW_DURATION": "1500ms"}})
+	e.createQueue("stale", pgqueue.Settings{VisibilityTimeout: time.Second, MaxReceiveCount: 2})
+	seq := e.send("stale", `{"n":1}`)[0]
+	tr := triggers.Trigger{Account: acct, Kind: triggers.KindQueue, Queue: "stale", Function: "slow",
+		Concurrency: 2, Enabled: true, LeaseExtension: false}
+	tr.Name = tr.DerivedName()
+	if _, err := e.triggers.Put(context.Background(), tr); err != nil {
+		t.Fatal(err)
+	}
+	e.startEngine()
+	e.waitFor("the message to be acked", 20*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.messages`) == 0
+	})
+	e.waitFor("two deliveries in the log", 10*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE $1 = ANY (message_ids)`, seq) == 2
+	})
+	if got := e.scalar(`SELECT coalesce(sum(acked), 0) FROM {{schema}}.invocations`); got != 1 {
+		t.Errorf("acks that took effect = %d, want 1 (the stale one refused)", got)
+	}
+}
+
+// Stop lets a running batch finish within the grace period.
+func TestStopLetsRunningBatchFinish(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("slow", "slow", functions.Config{Env: map[string]string{"SLOW_DURATION": "1500ms"}})
+	e.createQueue("g", pgqueue.Settings{VisibilityTimeout: 30 * time.Second})
+	e.send("g", `{"n":1}`)
+	e.putTrigger(triggers.Trigger{Queue: "g", Function: "slow"})
+	eng := e.startEngine()
+	e.waitFor("the batch to start", 20*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.messages WHERE receive_count = 1`) == 1
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := eng.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.messages`); got != 0 {
+		t.Errorf("messages left after a graceful stop = %d, want 0 (the batch finished and acked)", got)
+	}
+	if err := eng.Stop(ctx); err != nil {
+		t.Errorf("second stop: %v, want nil", err)
+	}
+}
+
+// When the grace period ends first, the running batch is cut short and its
+// lease released: the message is ready again at once, not after the
+// 30-second visibility timeout.
+func TestStopAfterGraceReleasesLeases(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("slow", "slow", functions.Config{Env: map[string]string{"SLOW_DURATION": "20s"}, Timeout: 30 * time.Second})
+	e.createQueue("r", pgqueue.Settings{VisibilityTimeout: 30 * time.Second})
+	e.send("r", `{"n":1}`)
+	e.putTrigger(triggers.Trigger{Queue: "r", Function: "slow"})
+	eng := e.startEngine()
+	e.waitFor("the batch to start", 20*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.messages WHERE receive_count = 1`) == 1
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := eng.Stop(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("stop = %v, want the grace period's deadline", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("stop took %s after the grace period", took)
+	}
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.messages WHERE visible_at <= now() AND receive_count = 1`); got != 1 {
+		t.Errorf("released messages ready now = %d, want 1", got)
+	}
+}
+
+// A deploy while the engine runs takes effect within two seconds.
+func TestNewVersionTakesEffectWithoutRestart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("echo", "f", functions.Config{Env: map[string]string{"V": "1"}})
+	e.createQueue("hot", pgqueue.Settings{})
+	e.putTrigger(triggers.Trigger{Queue: "hot", Function: "f"})
+	e.startEngine(func(c *triggers.Config) { c.ReloadInterval = 0 }) // the default, 1s
+	e.send("hot", `{"n":1}`)
+	e.waitFor("version 1 to run", 20*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE version = 1`) == 1
+	})
+	e.deploy("echo", "f", functions.Config{Env: map[string]string{"V": "2"}})
+	deployed := time.Now()
+	for time.Since(deployed) < 5*time.Second {
+		e.send("hot", `{"n":2}`)
+		time.Sleep(100 * time.Millisecond)
+		if e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE version = 2`) > 0 {
+			break
+		}
+	}
+	var first time.Time
+	if err := e.pool.QueryRow(context.Background(),
+		`SELECT min(started_at) FROM "`+e.schema+`".invocations WHERE version = 2`).Scan(&first); err != nil {
+		t.Fatalf("version 2 never ran: %v", err)
+	}
+	if lag := first.Sub(deployed); lag > 2*time.Second {
+		t.Errorf("version 2 first ran %s after the deploy, want within 2s", lag)
+	}
+}
+
+// ack_first deletes messages when received: a failing function loses them
+// (at-most-once), they are never retried.
+func TestAckFirstIsAtMostOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("poison", "poison", functions.Config{})
+	e.createQueue("amo", pgqueue.Settings{})
+	e.send("amo", `{"n":1}`, `{"n":2}`)
+	e.putTrigger(triggers.Trigger{Queue: "amo", Function: "poison", AckPolicy: "ack_first"})
+	e.startEngine()
+	e.waitFor("the invocation", 20*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.invocations`) >= 1
+	})
+	time.Sleep(500 * time.Millisecond)
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.messages`) + e.scalar(`SELECT count(*) FROM {{schema}}.dead_letters`); got != 0 {
+		t.Errorf("messages or dead letters left = %d, want 0", got)
+	}
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.invocations, unnest(message_ids)`); got != 2 {
+		t.Errorf("deliveries = %d, want 2 (each once, never retried)", got)
+	}
+}
+
+// A DLQ trigger hands dead letters to a handler and deletes the ones it
+// handled.
+func TestDLQTriggerHandlesDeadLetters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("poison", "poison", functions.Config{Env: map[string]string{"POISON_PERMANENT": "1"}})
+	e.deploy("echo", "handler", functions.Config{})
+	e.createQueue("src", pgqueue.Settings{})
+	e.send("src", `{"n":1}`, `{"n":2}`, `{"n":3}`)
+	e.putTrigger(triggers.Trigger{Queue: "src", Function: "poison"})
+	e.putTrigger(triggers.Trigger{Queue: "src", DLQ: true, Function: "handler"})
+	e.startEngine()
+	e.waitFor("the handler to work the DLQ", 30*time.Second, func() bool {
+		return e.scalar(`SELECT coalesce(sum(acked), 0) FROM {{schema}}.invocations WHERE trigger_type = 'dlq'`) == 3
+	})
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.dead_letters`); got != 0 {
+		t.Errorf("dead letters left = %d, want 0", got)
+	}
+}
