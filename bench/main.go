@@ -30,6 +30,7 @@ type config struct {
 	rate        int
 	duration    time.Duration
 	systems     []string
+	idleQueues  int
 }
 
 func main() {
@@ -41,7 +42,8 @@ func main() {
 	flag.IntVar(&c.concurrency, "concurrency", 4, "Sluice trigger concurrency (parallel batches)")
 	flag.IntVar(&c.rate, "rate", 500, "messages per second for the latency test")
 	flag.DurationVar(&c.duration, "duration", 15*time.Second, "length of the latency test")
-	flag.StringVar(&systems, "systems", "sluice-reactor,sluice-command,river", "what to measure")
+	flag.StringVar(&systems, "systems", "sluice-reactor,sluice-command,river", "what to measure (also: idle)")
+	flag.IntVar(&c.idleQueues, "idle-queues", 100, "queue triggers of the idle test")
 	flag.Parse()
 	c.systems = strings.Split(systems, ",")
 	if c.url == "" {
@@ -92,6 +94,11 @@ func run(ctx context.Context, c config) error {
 			r, err = benchSluice(ctx, pool, c, false)
 		case "river":
 			r, err = benchRiver(ctx, pool, c)
+		case "idle":
+			if err := benchIdle(ctx, pool, c.idleQueues, c.duration); err != nil {
+				return fmt.Errorf("idle: %w", err)
+			}
+			continue
 		default:
 			return fmt.Errorf("unknown system %q: use sluice-reactor, sluice-command or river", sys)
 		}

@@ -85,12 +85,25 @@ type dispatcher struct {
 
 	cancel  context.CancelFunc // stops claiming
 	stopped chan struct{}      // closed when the claim loop and all batches are done
+	// due wakes the claim loop when a retry this dispatcher scheduled comes
+	// due, so an idle queue need not be polled often to retry on time.
+	due chan struct{}
+}
+
+// wakeAfter makes the claim loop look for messages again after d.
+func (d *dispatcher) wakeAfter(delay time.Duration) {
+	time.AfterFunc(delay, func() {
+		select {
+		case d.due <- struct{}{}:
+		default:
+		}
+	})
 }
 
 func (e *Engine) startDispatcher(a *active, fn *runtime.Function) *dispatcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &dispatcher{
-		e: e, a: a, fn: fn, cancel: cancel, stopped: make(chan struct{}),
+		e: e, a: a, fn: fn, cancel: cancel, stopped: make(chan struct{}), due: make(chan struct{}, 1),
 		log: e.log.With().Str("trigger", a.Name).Str("queue", a.Queue).Str("function", a.Function).
 			Int("version", a.version).Logger(),
 	}
@@ -144,6 +157,8 @@ func (d *dispatcher) run(ctx context.Context) {
 			}
 			select {
 			case <-wake:
+				idle = d.e.cfg.PollMin
+			case <-d.due:
 				idle = d.e.cfg.PollMin
 			case <-time.After(idle):
 				idle = min(idle*2, d.e.cfg.PollMax)
@@ -293,6 +308,11 @@ func (e *Engine) runQueueBatch(d *dispatcher, batch []pgqueue.Message) {
 		}
 	}
 	if len(nacks) > 0 {
+		soonest := nacks[0].Delay
+		for _, n := range nacks[1:] {
+			soonest = min(soonest, n.Delay)
+		}
+		d.wakeAfter(soonest)
 		done, err := e.cfg.Queue.Nack(settleCtx, a.Account, a.Queue, nacks)
 		rec.retried += len(done)
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 func (e *Engine) startDLQDispatcher(a *active, fn *runtime.Function) *dispatcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &dispatcher{
-		e: e, a: a, fn: fn, cancel: cancel, stopped: make(chan struct{}),
+		e: e, a: a, fn: fn, cancel: cancel, stopped: make(chan struct{}), due: make(chan struct{}, 1),
 		log: e.log.With().Str("trigger", a.Name).Str("queue", a.Queue).Str("function", a.Function).
 			Int("version", a.version).Bool("dlq", true).Logger(),
 	}

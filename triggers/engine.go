@@ -37,8 +37,10 @@ type Config struct {
 	// deploys take effect without a restart (default 1s).
 	ReloadInterval time.Duration
 	// PollMin and PollMax bound how often an idle queue is polled when no
-	// wake-up arrives (defaults 100ms and 2s): wake-ups cover new sends,
-	// polling covers retries and delays coming due.
+	// wake-up arrives (defaults 100ms and 5s): NOTIFY wake-ups cover new
+	// sends, each dispatcher wakes itself when a retry it scheduled comes
+	// due, and polling covers the rest (delayed sends, leases of crashed
+	// processes expiring).
 	PollMin, PollMax time.Duration
 	// InvocationRetention bounds how long invocation records are kept
 	// (default 7 days).
@@ -117,7 +119,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		cfg.PollMin = 100 * time.Millisecond
 	}
 	if cfg.PollMax < cfg.PollMin {
-		cfg.PollMax = max(2*time.Second, cfg.PollMin)
+		cfg.PollMax = max(5*time.Second, cfg.PollMin)
 	}
 	if cfg.InvocationRetention <= 0 {
 		cfg.InvocationRetention = 7 * 24 * time.Hour
