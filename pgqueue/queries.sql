@@ -113,3 +113,8 @@ SELECT q.id, now() + make_interval(secs => $3)
   FROM {{schema}}.queues q
   JOIN unnest($1::text[], $2::text[]) AS w(account, name) ON q.account = w.account AND q.name = w.name
 ON CONFLICT (queue_id) DO UPDATE SET until = excluded.until
+
+-- name: dead_tuples
+SELECT coalesce(n_dead_tup, 0)
+  FROM pg_stat_user_tables
+ WHERE relid = to_regclass($1)

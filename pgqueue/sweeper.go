@@ -2,9 +2,12 @@ package pgqueue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // SweeperOptions configure a Sweeper.
@@ -17,6 +20,13 @@ type SweeperOptions struct {
 	// OnSweep, when set, is told how many messages each sweep moved or
 	// removed.
 	OnSweep func(n int64)
+	// VacuumThreshold is the number of dead rows in the messages table
+	// above which the sweeper runs VACUUM on it itself (checked every 10
+	// sweeps); 0 means 20,000, negative disables. Autovacuum normally gets
+	// there first (the table has aggressive per-table settings); this
+	// keeps the queue's index heads clean where autovacuum is off or
+	// behind, which is what keeps receive cost flat.
+	VacuumThreshold int64
 }
 
 // Sweeper calls the sweep SQL function every interval: messages whose last
@@ -38,6 +48,9 @@ type Sweeper struct {
 func NewSweeper(client *Client, opts SweeperOptions) *Sweeper {
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
+	}
+	if opts.VacuumThreshold == 0 {
+		opts.VacuumThreshold = 20000
 	}
 	return &Sweeper{client: client, opts: opts}
 }
@@ -83,7 +96,12 @@ func (s *Sweeper) run(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(s.opts.Interval)
 	defer t.Stop()
-	for {
+	for i := 0; ; i++ {
+		if i%10 == 0 && s.opts.VacuumThreshold > 0 {
+			if err := s.vacuum(ctx); err != nil && ctx.Err() == nil && s.opts.OnError != nil {
+				s.opts.OnError(err)
+			}
+		}
 		n, err := s.client.Sweep(ctx)
 		if ctx.Err() != nil {
 			return
@@ -103,4 +121,27 @@ func (s *Sweeper) run(ctx context.Context, done chan struct{}) {
 		case <-t.C:
 		}
 	}
+}
+
+// vacuum runs VACUUM on the messages table when it has more dead rows than
+// the threshold. SKIP_LOCKED makes a process skip it while another one
+// vacuums.
+func (s *Sweeper) vacuum(ctx context.Context) error {
+	c := s.client
+	table := pgx.Identifier{c.schema, "messages"}.Sanitize()
+	var dead int64
+	err := c.pool.QueryRow(ctx, c.q.get("dead_tuples"), table).Scan(&dead)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pgqueue: sweeper on schema %s: read dead rows: %w", c.schema, err)
+	}
+	if dead < s.opts.VacuumThreshold {
+		return nil
+	}
+	if _, err := c.pool.Exec(ctx, "VACUUM (SKIP_LOCKED) "+table); err != nil {
+		return fmt.Errorf("pgqueue: sweeper on schema %s: vacuum %d dead rows: %w", c.schema, dead, err)
+	}
+	return nil
 }
