@@ -22,7 +22,7 @@ import (
 )
 
 // Migrations are every migration line of Sluice, in the order they apply.
-var Migrations = []migrate.Line{pgqueue.Migrations, functions.Migrations, triggers.Migrations}
+var Migrations = []migrate.Line{pgqueue.Migrations, functions.Migrations, triggers.Migrations, APIMigrations}
 
 // Config configures a Server.
 type Config struct {
@@ -62,6 +62,7 @@ type Server struct {
 	Runtime  *runtime.Runtime
 
 	engine  *triggers.Engine
+	api     *api
 	sweeper *pgqueue.Sweeper
 	http    *http.Server
 	ln      net.Listener
@@ -147,6 +148,7 @@ func (s *Server) open(ctx context.Context) error {
 	if s.engine, err = triggers.NewEngine(ec); err != nil {
 		return err
 	}
+	s.api = newAPI(s)
 	s.sweeper = pgqueue.NewSweeper(s.Queue, pgqueue.SweeperOptions{
 		OnError: func(err error) { s.log.Warn().Err(err).Msg("sweep failed") },
 	})
@@ -229,23 +231,8 @@ func (s *Server) Stop(ctx context.Context) error {
 	return s.stopErr
 }
 
-// Handler is the HTTP API.
+// Handler is the HTTP API (docs/http-api.md): data plane, management,
+// webhooks, /healthz, /readyz and /metrics.
 func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := s.Pool.Ping(ctx); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"status":"unavailable","error":{"code":"database_unavailable","message":"database not reachable"}}` + "\n"))
-			return
-		}
-		_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
-	})
-	return mux
+	return s.api
 }

@@ -1,0 +1,347 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/pgqueue"
+)
+
+// Scopes an access key may hold (see docs/http-api.md).
+const (
+	ScopeSend   = "mq:send"
+	ScopeRecv   = "mq:receive"
+	ScopeDelete = "mq:delete"
+	ScopePurge  = "mq:purge"
+	ScopeAdmin  = "mq:admin"
+	ScopeAllMQ  = "mq:*"
+	ScopeDeploy = "functions:deploy"
+)
+
+var knownScopes = []string{ScopeSend, ScopeRecv, ScopeDelete, ScopePurge, ScopeAdmin, ScopeAllMQ, ScopeDeploy}
+
+// scopeReadFunctions marks routes that read functions: mq:admin or
+// functions:deploy allows them.
+const scopeReadFunctions = "functions:read"
+
+// Key is an access key as listed: never its secret.
+type Key struct {
+	ID          string     `json:"id"`
+	Account     string     `json:"account"`
+	Scopes      []string   `json:"scopes"`
+	Queues      []string   `json:"queues"`
+	Description string     `json:"description"`
+	CreatedAt   time.Time  `json:"created_at"`
+	RevokedAt   *time.Time `json:"revoked_at"`
+}
+
+// ErrInvalidKey is returned by CreateKey for scopes, queue patterns or a
+// description it refuses; the message says what is allowed.
+var ErrInvalidKey = errors.New("invalid access key")
+
+var accountRE = regexp.MustCompile(`^[0-9]{12}$`)
+
+// CreateKey creates an access key of account (creating the account if it
+// does not exist yet) with the given scopes, limited to the queue-name
+// patterns queues (path.Match syntax; nil means every queue), and returns
+// its id and secret. The secret is not stored, only its SHA-256: it cannot
+// be shown again. Clients send "Authorization: Bearer <id>:<secret>".
+func (s *Server) CreateKey(ctx context.Context, account string, scopes, queues []string, description string) (id, secret string, err error) {
+	if !accountRE.MatchString(account) {
+		return "", "", fmt.Errorf("server: create key: %w: account %q: use exactly 12 digits", ErrInvalidKey, account)
+	}
+	if len(queues) == 0 {
+		queues = []string{"*"}
+	}
+	if err := checkKeySpec(scopes, queues, description); err != nil {
+		return "", "", fmt.Errorf("server: create key in account %s: %w", account, err)
+	}
+	id, secret, hash := newKeyMaterial()
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, s.api.q.Get("ensure_account"), account); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, s.api.q.Get("create_key"), id, account, hash[:], scopes, queues, description)
+		return err
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("server: create key in account %s: %w", account, err)
+	}
+	return id, secret, nil
+}
+
+// RevokeKey revokes an access key of account. Requests with it fail
+// within 5 seconds in every process (at once in this one). Revoking a
+// revoked key is a no-op.
+func (s *Server) RevokeKey(ctx context.Context, account, id string) error {
+	var got string
+	err := s.Pool.QueryRow(ctx, s.api.q.Get("revoke_key"), account, id).Scan(&got)
+	s.api.keys.forget(id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return errorf(http.StatusNotFound, "not_found", "access key %q not found in account %s", id, account)
+	}
+	if err != nil {
+		return fmt.Errorf("server: revoke key %s: %w", id, err)
+	}
+	return nil
+}
+
+// ListKeys lists the access keys of account, revoked ones included,
+// oldest first.
+func (s *Server) ListKeys(ctx context.Context, account string) ([]Key, error) {
+	rows, err := s.Pool.Query(ctx, s.api.q.Get("list_keys"), account)
+	if err != nil {
+		return nil, fmt.Errorf("server: list keys of account %s: %w", account, err)
+	}
+	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Key, error) {
+		var k Key
+		err := r.Scan(&k.ID, &k.Account, &k.Scopes, &k.Queues, &k.Description, &k.CreatedAt, &k.RevokedAt)
+		k.CreatedAt = k.CreatedAt.UTC()
+		if k.RevokedAt != nil {
+			t := k.RevokedAt.UTC()
+			k.RevokedAt = &t
+		}
+		return k, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: list keys of account %s: %w", account, err)
+	}
+	return keys, nil
+}
+
+func checkKeySpec(scopes, queues []string, description string) error {
+	if len(scopes) == 0 {
+		return fmt.Errorf("%w: no scopes: give at least one of %s", ErrInvalidKey, strings.Join(knownScopes, ", "))
+	}
+	for _, sc := range scopes {
+		if !slices.Contains(knownScopes, sc) {
+			return fmt.Errorf("%w: unknown scope %q: use %s", ErrInvalidKey, truncate(sc, 40), strings.Join(knownScopes, ", "))
+		}
+	}
+	if len(queues) > 100 {
+		return fmt.Errorf("%w: %d queue patterns: use at most 100", ErrInvalidKey, len(queues))
+	}
+	for _, p := range queues {
+		if _, err := path.Match(p, ""); err != nil || p == "" || len(p) > 80 {
+			return fmt.Errorf("%w: queue pattern %q: use 1-80 characters of path.Match syntax, e.g. orders-*", ErrInvalidKey, truncate(p, 90))
+		}
+	}
+	if len(description) > 200 {
+		return fmt.Errorf("%w: description of %d bytes: use at most 200", ErrInvalidKey, len(description))
+	}
+	return nil
+}
+
+const keyIDAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+// newKeyMaterial returns a fresh key id (sk_ and 20 random characters), a
+// 256-bit secret and the secret's SHA-256.
+func newKeyMaterial() (id, secret string, hash [32]byte) {
+	var b [20 + 32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	idb := make([]byte, 20)
+	for i := range idb {
+		idb[i] = keyIDAlphabet[int(b[i])%len(keyIDAlphabet)]
+	}
+	secret = base64.RawURLEncoding.EncodeToString(b[20:])
+	return "sk_" + string(idb), secret, sha256.Sum256([]byte(secret))
+}
+
+// keyRecord is what a request is authorized with.
+type keyRecord struct {
+	id, account    string
+	hash           []byte
+	scopes, queues []string
+	revoked        bool
+}
+
+func (k *keyRecord) allows(scope string) bool {
+	for _, s := range k.scopes {
+		if s == scope || s == ScopeAllMQ && strings.HasPrefix(scope, "mq:") {
+			return true
+		}
+	}
+	return false
+}
+
+func (k *keyRecord) allowsQueue(queue string) bool {
+	for _, p := range k.queues {
+		if ok, _ := path.Match(p, queue); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// keyCache remembers keys looked up (and ids not found) for a short TTL.
+type keyCache struct {
+	ttl time.Duration
+	mu  sync.Mutex
+	m   map[string]cachedKey
+}
+
+type cachedKey struct {
+	rec *keyRecord // nil: no such key
+	at  time.Time
+}
+
+const maxCachedKeys = 10000
+
+func newKeyCache(ttl time.Duration) *keyCache {
+	return &keyCache{ttl: ttl, m: map[string]cachedKey{}}
+}
+
+func (c *keyCache) get(id string) (*keyRecord, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[id]
+	if !ok || time.Since(e.at) > c.ttl {
+		return nil, false
+	}
+	return e.rec, true
+}
+
+func (c *keyCache) put(id string, rec *keyRecord) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxCachedKeys {
+		for k, e := range c.m {
+			if time.Since(e.at) > c.ttl {
+				delete(c.m, k)
+			}
+		}
+		if len(c.m) >= maxCachedKeys {
+			clear(c.m)
+		}
+	}
+	c.m[id] = cachedKey{rec: rec, at: time.Now()}
+}
+
+func (c *keyCache) forget(id string) {
+	c.mu.Lock()
+	delete(c.m, id)
+	c.mu.Unlock()
+}
+
+// dummyHash is compared against when the key id is unknown, so unknown
+// and wrong keys cost the same.
+var dummyHash = sha256.Sum256([]byte("sluice: no such key"))
+
+var errUnauthorized = errorf(http.StatusUnauthorized, "unauthorized",
+	"invalid access key: it is unknown, wrong or revoked; send Authorization: Bearer <key-id>:<secret>")
+
+// lookupKey returns the key with id (nil if none), from the cache or the
+// database.
+func (a *api) lookupKey(ctx context.Context, id string) (*keyRecord, error) {
+	if rec, ok := a.keys.get(id); ok {
+		return rec, nil
+	}
+	rec := &keyRecord{id: id}
+	var revokedAt *time.Time
+	var desc string
+	var created time.Time
+	err := a.s.Pool.QueryRow(ctx, a.q.Get("get_key"), id).Scan(&rec.account, &rec.hash, &rec.scopes, &rec.queues, &desc, &created, &revokedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		rec = nil
+	} else if err != nil {
+		return nil, fmt.Errorf("server: look up access key: %w", err)
+	} else {
+		rec.revoked = revokedAt != nil
+	}
+	a.keys.put(id, rec)
+	return rec, nil
+}
+
+// authenticate verifies the request's access key.
+func (a *api) authenticate(r *http.Request) (*keyRecord, error) {
+	auth := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return nil, errorf(http.StatusUnauthorized, "unauthorized",
+			"missing access key: send Authorization: Bearer <key-id>:<secret>")
+	}
+	id, secret, _ := strings.Cut(strings.TrimSpace(token), ":")
+	sum := sha256.Sum256([]byte(secret))
+	var rec *keyRecord
+	if len(id) == 23 && strings.HasPrefix(id, "sk_") {
+		var err error
+		if rec, err = a.lookupKey(r.Context(), id); err != nil {
+			return nil, err
+		}
+	}
+	want := dummyHash[:]
+	if rec != nil {
+		want = rec.hash
+	}
+	match := subtle.ConstantTimeCompare(sum[:], want) == 1
+	if rec == nil || !match || rec.revoked {
+		return nil, errUnauthorized
+	}
+	return rec, nil
+}
+
+// call is an authorized request: its key and the account it acts on.
+type call struct {
+	key     *keyRecord
+	account string
+	queue   string // data plane and queue routes; "" otherwise
+}
+
+// require checks that the key holds scope.
+func (c *call) require(scope string) error {
+	if c.key.allows(scope) {
+		return nil
+	}
+	return errorf(http.StatusForbidden, "forbidden", "access key %s lacks scope %s", c.key.id, scope)
+}
+
+// authorize authenticates r and checks the URL's account, the scope and,
+// when the route names a queue, the key's queue patterns and the name.
+func (a *api) authorize(r *http.Request, scope string) (*call, error) {
+	key, err := a.authenticate(r)
+	if err != nil {
+		return nil, err
+	}
+	c := &call{key: key, account: r.PathValue("account")}
+	if c.account != key.account {
+		return nil, errorf(http.StatusForbidden, "forbidden", "access key %s belongs to another account than %q", key.id, truncate(c.account, 20))
+	}
+	if scope == scopeReadFunctions {
+		if !key.allows(ScopeAdmin) && !key.allows(ScopeDeploy) {
+			return nil, errorf(http.StatusForbidden, "forbidden", "access key %s lacks scope %s or %s", key.id, ScopeAdmin, ScopeDeploy)
+		}
+	} else if err := c.require(scope); err != nil {
+		return nil, err
+	}
+	if q := r.PathValue("queue"); q != "" || strings.Contains(r.Pattern, "{queue}") {
+		if err := checkQueueName(q); err != nil {
+			return nil, err
+		}
+		if !key.allowsQueue(q) {
+			return nil, errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s", key.id, strings.Join(key.queues, ", "))
+		}
+		c.queue = q
+	}
+	return c, nil
+}
+
+func checkQueueName(q string) error {
+	if !pgqueue.ValidName(q) {
+		return errorf(http.StatusBadRequest, "invalid_name", "invalid queue name %q: use 1-80 characters from A-Z a-z 0-9 _ -", truncate(q, 90))
+	}
+	return nil
+}

@@ -1,0 +1,388 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/sluicehq/sluice/pgqueue"
+)
+
+// messageJSON is a received or peeked message.
+type messageJSON struct {
+	Sequence     int64           `json:"sequence"`
+	Body         json.RawMessage `json:"body"`
+	Headers      json.RawMessage `json:"headers"`
+	CreatedAt    time.Time       `json:"created_at"`
+	ReceiveCount int             `json:"receive_count"`
+	VisibleAt    time.Time       `json:"visible_at"`
+	Receipt      string          `json:"receipt,omitempty"`
+}
+
+type deadLetterJSON struct {
+	Sequence     int64           `json:"sequence"`
+	Body         json.RawMessage `json:"body"`
+	Headers      json.RawMessage `json:"headers"`
+	CreatedAt    time.Time       `json:"created_at"`
+	ReceiveCount int             `json:"receive_count"`
+	FailedAt     time.Time       `json:"failed_at"`
+	Reason       string          `json:"reason"`
+	LastError    string          `json:"last_error"`
+}
+
+func rawOrNull(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+func toMessages(ms []pgqueue.Message) []messageJSON {
+	out := make([]messageJSON, len(ms))
+	for i, m := range ms {
+		out[i] = messageJSON{Sequence: m.Sequence, Body: rawOrNull(m.Body), Headers: rawOrNull(m.Headers),
+			CreatedAt: m.CreatedAt.UTC(), ReceiveCount: m.ReceiveCount, VisibleAt: m.VisibleAt.UTC()}
+		if !m.Receipt.IsZero() {
+			out[i].Receipt = m.Receipt.String()
+		}
+	}
+	return out
+}
+
+// sendRequest is what a send's body and query say.
+type sendRequest struct {
+	single   json.RawMessage   // one message
+	batch    []json.RawMessage // or a batch
+	delay    time.Duration
+	dedupKey string
+}
+
+// decodeSend parses a send: body (already read) and query.
+func decodeSend(body []byte, query map[string][]string) (sendRequest, error) {
+	var req sendRequest
+	if err := checkJSON(body); err != nil {
+		return req, err
+	}
+	if d, ok := query["delay_seconds"]; ok {
+		if len(d) != 1 {
+			return req, badRequest("query parameter delay_seconds is given %d times: give it once", len(d))
+		}
+		n, err := integer("delay_seconds", d[0], 0, maxDelay)
+		if err != nil {
+			return req, err
+		}
+		req.delay = time.Duration(n) * time.Second
+	}
+	if k, ok := query["dedup_key"]; ok {
+		if len(k) != 1 || len(k[0]) < 1 || len(k[0]) > 128 {
+			return req, badRequest("invalid dedup_key: give it once, 1 to 128 characters")
+		}
+		req.dedupKey = k[0]
+	}
+	trimmed := bytes.TrimSpace(body)
+	switch trimmed[0] {
+	case '{':
+		req.single = trimmed
+	case '[':
+		if err := json.Unmarshal(trimmed, &req.batch); err != nil {
+			return req, badRequest("batch: %v", err)
+		}
+		if len(req.batch) < 1 || len(req.batch) > maxBatch {
+			return req, badRequest("a batch holds 1 to %d messages, got %d", maxBatch, len(req.batch))
+		}
+		if req.dedupKey != "" {
+			return req, badRequest("dedup_key applies to a single message, not a batch")
+		}
+	default:
+		return req, badRequest("send a JSON object (one message) or an array of 1 to %d message bodies (a batch); wrap other values in an array", maxBatch)
+	}
+	return req, nil
+}
+
+func (a *api) send(w http.ResponseWriter, r *http.Request, c *call) error {
+	body, err := readBody(w, r, "application/json", maxBodyBytes, false)
+	if err != nil {
+		return err
+	}
+	req, err := decodeSend(body, r.URL.Query())
+	if err != nil {
+		return err
+	}
+	if req.single != nil {
+		seq, err := a.s.Queue.Send(r.Context(), c.account, c.queue, pgqueue.NewMessage{Body: req.single, Delay: req.delay, DedupKey: req.dedupKey})
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, map[string]int64{"sequence": seq})
+		return nil
+	}
+	ms := make([]pgqueue.NewMessage, len(req.batch))
+	for i, b := range req.batch {
+		ms[i] = pgqueue.NewMessage{Body: b, Delay: req.delay}
+	}
+	seqs, err := a.s.Queue.SendBatch(r.Context(), c.account, c.queue, ms)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string][]int64{"sequences": seqs})
+	return nil
+}
+
+// receiveRequest is the body of a receive.
+type receiveRequest struct {
+	MaxMessages              number `json:"max_messages"`
+	WaitSeconds              number `json:"wait_seconds"`
+	VisibilityTimeoutSeconds number `json:"visibility_timeout_seconds"`
+	Delete                   bool   `json:"delete"`
+}
+
+type receiveOptions struct {
+	pgqueue.ReceiveOptions
+	delete bool
+}
+
+// decodeReceive parses a receive's body (nil = defaults).
+func decodeReceive(body []byte) (receiveOptions, error) {
+	var req receiveRequest
+	var o receiveOptions
+	if body != nil {
+		if err := checkJSON(body); err != nil {
+			return o, err
+		}
+		if err := decodeJSON(body, &req); err != nil {
+			return o, err
+		}
+	}
+	max, err := req.MaxMessages.get("max_messages", 1, maxBatch, 1)
+	if err != nil {
+		return o, err
+	}
+	wait, err := req.WaitSeconds.get("wait_seconds", 0, int64(pgqueue.MaxWait/time.Second), 0)
+	if err != nil {
+		return o, err
+	}
+	vt, err := req.VisibilityTimeoutSeconds.get("visibility_timeout_seconds", 0, maxDelay, -1)
+	if err != nil {
+		return o, err
+	}
+	o.Max, o.Wait, o.delete = int(max), time.Duration(wait)*time.Second, req.Delete
+	if vt >= 0 {
+		o.VisibilityTimeout = time.Duration(vt) * time.Second
+		if vt == 0 {
+			// The queue core reads 0 as "the queue's default"; a lease of
+			// zero is the shortest it takes.
+			o.VisibilityTimeout = time.Nanosecond
+		}
+	}
+	return o, nil
+}
+
+func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
+	body, err := readBody(w, r, "application/json", maxBodyBytes, true)
+	if err != nil {
+		return err
+	}
+	o, err := decodeReceive(body)
+	if err != nil {
+		return err
+	}
+	if o.delete {
+		if err := c.require(ScopeDelete); err != nil {
+			return err
+		}
+	}
+	ms, err := a.s.Queue.Receive(r.Context(), c.account, c.queue, o.ReceiveOptions)
+	if err != nil {
+		return err
+	}
+	if o.delete && len(ms) > 0 {
+		// At most once: only the messages this delete removed are
+		// returned; none is ever handed out twice.
+		acks := make([]pgqueue.Ack, len(ms))
+		for i, m := range ms {
+			acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
+		}
+		deleted, err := a.s.Queue.Ack(r.Context(), c.account, c.queue, acks)
+		if err != nil {
+			return err
+		}
+		kept := ms[:0]
+		for _, m := range ms {
+			for _, d := range deleted {
+				if d == m.Sequence {
+					m.Receipt = pgqueue.Receipt{}
+					kept = append(kept, m)
+					break
+				}
+			}
+		}
+		ms = kept
+	}
+	writeJSON(w, http.StatusOK, map[string][]messageJSON{"messages": toMessages(ms)})
+	return nil
+}
+
+func (a *api) peek(w http.ResponseWriter, r *http.Request, c *call) error {
+	max, err := queryInt(r, "max_messages", 1, 100, 10)
+	if err != nil {
+		return err
+	}
+	ms, err := a.s.Queue.Peek(r.Context(), c.account, c.queue, int(max))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string][]messageJSON{"messages": toMessages(ms)})
+	return nil
+}
+
+func pathSequence(r *http.Request) (int64, error) {
+	return integer("sequence", r.PathValue("sequence"), 1, math.MaxInt64)
+}
+
+func parseReceipt(s string) (pgqueue.Receipt, error) {
+	if s == "" {
+		return pgqueue.Receipt{}, nil
+	}
+	rc, err := pgqueue.ParseReceipt(s)
+	if err != nil || rc.IsZero() {
+		return rc, badRequest("invalid receipt %q: use the receipt (a UUID) a receive returned", truncate(s, 60))
+	}
+	return rc, nil
+}
+
+func (a *api) deleteMessage(w http.ResponseWriter, r *http.Request, c *call) error {
+	seq, err := pathSequence(r)
+	if err != nil {
+		return err
+	}
+	rc, err := parseReceipt(r.URL.Query().Get("receipt"))
+	if err != nil {
+		return err
+	}
+	if err := a.s.Queue.Delete(r.Context(), c.account, c.queue, seq, rc); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+type visibilityRequest struct {
+	Seconds number `json:"seconds"`
+	Receipt string `json:"receipt"`
+}
+
+func decodeVisibility(body []byte) (time.Duration, pgqueue.Receipt, error) {
+	var req visibilityRequest
+	if err := checkJSON(body); err != nil {
+		return 0, pgqueue.Receipt{}, err
+	}
+	if err := decodeJSON(body, &req); err != nil {
+		return 0, pgqueue.Receipt{}, err
+	}
+	if !req.Seconds.set {
+		return 0, pgqueue.Receipt{}, badRequest("missing seconds: give the new visibility timeout, 0 to %d", maxDelay)
+	}
+	secs, err := req.Seconds.get("seconds", 0, maxDelay, 0)
+	if err != nil {
+		return 0, pgqueue.Receipt{}, err
+	}
+	rc, err := parseReceipt(req.Receipt)
+	return time.Duration(secs) * time.Second, rc, err
+}
+
+func (a *api) changeVisibility(w http.ResponseWriter, r *http.Request, c *call) error {
+	seq, err := pathSequence(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r, "application/json", maxBodyBytes, false)
+	if err != nil {
+		return err
+	}
+	d, rc, err := decodeVisibility(body)
+	if err != nil {
+		return err
+	}
+	if err := a.s.Queue.ChangeVisibility(r.Context(), c.account, c.queue, seq, rc, d); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (a *api) purge(w http.ResponseWriter, r *http.Request, c *call) error {
+	n, err := a.s.Queue.Purge(r.Context(), c.account, c.queue)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"purged": n})
+	return nil
+}
+
+func (a *api) receiveDLQ(w http.ResponseWriter, r *http.Request, c *call) error {
+	max, err := queryInt(r, "max_messages", 1, 100, 10)
+	if err != nil {
+		return err
+	}
+	ds, err := a.s.Queue.ReceiveDLQ(r.Context(), c.account, c.queue, int(max))
+	if err != nil {
+		return err
+	}
+	out := make([]deadLetterJSON, len(ds))
+	for i, d := range ds {
+		out[i] = deadLetterJSON{Sequence: d.Sequence, Body: rawOrNull(d.Body), Headers: rawOrNull(d.Headers),
+			CreatedAt: d.CreatedAt.UTC(), ReceiveCount: d.ReceiveCount, FailedAt: d.FailedAt.UTC(),
+			Reason: d.Reason, LastError: d.LastError}
+	}
+	writeJSON(w, http.StatusOK, map[string][]deadLetterJSON{"messages": out})
+	return nil
+}
+
+func (a *api) deleteDLQ(w http.ResponseWriter, r *http.Request, c *call) error {
+	seq, err := pathSequence(r)
+	if err != nil {
+		return err
+	}
+	if err := a.s.Queue.DeleteDLQ(r.Context(), c.account, c.queue, seq); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (a *api) purgeDLQ(w http.ResponseWriter, r *http.Request, c *call) error {
+	n, err := a.s.Queue.PurgeDLQ(r.Context(), c.account, c.queue)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"purged": n})
+	return nil
+}
+
+// maxRedrive bounds one redrive's max_messages.
+const maxRedrive = 1_000_000
+
+func (a *api) redrive(w http.ResponseWriter, r *http.Request, c *call) error {
+	body, err := readJSON(w, r, true)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		MaxMessages number `json:"max_messages"`
+	}
+	if err := decodeJSON(body, &req); err != nil {
+		return err
+	}
+	max, err := req.MaxMessages.get("max_messages", 1, maxRedrive, 0)
+	if err != nil {
+		return err
+	}
+	n, err := a.s.Queue.Redrive(r.Context(), c.account, c.queue, int(max))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"redriven": n})
+	return nil
+}

@@ -1,0 +1,715 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/functions"
+	"github.com/sluicehq/sluice/functions/manifest"
+	"github.com/sluicehq/sluice/triggers"
+)
+
+// queueJSON is a queue's settings, with its stats when asked.
+type queueJSON struct {
+	Name                     string     `json:"name"`
+	VisibilityTimeoutSeconds int        `json:"visibility_timeout_seconds"`
+	MaxReceiveCount          int        `json:"max_receive_count"`
+	DelaySeconds             int        `json:"delay_seconds"`
+	RetentionSeconds         int        `json:"retention_seconds"`
+	MaxMessageBytes          int        `json:"max_message_bytes"`
+	DedupWindowSeconds       int        `json:"dedup_window_seconds"`
+	CreatedAt                time.Time  `json:"created_at"`
+	UpdatedAt                time.Time  `json:"updated_at"`
+	Stats                    *statsJSON `json:"stats,omitempty"`
+}
+
+type statsJSON struct {
+	Ready                 int64   `json:"ready"`
+	Inflight              int64   `json:"inflight"`
+	Delayed               int64   `json:"delayed"`
+	DLQ                   int64   `json:"dlq"`
+	OldestReadyAgeSeconds float64 `json:"oldest_ready_age_seconds"`
+}
+
+func scanQueueJSON(row pgx.Row) (queueJSON, error) {
+	var q queueJSON
+	err := row.Scan(&q.Name, &q.VisibilityTimeoutSeconds, &q.MaxReceiveCount, &q.DelaySeconds,
+		&q.RetentionSeconds, &q.MaxMessageBytes, &q.DedupWindowSeconds, &q.CreatedAt, &q.UpdatedAt)
+	q.CreatedAt, q.UpdatedAt = q.CreatedAt.UTC(), q.UpdatedAt.UTC()
+	return q, err
+}
+
+// queueStats returns the stats of account's queues (one queue when
+// queue is not ""), by name.
+func (a *api) queueStats(r *http.Request, account string, queue *string) (map[string]*statsJSON, error) {
+	rows, err := a.s.Pool.Query(r.Context(), a.q.Get("account_stats"), account, queue)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*statsJSON{}
+	var name string
+	var st statsJSON
+	_, err = pgx.ForEachRow(rows, []any{&name, &st.Ready, &st.Delayed, &st.Inflight, &st.DLQ, &st.OldestReadyAgeSeconds}, func() error {
+		s := st
+		out[name] = &s
+		return nil
+	})
+	return out, err
+}
+
+func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error {
+	live, err := queryBool(r, "live")
+	if err != nil {
+		return err
+	}
+	rows, err := a.s.Pool.Query(r.Context(), a.q.Get("list_queues"), c.account)
+	if err != nil {
+		return err
+	}
+	qs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (queueJSON, error) { return scanQueueJSON(r) })
+	if err != nil {
+		return err
+	}
+	qs = slices.DeleteFunc(qs, func(q queueJSON) bool { return !c.key.allowsQueue(q.Name) })
+	if live {
+		stats, err := a.queueStats(r, c.account, nil)
+		if err != nil {
+			return err
+		}
+		for i := range qs {
+			qs[i].Stats = stats[qs[i].Name]
+			if qs[i].Stats == nil {
+				qs[i].Stats = &statsJSON{}
+			}
+		}
+	}
+	if qs == nil {
+		qs = []queueJSON{}
+	}
+	writeJSON(w, http.StatusOK, map[string][]queueJSON{"queues": qs})
+	return nil
+}
+
+// queueOptions are the settings a create or update may give.
+var queueOptions = []string{"visibility_timeout_seconds", "max_receive_count", "delay_seconds",
+	"retention_seconds", "max_message_bytes", "dedup_window_seconds"}
+
+// decodeQueueOptions parses a create (withName) or update body into the
+// queue's name and the SQL API's options object. The SQL API checks the
+// ranges; here every value must be an integer.
+func decodeQueueOptions(body []byte, withName bool) (string, []byte, error) {
+	if err := checkJSON(body); err != nil {
+		return "", nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return "", nil, badRequest("request body: expected a JSON object of queue settings")
+	}
+	var name string
+	if raw, ok := fields["name"]; ok {
+		if !withName {
+			return "", nil, badRequest("a queue cannot be renamed: leave name out")
+		}
+		if err := json.Unmarshal(raw, &name); err != nil {
+			return "", nil, badRequest("field name: expected a JSON string")
+		}
+		delete(fields, "name")
+	} else if withName {
+		return "", nil, badRequest("missing name: give the queue's name, 1-80 characters from A-Z a-z 0-9 _ -")
+	}
+	opts := map[string]int64{}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(queueOptions, k) {
+			return "", nil, badRequest("unknown field %q: use name, %s", truncate(k, 40), strings.Join(queueOptions, ", "))
+		}
+		v, err := integer(k, string(fields[k]), -1<<31, 1<<31-1)
+		if err != nil {
+			return "", nil, err
+		}
+		opts[k] = v
+	}
+	b, _ := json.Marshal(opts)
+	return name, b, nil
+}
+
+func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error {
+	body, err := readJSON(w, r, false)
+	if err != nil {
+		return err
+	}
+	name, opts, err := decodeQueueOptions(body, true)
+	if err != nil {
+		return err
+	}
+	if err := checkQueueName(name); err != nil {
+		return err
+	}
+	if !c.key.allowsQueue(name) {
+		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s", c.key.id, strings.Join(c.key.queues, ", "))
+	}
+	q, err := scanQueueJSON(a.s.Pool.QueryRow(r.Context(), a.q.Get("create_queue"), c.account, name, opts))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, q)
+	return nil
+}
+
+func (a *api) queueNotFound(c *call) error {
+	return errorf(http.StatusNotFound, "queue_not_found", "queue %q not found in account %s", c.queue, c.account)
+}
+
+func (a *api) getQueue(w http.ResponseWriter, r *http.Request, c *call) error {
+	q, err := scanQueueJSON(a.s.Pool.QueryRow(r.Context(), a.q.Get("get_queue"), c.account, c.queue))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return a.queueNotFound(c)
+	}
+	if err != nil {
+		return err
+	}
+	stats, err := a.queueStats(r, c.account, &c.queue)
+	if err != nil {
+		return err
+	}
+	q.Stats = stats[q.Name]
+	if q.Stats == nil {
+		q.Stats = &statsJSON{}
+	}
+	writeJSON(w, http.StatusOK, q)
+	return nil
+}
+
+func (a *api) updateQueue(w http.ResponseWriter, r *http.Request, c *call) error {
+	body, err := readJSON(w, r, false)
+	if err != nil {
+		return err
+	}
+	_, opts, err := decodeQueueOptions(body, false)
+	if err != nil {
+		return err
+	}
+	q, err := scanQueueJSON(a.s.Pool.QueryRow(r.Context(), a.q.Get("update_queue"), c.account, c.queue, opts))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, q)
+	return nil
+}
+
+func (a *api) deleteQueue(w http.ResponseWriter, r *http.Request, c *call) error {
+	if err := a.s.Queue.DeleteQueue(r.Context(), c.account, c.queue); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// Functions.
+
+type functionJSON struct {
+	Name          string         `json:"name"`
+	LatestVersion int            `json:"latest_version"`
+	Aliases       map[string]int `json:"aliases"`
+	CreatedAt     time.Time      `json:"created_at"`
+	Versions      []versionJSON  `json:"versions,omitempty"`
+}
+
+type versionJSON struct {
+	Version   int               `json:"version"`
+	SHA256    string            `json:"sha256"`
+	SizeBytes int               `json:"size_bytes"`
+	MemoryMiB int               `json:"memory_mb"`
+	TimeoutMS int64             `json:"timeout_ms"`
+	Env       map[string]string `json:"env"`
+	CreatedAt time.Time         `json:"created_at"`
+}
+
+func toFunctionJSON(f functions.Function) functionJSON {
+	if f.Aliases == nil {
+		f.Aliases = map[string]int{}
+	}
+	return functionJSON{Name: f.Name, LatestVersion: f.LatestVersion, Aliases: f.Aliases, CreatedAt: f.CreatedAt.UTC()}
+}
+
+func (a *api) listFunctions(w http.ResponseWriter, r *http.Request, c *call) error {
+	fs, err := a.s.Registry.List(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	out := make([]functionJSON, len(fs))
+	for i, f := range fs {
+		out[i] = toFunctionJSON(f)
+	}
+	writeJSON(w, http.StatusOK, map[string][]functionJSON{"functions": out})
+	return nil
+}
+
+func (a *api) getFunction(w http.ResponseWriter, r *http.Request, c *call) error {
+	name := r.PathValue("name")
+	fs, err := a.s.Registry.List(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(fs, func(f functions.Function) bool { return f.Name == name })
+	if i < 0 {
+		return errorf(http.StatusNotFound, "not_found", "function %q not found in account %s", truncate(name, 90), c.account)
+	}
+	vs, err := a.s.Registry.Versions(r.Context(), c.account, name)
+	if err != nil {
+		return err
+	}
+	f := toFunctionJSON(fs[i])
+	f.Versions = make([]versionJSON, len(vs))
+	for i, v := range vs {
+		env := map[string]string{}
+		for k := range v.Env {
+			env[k] = "****"
+		}
+		f.Versions[i] = versionJSON{Version: v.Number, SHA256: v.SHA256, SizeBytes: v.SizeBytes, MemoryMiB: v.MemoryMiB,
+			TimeoutMS: v.Timeout.Milliseconds(), Env: env, CreatedAt: v.CreatedAt.UTC()}
+	}
+	writeJSON(w, http.StatusOK, f)
+	return nil
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+
+// decodeDeploy parses a deploy's query: memory_mb, timeout_ms, alias, env.
+func decodeDeploy(query map[string][]string) (functions.Config, string, error) {
+	var cfg functions.Config
+	one := func(name string) (string, error) {
+		v := query[name]
+		if len(v) > 1 {
+			return "", badRequest("query parameter %s is given %d times: give it once", name, len(v))
+		}
+		if len(v) == 0 {
+			return "", nil
+		}
+		return v[0], nil
+	}
+	mem, err := one("memory_mb")
+	if err != nil {
+		return cfg, "", err
+	}
+	cfg.MemoryMiB = manifest.DefaultMemoryMiB
+	if mem != "" {
+		n, err := integer("memory_mb", mem, manifest.MinMemoryMiB, manifest.MaxMemoryMiB)
+		if err != nil {
+			return cfg, "", err
+		}
+		cfg.MemoryMiB = int(n)
+	}
+	tms, err := one("timeout_ms")
+	if err != nil {
+		return cfg, "", err
+	}
+	cfg.Timeout = manifest.DefaultTimeout
+	if tms != "" {
+		n, err := integer("timeout_ms", tms, 1, manifest.MaxTimeout.Milliseconds())
+		if err != nil {
+			return cfg, "", err
+		}
+		cfg.Timeout = time.Duration(n) * time.Millisecond
+	}
+	alias, err := one("alias")
+	if err != nil {
+		return cfg, "", err
+	}
+	for _, kv := range query["env"] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !envNameRE.MatchString(k) {
+			return cfg, "", badRequest("invalid env %q: use env=NAME=value, NAME from A-Z a-z 0-9 _", truncate(kv, 60))
+		}
+		if cfg.Env == nil {
+			cfg.Env = map[string]string{}
+		}
+		if _, dup := cfg.Env[k]; dup {
+			return cfg, "", badRequest("env %s is given twice", k)
+		}
+		cfg.Env[k] = v
+	}
+	return cfg, alias, nil
+}
+
+func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) error {
+	cfg, alias, err := decodeDeploy(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	module, err := readBody(w, r, "application/wasm", maxModuleBytes, false)
+	if err != nil {
+		return err
+	}
+	d, err := a.s.Registry.Deploy(r.Context(), c.account, r.PathValue("name"), module, cfg, alias)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"version": d.Version.Number, "created": d.Created,
+		"alias_moved": d.AliasMoved, "sha256": d.Version.SHA256})
+	return nil
+}
+
+func (a *api) setAlias(w http.ResponseWriter, r *http.Request, c *call) error {
+	body, err := readJSON(w, r, false)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Version number `json:"version"`
+	}
+	if err := decodeJSON(body, &req); err != nil {
+		return err
+	}
+	if !req.Version.set {
+		return badRequest("missing version: give the version the alias points at")
+	}
+	v, err := req.Version.get("version", 1, 1<<31-1, 0)
+	if err != nil {
+		return err
+	}
+	if err := a.s.Registry.SetAlias(r.Context(), c.account, r.PathValue("name"), r.PathValue("alias"), int(v)); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (a *api) rollback(w http.ResponseWriter, r *http.Request, c *call) error {
+	body, err := readJSON(w, r, true)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Alias string `json:"alias"`
+	}
+	if err := decodeJSON(body, &req); err != nil {
+		return err
+	}
+	if req.Alias == "" {
+		req.Alias = functions.DefaultAlias
+	}
+	v, err := a.s.Registry.Rollback(r.Context(), c.account, r.PathValue("name"), req.Alias)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"version": v})
+	return nil
+}
+
+// Triggers.
+
+// triggerJSON is a trigger as the API shows and takes it.
+type triggerJSON struct {
+	Name           string          `json:"name"`
+	Kind           string          `json:"kind"`
+	Function       string          `json:"function,omitempty"`
+	Alias          string          `json:"alias,omitempty"`
+	Queue          string          `json:"queue,omitempty"`
+	DLQ            bool            `json:"dlq"`
+	BatchSize      int             `json:"batch_size"`
+	BatchWindowMS  int64           `json:"batch_window_ms"`
+	Concurrency    int             `json:"concurrency"`
+	AckPolicy      string          `json:"ack_policy,omitempty"`
+	BackoffInitMS  int64           `json:"backoff_initial_ms"`
+	BackoffMaxMS   int64           `json:"backoff_max_ms"`
+	LeaseExtension bool            `json:"lease_extension"`
+	CronSpec       string          `json:"cron_spec,omitempty"`
+	Timezone       string          `json:"timezone,omitempty"`
+	EnqueueBody    json.RawMessage `json:"enqueue_body,omitempty"`
+	Enabled        bool            `json:"enabled"`
+	Source         string          `json:"source"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+}
+
+func toTriggerJSON(t triggers.Trigger) triggerJSON {
+	return triggerJSON{Name: t.Name, Kind: t.Kind, Function: t.Function, Alias: t.Alias, Queue: t.Queue, DLQ: t.DLQ,
+		BatchSize: t.BatchSize, BatchWindowMS: t.BatchWindow.Milliseconds(), Concurrency: t.Concurrency,
+		AckPolicy: t.AckPolicy, BackoffInitMS: t.BackoffInitial.Milliseconds(), BackoffMaxMS: t.BackoffMax.Milliseconds(),
+		LeaseExtension: t.LeaseExtension, CronSpec: t.CronSpec, Timezone: t.Timezone, EnqueueBody: t.EnqueueBody,
+		Enabled: t.Enabled, Source: t.Source, UpdatedAt: t.UpdatedAt.UTC()}
+}
+
+func (a *api) listTriggers(w http.ResponseWriter, r *http.Request, c *call) error {
+	ts, err := a.s.Triggers.List(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	out := make([]triggerJSON, len(ts))
+	for i, t := range ts {
+		out[i] = toTriggerJSON(t)
+	}
+	writeJSON(w, http.StatusOK, map[string][]triggerJSON{"triggers": out})
+	return nil
+}
+
+// triggerRequest is a PUT trigger body; absent fields take defaults.
+type triggerRequest struct {
+	Name           string          `json:"name"`
+	Kind           string          `json:"kind"`
+	Function       string          `json:"function"`
+	Alias          string          `json:"alias"`
+	Queue          string          `json:"queue"`
+	DLQ            bool            `json:"dlq"`
+	BatchSize      number          `json:"batch_size"`
+	BatchWindowMS  number          `json:"batch_window_ms"`
+	Concurrency    number          `json:"concurrency"`
+	AckPolicy      string          `json:"ack_policy"`
+	BackoffInitMS  number          `json:"backoff_initial_ms"`
+	BackoffMaxMS   number          `json:"backoff_max_ms"`
+	LeaseExtension *bool           `json:"lease_extension"`
+	CronSpec       string          `json:"cron_spec"`
+	Timezone       string          `json:"timezone"`
+	EnqueueBody    json.RawMessage `json:"enqueue_body"`
+	Enabled        *bool           `json:"enabled"`
+}
+
+var triggerNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,200}$`)
+
+// decodeTrigger checks a PUT trigger body for account and name.
+func decodeTrigger(body []byte, account, name string) (triggers.Trigger, error) {
+	var req triggerRequest
+	t := triggers.Trigger{Account: account, Name: name, Source: triggers.SourceAPI}
+	if !triggerNameRE.MatchString(name) {
+		return t, errorf(http.StatusBadRequest, "invalid_name", "invalid trigger name %q: use 1-200 characters from A-Z a-z 0-9 _ . : @ -", truncate(name, 90))
+	}
+	if err := checkJSON(body); err != nil {
+		return t, err
+	}
+	if err := decodeJSON(body, &req); err != nil {
+		return t, err
+	}
+	if req.Name != "" && req.Name != name {
+		return t, badRequest("name %q in the body differs from %q in the URL", truncate(req.Name, 90), name)
+	}
+	t.Kind, t.Function, t.Alias, t.Queue, t.DLQ = req.Kind, req.Function, req.Alias, req.Queue, req.DLQ
+	t.AckPolicy, t.CronSpec, t.Timezone = req.AckPolicy, req.CronSpec, req.Timezone
+	if t.Alias == "" {
+		t.Alias = functions.DefaultAlias
+	}
+	if len(req.EnqueueBody) > 0 && string(req.EnqueueBody) != "null" {
+		t.EnqueueBody = req.EnqueueBody
+	}
+	var err error
+	ints := []struct {
+		n        number
+		name     string
+		min, max int64
+		def      int64
+		dst      *int64
+	}{
+		{req.BatchSize, "batch_size", 1, 1000, 10, new(int64)},
+		{req.BatchWindowMS, "batch_window_ms", 0, 60000, 0, new(int64)},
+		{req.Concurrency, "concurrency", 1, 256, 1, new(int64)},
+		{req.BackoffInitMS, "backoff_initial_ms", 0, 43200000, triggers.DefaultBackoffInitial.Milliseconds(), new(int64)},
+		{req.BackoffMaxMS, "backoff_max_ms", 0, 43200000, triggers.DefaultBackoffMax.Milliseconds(), new(int64)},
+	}
+	for _, f := range ints {
+		if *f.dst, err = f.n.get(f.name, f.min, f.max, f.def); err != nil {
+			return t, err
+		}
+	}
+	t.BatchSize, t.BatchWindow, t.Concurrency = int(*ints[0].dst), time.Duration(*ints[1].dst)*time.Millisecond, int(*ints[2].dst)
+	t.BackoffInitial, t.BackoffMax = time.Duration(*ints[3].dst)*time.Millisecond, time.Duration(*ints[4].dst)*time.Millisecond
+	t.LeaseExtension = req.LeaseExtension == nil || *req.LeaseExtension
+	t.Enabled = req.Enabled == nil || *req.Enabled
+	switch t.Kind {
+	case triggers.KindQueue:
+		if t.Queue == "" || t.Function == "" {
+			return t, badRequest("a queue trigger needs queue and function")
+		}
+		if t.CronSpec != "" || t.EnqueueBody != nil {
+			return t, badRequest("a queue trigger takes no cron_spec or enqueue_body")
+		}
+	case triggers.KindCron:
+		if t.CronSpec == "" || (t.Function == "") == (t.EnqueueBody == nil) {
+			return t, badRequest("a cron trigger needs cron_spec and exactly one of function and enqueue_body (with queue)")
+		}
+		if _, err := manifest.CronParser.Parse(t.CronSpec); err != nil {
+			return t, badRequest("invalid cron_spec %q: %v", truncate(t.CronSpec, 90), err)
+		}
+		if t.EnqueueBody != nil && t.Queue == "" {
+			return t, badRequest("a cron trigger with enqueue_body needs queue")
+		}
+		if t.Timezone == "" {
+			t.Timezone = "UTC"
+		}
+		if _, err := time.LoadLocation(t.Timezone); err != nil || strings.Contains(t.Timezone, "..") {
+			return t, badRequest("invalid timezone %q: use an IANA name such as Europe/Paris", truncate(t.Timezone, 60))
+		}
+	default:
+		return t, badRequest("invalid kind %q: use queue or cron", truncate(t.Kind, 40))
+	}
+	if t.Timezone == "" {
+		t.Timezone = "UTC"
+	}
+	if t.AckPolicy == "" {
+		t.AckPolicy = "ack"
+	}
+	if !slices.Contains([]string{"ack", "reject_on_error", "ack_first"}, t.AckPolicy) {
+		return t, badRequest("invalid ack_policy %q: use ack, reject_on_error or ack_first", truncate(t.AckPolicy, 40))
+	}
+	return t, nil
+}
+
+func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error {
+	body, err := readJSON(w, r, false)
+	if err != nil {
+		return err
+	}
+	t, err := decodeTrigger(body, c.account, r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	changed, err := a.s.Triggers.Put(r.Context(), t)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"name": t.Name, "changed": changed})
+	return nil
+}
+
+func (a *api) deleteTrigger(w http.ResponseWriter, r *http.Request, c *call) error {
+	if err := a.s.Triggers.Delete(r.Context(), c.account, r.PathValue("name")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// Invocations.
+
+type invocationJSON struct {
+	ID          int64     `json:"id"`
+	Function    string    `json:"function"`
+	Version     int       `json:"version"`
+	TriggerID   *int64    `json:"trigger_id"`
+	TriggerType string    `json:"trigger_type"`
+	Source      string    `json:"source"`
+	BatchSize   int       `json:"batch_size"`
+	StartedAt   time.Time `json:"started_at"`
+	DurationMS  float64   `json:"duration_ms"`
+	Outcome     string    `json:"outcome"`
+	FailureKind string    `json:"failure_kind,omitempty"`
+	Error       string    `json:"error,omitempty"`
+	Acked       int       `json:"acked"`
+	Retried     int       `json:"retried"`
+	Dead        int       `json:"dead"`
+	MessageIDs  []int64   `json:"message_ids"`
+	Stderr      string    `json:"stderr,omitempty"`
+}
+
+func (a *api) listInvocations(w http.ResponseWriter, r *http.Request, c *call) error {
+	q := r.URL.Query()
+	limit, err := queryInt(r, "limit", 1, 1000, 50)
+	if err != nil {
+		return err
+	}
+	var fn, outcome *string
+	var since *time.Time
+	if v := q.Get("function"); v != "" {
+		fn = &v
+	}
+	if v := q.Get("outcome"); v != "" {
+		if !slices.Contains([]string{"success", "partial_failure", "failure"}, v) {
+			return badRequest("invalid outcome %q: use success, partial_failure or failure", truncate(v, 40))
+		}
+		outcome = &v
+	}
+	if v := q.Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return badRequest("invalid since %q: use an RFC 3339 time such as 2026-11-30T12:00:00Z", truncate(v, 60))
+		}
+		since = &t
+	}
+	rows, err := a.s.Pool.Query(r.Context(), a.q.Get("list_invocations"), c.account, fn, outcome, since, limit)
+	if err != nil {
+		return err
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (invocationJSON, error) {
+		var v invocationJSON
+		err := row.Scan(&v.ID, &v.Function, &v.Version, &v.TriggerID, &v.TriggerType, &v.Source, &v.BatchSize,
+			&v.StartedAt, &v.DurationMS, &v.Outcome, &v.FailureKind, &v.Error, &v.Acked, &v.Retried, &v.Dead,
+			&v.MessageIDs, &v.Stderr)
+		v.StartedAt = v.StartedAt.UTC()
+		return v, err
+	})
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		out = []invocationJSON{}
+	}
+	writeJSON(w, http.StatusOK, map[string][]invocationJSON{"invocations": out})
+	return nil
+}
+
+// Keys.
+
+func (a *api) listKeys(w http.ResponseWriter, r *http.Request, c *call) error {
+	keys, err := a.s.ListKeys(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	if keys == nil {
+		keys = []Key{}
+	}
+	writeJSON(w, http.StatusOK, map[string][]Key{"keys": keys})
+	return nil
+}
+
+func (a *api) createKey(w http.ResponseWriter, r *http.Request, c *call) error {
+	body, err := readJSON(w, r, false)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Scopes      []string `json:"scopes"`
+		Queues      []string `json:"queues"`
+		Description string   `json:"description"`
+	}
+	if err := decodeJSON(body, &req); err != nil {
+		return err
+	}
+	if len(req.Queues) == 0 {
+		req.Queues = []string{"*"}
+	}
+	if err := checkKeySpec(req.Scopes, req.Queues, req.Description); err != nil {
+		return badRequest("%s", err.Error())
+	}
+	// A key can only hand out what it holds.
+	for _, sc := range req.Scopes {
+		if !c.key.allows(sc) {
+			return errorf(http.StatusForbidden, "forbidden", "access key %s cannot grant scope %s, which it lacks", c.key.id, sc)
+		}
+	}
+	if !slices.Contains(c.key.queues, "*") {
+		for _, p := range req.Queues {
+			if !slices.Contains(c.key.queues, p) {
+				return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s and cannot grant %q", c.key.id, strings.Join(c.key.queues, ", "), p)
+			}
+		}
+	}
+	id, secret, err := a.s.CreateKey(r.Context(), c.account, req.Scopes, req.Queues, req.Description)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]string{"id": id, "secret": secret})
+	return nil
+}
+
+func (a *api) revokeKey(w http.ResponseWriter, r *http.Request, c *call) error {
+	if err := a.s.RevokeKey(r.Context(), c.account, r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

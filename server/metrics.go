@@ -1,0 +1,175 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics (GET /metrics), on a registry of the server's own:
+//
+//   - sluice_queue_messages{account,queue,state} (gauge; state is ready,
+//     delayed, inflight or dlq) and sluice_queue_oldest_ready_age_seconds:
+//     read from the queue_stats view at scrape time, cached for
+//     depthCacheTTL, since the view counts rows.
+//   - sluice_invocations_total{account,function,outcome} and
+//     sluice_invocation_duration_seconds (histogram): read at scrape time
+//     from the invocations table, forward from the last id this process saw,
+//     and accumulated in the process. They count every invocation of every
+//     process sharing the database (aggregate across Sluice processes
+//     with max, not sum) that the invocation log holds when first scraped
+//     and after.
+//   - sluice_http_requests_total{route,code} and
+//     sluice_http_request_duration_seconds{route}: counted in the process.
+//   - the Go runtime and process collectors.
+type metrics struct {
+	a        *api
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	invs     *prometheus.CounterVec
+	invDur   *prometheus.HistogramVec
+	errors   prometheus.Counter
+
+	mu             sync.Mutex // serializes refreshes
+	lastInvocation int64
+	depthAt        time.Time
+	depth          []depthRow // replaced whole, read under mu
+}
+
+type depthRow struct {
+	account, queue                string
+	ready, delayed, inflight, dlq int64
+	oldestReadyAgeSeconds         float64
+}
+
+const (
+	depthCacheTTL = 5 * time.Second
+	// invocationBatch rows are read per query, at most invocationBatches
+	// queries per scrape; a backlog beyond that is read by later scrapes.
+	invocationBatch   = 10000
+	invocationBatches = 5
+)
+
+var (
+	depthDesc = prometheus.NewDesc("sluice_queue_messages", "Messages in a queue by state (ready, delayed, inflight, dlq).",
+		[]string{"account", "queue", "state"}, nil)
+	ageDesc = prometheus.NewDesc("sluice_queue_oldest_ready_age_seconds", "Age of the oldest ready message of a queue.",
+		[]string{"account", "queue"}, nil)
+)
+
+func newMetrics(a *api) *metrics {
+	m := &metrics{a: a, reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_http_requests_total",
+		Help: "HTTP API requests by route and status code."}, []string{"route", "code"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_http_request_duration_seconds",
+		Help: "HTTP API request durations by route.", Buckets: prometheus.ExponentialBucketsRange(0.0005, 30, 16)}, []string{"route"})
+	m.invs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_invocations_total",
+		Help: "Function invocations by outcome (success, partial_failure, failure), from the invocation log."},
+		[]string{"account", "function", "outcome"})
+	m.invDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_invocation_duration_seconds",
+		Help: "Function invocation durations, from the invocation log.", Buckets: prometheus.ExponentialBucketsRange(0.001, 900, 16)},
+		[]string{"account", "function", "outcome"})
+	m.errors = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_metrics_refresh_errors_total",
+		Help: "Scrapes whose database reads failed (the last values are served)."})
+	m.reg.MustRegister(m.requests, m.latency, m.invs, m.invDur, m.errors, depthCollector{m},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) observeRequest(route, _ string, code int, d time.Duration) {
+	m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+	m.latency.WithLabelValues(route).Observe(d.Seconds())
+}
+
+func (m *metrics) handler() http.Handler {
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		err := m.refresh(ctx)
+		cancel()
+		if err != nil {
+			m.errors.Inc()
+			m.a.log.Warn().Err(err).Msg("metrics refresh")
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// refresh reads new invocations and, when stale, queue depths.
+func (m *metrics) refresh(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pool := m.a.s.Pool
+	for range invocationBatches {
+		rows, err := pool.Query(ctx, m.a.q.Get("invocations_after"), m.lastInvocation, invocationBatch)
+		if err != nil {
+			return err
+		}
+		var id int64
+		var account, function, outcome string
+		var ms float64
+		n := 0
+		_, err = pgx.ForEachRow(rows, []any{&id, &account, &function, &outcome, &ms}, func() error {
+			m.invs.WithLabelValues(account, function, outcome).Inc()
+			m.invDur.WithLabelValues(account, function, outcome).Observe(ms / 1000)
+			m.lastInvocation = id
+			n++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if n < invocationBatch {
+			break
+		}
+	}
+	if time.Since(m.depthAt) < depthCacheTTL {
+		return nil
+	}
+	rows, err := pool.Query(ctx, m.a.q.Get("all_stats"))
+	if err != nil {
+		return err
+	}
+	var d depthRow
+	var depth []depthRow
+	_, err = pgx.ForEachRow(rows, []any{&d.account, &d.queue, &d.ready, &d.delayed, &d.inflight, &d.dlq, &d.oldestReadyAgeSeconds}, func() error {
+		depth = append(depth, d)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	m.depth, m.depthAt = depth, time.Now()
+	return nil
+}
+
+// depthCollector emits the cached queue depths.
+type depthCollector struct{ m *metrics }
+
+func (c depthCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- depthDesc
+	ch <- ageDesc
+}
+
+func (c depthCollector) Collect(ch chan<- prometheus.Metric) {
+	c.m.mu.Lock()
+	depth := c.m.depth
+	c.m.mu.Unlock()
+	for _, d := range depth {
+		for _, s := range []struct {
+			state string
+			n     int64
+		}{{"ready", d.ready}, {"delayed", d.delayed}, {"inflight", d.inflight}, {"dlq", d.dlq}} {
+			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(s.n), d.account, d.queue, s.state)
+		}
+		ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, d.oldestReadyAgeSeconds, d.account, d.queue)
+	}
+}
