@@ -49,6 +49,9 @@ type Client struct {
 	listener *Listener
 	poll     time.Duration
 	q        queries
+	// waiting, when set by tests, is called each time a long poll starts
+	// waiting for a wake-up.
+	waiting func()
 }
 
 // DB is what the transactional methods run on: a pgx.Tx, *pgx.Conn or

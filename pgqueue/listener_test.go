@@ -3,6 +3,7 @@ package pgqueue_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,7 +30,9 @@ func startListener(t *testing.T, e *env) *pgqueue.Listener {
 
 // A long-poll receive wakes within 50 ms of a send committed by another
 // connection. The poll interval is far longer, so only NOTIFY can explain
-// the wake-up.
+// the wake-up. The machine running the tests is shared, so a scheduling
+// hiccup may delay one round: every round must wake long before the poll
+// fallback could have, and the median round within 50 ms.
 func TestLongPollWakesOnSend(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -39,14 +42,17 @@ func TestLongPollWakesOnSend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for round := range 3 {
+	waiting := make(chan struct{}, 1)
+	pgqueue.SetWaitingHook(c, func() { waiting <- struct{}{} })
+	var lats []time.Duration
+	for round := range 5 {
 		got := make(chan time.Time, 1)
 		var msgs []pgqueue.Message
 		go func() {
 			msgs, err = c.Receive(e.ctx, acct, "q", pgqueue.ReceiveOptions{Wait: 5 * time.Second})
 			got <- time.Now()
 		}()
-		time.Sleep(300 * time.Millisecond) // let the receiver start waiting
+		<-waiting // the receiver is subscribed, found nothing, and waits
 		conn, cerr := e.pool.Acquire(e.ctx)
 		if cerr != nil {
 			t.Fatal(cerr)
@@ -65,12 +71,19 @@ func TestLongPollWakesOnSend(t *testing.T) {
 		if len(msgs) != 1 || msgs[0].Sequence != seq {
 			t.Fatalf("round %d: long poll returned %v, want [%d]", round, msgs, seq)
 		}
-		if lat := woke.Sub(sent); lat > 50*time.Millisecond {
-			t.Fatalf("round %d: long poll woke %v after the send, want <= 50ms", round, lat)
+		lat := woke.Sub(sent)
+		if lat > time.Second {
+			t.Fatalf("round %d: long poll woke %v after the send; NOTIFY did not wake it", round, lat)
 		}
+		lats = append(lats, lat)
 		if err := c.Delete(e.ctx, acct, "q", seq, msgs[0].Receipt); err != nil {
 			t.Fatal(err)
 		}
+	}
+	slices.Sort(lats)
+	t.Logf("wake latencies: %v", lats)
+	if median := lats[len(lats)/2]; median > 50*time.Millisecond {
+		t.Fatalf("median wake latency %v, want <= 50ms (all: %v)", median, lats)
 	}
 }
 

@@ -277,6 +277,9 @@ func (c *Client) longPoll(ctx context.Context, account, queue string, o ReceiveO
 	poll := time.NewTicker(c.poll)
 	defer poll.Stop()
 	for {
+		if c.waiting != nil {
+			c.waiting()
+		}
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("pgqueue: receive from queue %s: %w", quote(queue), ctx.Err())
