@@ -37,6 +37,13 @@ func commands() []command {
 		{"serve", "run the sweeper, triggers and HTTP API against DATABASE_URL", runServe},
 		{"deploy", "apply an app manifest (sluice.yaml) to DATABASE_URL", runDeploy},
 		{"postgres", "start, stop or locate the local development Postgres", runPostgres},
+		{"login", "save the API endpoint and access key the other commands use", runLogin},
+		{"queues", "list, show, create, update or delete queues", runQueues},
+		{"mq", "send, receive, delete, peek, purge messages; read, purge or redrive DLQs", runMQ},
+		{"functions", "list functions, show versions, deploy, set aliases, roll back", runFunctions},
+		{"invocations", "list recent function invocations", runInvocations},
+		{"keys", "create, list or revoke access keys", runKeys},
+		{"hooks", "list, create or delete webhook endpoints", runHooks},
 		{"migrate", "apply database migrations to DATABASE_URL", runMigrate},
 	}
 }

@@ -1,0 +1,263 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"time"
+)
+
+// TriggersService manages the triggers of the client's account (scope
+// mq:admin).
+type TriggersService struct{ c *Client }
+
+// Trigger runs a function on batches of a queue (or its DLQ), or on a
+// cron schedule. Kind is "queue" or "cron".
+type Trigger struct {
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	Function string `json:"function,omitempty"`
+	Alias    string `json:"alias,omitempty"`
+
+	Queue            string `json:"queue,omitempty"`
+	DLQ              bool   `json:"dlq,omitempty"`
+	BatchSize        int    `json:"batch_size,omitempty"`
+	BatchWindowMS    int64  `json:"batch_window_ms,omitempty"`
+	Concurrency      int    `json:"concurrency,omitempty"`
+	AckPolicy        string `json:"ack_policy,omitempty"`
+	BackoffInitialMS int64  `json:"backoff_initial_ms,omitempty"`
+	BackoffMaxMS     int64  `json:"backoff_max_ms,omitempty"`
+	// LeaseExtension keeps extending the leases of a running batch (nil:
+	// true).
+	LeaseExtension *bool `json:"lease_extension,omitempty"`
+
+	CronSpec string `json:"cron_spec,omitempty"`
+	Timezone string `json:"timezone,omitempty"`
+	// EnqueueBody, for a cron trigger, is sent to Queue at each tick
+	// instead of invoking a function.
+	EnqueueBody json.RawMessage `json:"enqueue_body,omitempty"`
+
+	// Enabled runs the trigger (nil: true).
+	Enabled *bool `json:"enabled,omitempty"`
+	// Source is who owns it: "manifest" or "api" (set by the server).
+	Source    string    `json:"source,omitempty"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// List returns the account's triggers.
+func (s *TriggersService) List(ctx context.Context) ([]Trigger, error) {
+	return listOf[Trigger](ctx, s.c, request{method: http.MethodGet, path: s.c.managePath("triggers")}, "triggers")
+}
+
+// Bool returns a pointer to v, for Trigger.
+func Bool(v bool) *bool { return &v }
+
+var triggerNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,200}$`)
+
+func checkTriggerName(name string) error {
+	if triggerNameRE.MatchString(name) {
+		return nil
+	}
+	return &Error{Code: CodeInvalidName, Message: fmt.Sprintf("trigger name %q: use 1 to 200 letters, digits or _.:@-", name)}
+}
+
+// Put creates or replaces trigger t (by t.Name; the server sets Source
+// to "api") and reports whether anything changed.
+func (s *TriggersService) Put(ctx context.Context, t Trigger) (changed bool, err error) {
+	if err := checkTriggerName(t.Name); err != nil {
+		return false, err
+	}
+	var out struct {
+		Changed bool `json:"changed"`
+	}
+	err = s.c.do(ctx, request{method: http.MethodPut, path: s.c.managePath("triggers", t.Name), body: t}, &out)
+	return out.Changed, err
+}
+
+// Delete deletes trigger name.
+func (s *TriggersService) Delete(ctx context.Context, name string) error {
+	if err := checkTriggerName(name); err != nil {
+		return err
+	}
+	return s.c.do(ctx, request{method: http.MethodDelete, path: s.c.managePath("triggers", name)}, nil)
+}
+
+// InvocationsService reads the invocation log (scope mq:admin).
+type InvocationsService struct{ c *Client }
+
+// Invocation is one run of a function on one batch.
+type Invocation struct {
+	ID          int64     `json:"id"`
+	Function    string    `json:"function"`
+	Version     int       `json:"version"`
+	TriggerID   int64     `json:"trigger_id,omitempty"`
+	TriggerType string    `json:"trigger_type"`
+	Source      string    `json:"source"`
+	BatchSize   int       `json:"batch_size"`
+	StartedAt   time.Time `json:"started_at"`
+	DurationMS  float64   `json:"duration_ms"`
+	// Outcome is success, partial_failure or failure.
+	Outcome     string  `json:"outcome"`
+	FailureKind string  `json:"failure_kind,omitempty"`
+	Error       string  `json:"error,omitempty"`
+	Acked       int     `json:"acked"`
+	Retried     int     `json:"retried"`
+	Dead        int     `json:"dead"`
+	MessageIDs  []int64 `json:"message_ids,omitempty"`
+	Stderr      string  `json:"stderr,omitempty"`
+}
+
+// InvocationsOptions filter Invocations.List.
+type InvocationsOptions struct {
+	Function string
+	// Outcome is success, partial_failure or failure.
+	Outcome string
+	// Since keeps invocations started at or after it.
+	Since time.Time
+	// Limit caps the result (0: the server's default, 50).
+	Limit int
+}
+
+// List returns recent invocations, newest first.
+func (s *InvocationsService) List(ctx context.Context, opts ...InvocationsOptions) ([]Invocation, error) {
+	o := lastOf(opts)
+	q := url.Values{}
+	if o.Function != "" {
+		if err := checkName("function", o.Function); err != nil {
+			return nil, err
+		}
+		q.Set("function", o.Function)
+	}
+	switch o.Outcome {
+	case "", "success", "partial_failure", "failure":
+	default:
+		return nil, invalidf("outcome %q: use success, partial_failure or failure", o.Outcome)
+	}
+	if o.Outcome != "" {
+		q.Set("outcome", o.Outcome)
+	}
+	if !o.Since.IsZero() {
+		q.Set("since", o.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if o.Limit < 0 {
+		return nil, invalidf("limit %d: must be positive", o.Limit)
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	return listOf[Invocation](ctx, s.c, request{method: http.MethodGet, path: s.c.managePath("invocations"), query: q}, "invocations")
+}
+
+// KeysService manages the account's access keys (scope mq:admin).
+type KeysService struct{ c *Client }
+
+// Key is an access key (never its secret).
+type Key struct {
+	ID          string     `json:"id"`
+	Account     string     `json:"account"`
+	Scopes      []string   `json:"scopes"`
+	Queues      []string   `json:"queues"`
+	Description string     `json:"description"`
+	CreatedAt   time.Time  `json:"created_at"`
+	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
+}
+
+// KeyOptions describe a key to create.
+type KeyOptions struct {
+	// Scopes it grants, e.g. "mq:send", "mq:*", "functions:deploy".
+	Scopes []string `json:"scopes"`
+	// Queues limits its data-plane calls to queue-name patterns
+	// (path.Match syntax, e.g. "orders-*"; nil: every queue).
+	Queues      []string `json:"queues,omitempty"`
+	Description string   `json:"description"`
+}
+
+// NewKey is a created key with its secret, which is shown only once.
+type NewKey struct {
+	ID     string `json:"id"`
+	Secret string `json:"secret"`
+}
+
+// String is the key as SLUICE_KEY and `sluice login --key` take it.
+func (k NewKey) String() string { return k.ID + ":" + k.Secret }
+
+// List returns the account's keys, revoked ones included.
+func (s *KeysService) List(ctx context.Context) ([]Key, error) {
+	return listOf[Key](ctx, s.c, request{method: http.MethodGet, path: s.c.managePath("keys")}, "keys")
+}
+
+// Create creates a key.
+func (s *KeysService) Create(ctx context.Context, o KeyOptions) (NewKey, error) {
+	var out NewKey
+	if len(o.Scopes) == 0 {
+		return out, invalidf("key: give it at least one scope, e.g. mq:send")
+	}
+	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("keys"), body: o}, &out)
+	return out, err
+}
+
+// Revoke revokes key id; requests with it fail from then on (after the
+// server's short key cache expires).
+func (s *KeysService) Revoke(ctx context.Context, id string) error {
+	if id == "" {
+		return invalidf("key id: empty")
+	}
+	return s.c.do(ctx, request{method: http.MethodDelete, path: s.c.managePath("keys", id)}, nil)
+}
+
+// HooksService manages the account's webhook endpoints (scope mq:admin).
+type HooksService struct{ c *Client }
+
+// Hook turns signed webhook deliveries to POST /hooks/{account}/{name}
+// into messages of Queue.
+type Hook struct {
+	Name  string `json:"name"`
+	Queue string `json:"queue"`
+	// Verify is the signature scheme: standard, github, stripe or none.
+	Verify string `json:"verify"`
+	// Secrets verify signatures (several during a rotation). Only sent:
+	// listing never returns them, only SecretCount.
+	Secrets     []string `json:"secrets,omitempty"`
+	SecretCount int      `json:"secret_count,omitempty"`
+	// Source is who owns it: "api" or "manifest" (set by the server).
+	Source    string    `json:"source,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// List returns the account's hooks.
+func (s *HooksService) List(ctx context.Context) ([]Hook, error) {
+	return listOf[Hook](ctx, s.c, request{method: http.MethodGet, path: s.c.managePath("hooks")}, "hooks")
+}
+
+// Create creates hook h.
+func (s *HooksService) Create(ctx context.Context, h Hook) error {
+	if err := checkName("hook", h.Name); err != nil {
+		return err
+	}
+	if err := checkName("queue", h.Queue); err != nil {
+		return err
+	}
+	switch h.Verify {
+	case "standard", "github", "stripe":
+		if len(h.Secrets) == 0 {
+			return invalidf("hook %s: verify %s needs a secret", h.Name, h.Verify)
+		}
+	case "none":
+	default:
+		return invalidf("hook %s: verify %q: use standard, github, stripe or none", h.Name, h.Verify)
+	}
+	return s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("hooks"), body: h}, nil)
+}
+
+// Delete deletes hook name.
+func (s *HooksService) Delete(ctx context.Context, name string) error {
+	if err := checkName("hook", name); err != nil {
+		return err
+	}
+	return s.c.do(ctx, request{method: http.MethodDelete, path: s.c.managePath("hooks", name)}, nil)
+}

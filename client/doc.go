@@ -1,0 +1,44 @@
+// Package client is the Go client of the Sluice HTTP API (docs/http-api.md),
+// the one the sluice CLI itself uses.
+//
+// A Client acts as one access key on one account:
+//
+//	c, err := client.New("http://127.0.0.1:8080", keyID, secret)
+//	// or, from SLUICE_ENDPOINT, SLUICE_KEY=ID:SECRET and SLUICE_ACCOUNT,
+//	// falling back on the file `sluice login` writes:
+//	c, err := client.FromEnv()
+//
+// Its fields group the calls: c.MQ is the data plane (Send, SendBatch,
+// Receive, Delete, ChangeVisibility, Purge, Peek, ReceiveDLQ, DeleteDLQ,
+// PurgeDLQ, Redrive); c.Queues, c.Functions, c.Triggers, c.Invocations,
+// c.Keys and c.Hooks manage the account. Every call takes a context first;
+// cancel it to abandon a long-poll receive.
+//
+// # Bodies
+//
+// Message bodies are JSON. Send takes a json.RawMessage or []byte holding
+// JSON as it is, and marshals anything else. Received bodies are
+// json.RawMessage: unmarshal them into your own types.
+//
+// # Errors
+//
+// A refused call returns an *Error with the HTTP status, the API's code
+// (e.g. "queue_not_found") and its message. Compare codes with errors.Is
+// and the Err* values, or statuses with IsNotFound, IsConflict,
+// IsUnauthorized, IsForbidden and IsInvalid:
+//
+//	_, err := c.MQ.Send(ctx, "orders", order)
+//	switch {
+//	case errors.Is(err, client.ErrQueueNotFound):
+//		// create it
+//	case client.IsForbidden(err):
+//		// the key lacks mq:send, or the queue is outside its patterns
+//	}
+//
+// Arguments out of range (a batch of 11, a wait of 30 s, a queue name with
+// a slash) are refused before anything is sent, as an *Error with Status 0
+// and the code the server would have used; the server checks them again.
+//
+// Network errors are returned wrapped as they are; the client does not
+// retry. Sends are not idempotent unless given a dedup key.
+package client

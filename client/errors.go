@@ -1,0 +1,137 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Error codes the API returns (see docs/http-api.md). The client uses the
+// same codes for arguments it refuses before sending anything (then
+// Error.Status is 0).
+const (
+	CodeInvalidJSON          = "invalid_json"
+	CodeInvalidArgument      = "invalid_argument"
+	CodeInvalidName          = "invalid_name"
+	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeUnauthorized         = "unauthorized"
+	CodeForbidden            = "forbidden"
+	CodeQueueNotFound        = "queue_not_found"
+	CodeMessageNotFound      = "message_not_found"
+	CodeNotFound             = "not_found"
+	CodeQueueExists          = "queue_exists"
+	CodeConflict             = "conflict"
+	CodeStaleReceipt         = "stale_receipt"
+	CodeMessageTooLarge      = "message_too_large"
+	CodeBodyTooLarge         = "body_too_large"
+	CodeInternal             = "internal"
+	CodeUnavailable          = "unavailable"
+)
+
+// Error is an error response of the API, or an argument the client
+// refused before sending (Status 0). Branch on it with errors.As, with
+// errors.Is against the Err* values (which compare codes), or with the
+// Is* helpers (which compare statuses).
+type Error struct {
+	// Status is the HTTP status (0: refused by the client, nothing sent).
+	Status int
+	// Code is the machine-readable code, e.g. "queue_not_found". A
+	// response without the API's error body (a proxy's HTML page, say)
+	// gets "http_<status>".
+	Code string
+	// Message says what was wrong, for people.
+	Message string
+}
+
+// Error formats the error as "message (404 queue_not_found)".
+func (e *Error) Error() string {
+	if e.Status == 0 {
+		return e.Message
+	}
+	return fmt.Sprintf("%s (%d %s)", e.Message, e.Status, e.Code)
+}
+
+// Is reports whether target is an *Error with the same Code, so that
+// errors.Is(err, client.ErrQueueNotFound) works. A target with a Status
+// must match it too.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	if !ok {
+		return false
+	}
+	return t.Code == e.Code && (t.Status == 0 || t.Status == e.Status)
+}
+
+// Values to compare API errors with errors.Is; only the code counts.
+var (
+	ErrInvalidJSON     = &Error{Code: CodeInvalidJSON, Message: "invalid JSON"}
+	ErrInvalidArgument = &Error{Code: CodeInvalidArgument, Message: "invalid argument"}
+	ErrInvalidName     = &Error{Code: CodeInvalidName, Message: "invalid name"}
+	ErrUnauthorized    = &Error{Code: CodeUnauthorized, Message: "unauthorized"}
+	ErrForbidden       = &Error{Code: CodeForbidden, Message: "forbidden"}
+	ErrQueueNotFound   = &Error{Code: CodeQueueNotFound, Message: "queue not found"}
+	ErrMessageNotFound = &Error{Code: CodeMessageNotFound, Message: "message not found"}
+	ErrNotFound        = &Error{Code: CodeNotFound, Message: "not found"}
+	ErrQueueExists     = &Error{Code: CodeQueueExists, Message: "queue exists"}
+	ErrConflict        = &Error{Code: CodeConflict, Message: "conflict"}
+	ErrStaleReceipt    = &Error{Code: CodeStaleReceipt, Message: "stale receipt"}
+	ErrMessageTooLarge = &Error{Code: CodeMessageTooLarge, Message: "message too large"}
+	ErrBodyTooLarge    = &Error{Code: CodeBodyTooLarge, Message: "body too large"}
+	ErrInternal        = &Error{Code: CodeInternal, Message: "internal error"}
+	ErrUnavailable     = &Error{Code: CodeUnavailable, Message: "unavailable"}
+)
+
+// StatusOf returns the HTTP status of an API error in err's chain, or 0.
+func StatusOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status
+	}
+	return 0
+}
+
+// CodeOf returns the code of an API error in err's chain, or "".
+func CodeOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// IsNotFound reports whether err is a 404 of any code (queue, message,
+// function, key, hook...).
+func IsNotFound(err error) bool { return StatusOf(err) == http.StatusNotFound }
+
+// IsConflict reports whether err is a 409: the queue exists, a stale
+// receipt, a conflicting change.
+func IsConflict(err error) bool { return StatusOf(err) == http.StatusConflict }
+
+// IsUnauthorized reports whether the key was refused (401: unknown, wrong
+// or revoked).
+func IsUnauthorized(err error) bool { return StatusOf(err) == http.StatusUnauthorized }
+
+// IsForbidden reports whether the key lacks the scope, queue pattern or
+// account for the call (403).
+func IsForbidden(err error) bool { return StatusOf(err) == http.StatusForbidden }
+
+// IsInvalid reports whether the request itself was wrong: a 4xx other than
+// 401, 403, 404 and 409, or an argument the client refused before sending.
+func IsInvalid(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Status {
+	case 0:
+		return true
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict:
+		return false
+	}
+	return e.Status >= 400 && e.Status < 500
+}
+
+// invalidf is an argument error found before sending.
+func invalidf(format string, args ...any) error {
+	return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf(format, args...)}
+}

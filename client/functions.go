@@ -1,0 +1,152 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FunctionsService manages the functions of the client's account (scope
+// functions:deploy to change them).
+type FunctionsService struct{ c *Client }
+
+// Function is a function with its latest version and aliases.
+type Function struct {
+	Name          string `json:"name"`
+	LatestVersion int    `json:"latest_version"`
+	// Aliases maps alias names (e.g. "live") to version numbers.
+	Aliases   map[string]int `json:"aliases"`
+	CreatedAt time.Time      `json:"created_at"`
+	// Versions is filled by Get, oldest first.
+	Versions []FunctionVersion `json:"versions,omitempty"`
+}
+
+// FunctionVersion is one immutable version of a function.
+type FunctionVersion struct {
+	Version   int    `json:"version"`
+	SHA256    string `json:"sha256"`
+	SizeBytes int    `json:"size_bytes"`
+	MemoryMB  int    `json:"memory_mb"`
+	TimeoutMS int64  `json:"timeout_ms"`
+	// Env holds the version's environment, values masked.
+	Env       map[string]string `json:"env,omitempty"`
+	CreatedAt time.Time         `json:"created_at"`
+}
+
+// DeployOptions tune a deploy. Zero values take the server's defaults.
+type DeployOptions struct {
+	// MemoryMB caps the instance's memory.
+	MemoryMB int
+	// TimeoutMS caps one invocation.
+	TimeoutMS int
+	// Alias is moved to the deployed version (e.g. "live").
+	Alias string
+	// Env is the function's environment.
+	Env map[string]string
+}
+
+// Deployment tells what a deploy did.
+type Deployment struct {
+	Version int `json:"version"`
+	// Created is false when module and config equal the latest version's,
+	// which is then reused.
+	Created    bool   `json:"created"`
+	AliasMoved bool   `json:"alias_moved"`
+	SHA256     string `json:"sha256"`
+}
+
+// List returns the account's functions by name.
+func (s *FunctionsService) List(ctx context.Context) ([]Function, error) {
+	return listOf[Function](ctx, s.c, request{method: http.MethodGet, path: s.c.managePath("functions")}, "functions")
+}
+
+// Get returns function name with its versions and aliases.
+func (s *FunctionsService) Get(ctx context.Context, name string) (Function, error) {
+	var out Function
+	if err := checkName("function", name); err != nil {
+		return out, err
+	}
+	err := s.c.do(ctx, request{method: http.MethodGet, path: s.c.managePath("functions", name)}, &out)
+	if out.Name == "" {
+		out.Name = name
+	}
+	return out, err
+}
+
+// Deploy uploads module (a WASI WebAssembly binary) as a new version of
+// function name, unless it and o equal the latest version's.
+func (s *FunctionsService) Deploy(ctx context.Context, name string, module []byte, o DeployOptions) (Deployment, error) {
+	var out Deployment
+	if err := checkName("function", name); err != nil {
+		return out, err
+	}
+	if len(module) == 0 {
+		return out, invalidf("function %s: empty module", name)
+	}
+	if o.MemoryMB < 0 || o.TimeoutMS < 0 {
+		return out, invalidf("function %s: memory_mb and timeout_ms must be positive", name)
+	}
+	q := url.Values{}
+	if o.MemoryMB > 0 {
+		q.Set("memory_mb", strconv.Itoa(o.MemoryMB))
+	}
+	if o.TimeoutMS > 0 {
+		q.Set("timeout_ms", strconv.Itoa(o.TimeoutMS))
+	}
+	if o.Alias != "" {
+		if err := checkName("alias", o.Alias); err != nil {
+			return out, err
+		}
+		q.Set("alias", o.Alias)
+	}
+	keys := make([]string, 0, len(o.Env))
+	for k := range o.Env {
+		if k == "" || strings.Contains(k, "=") {
+			return out, invalidf("function %s: env name %q: must be non-empty without '='", name, k)
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		q.Add("env", k+"="+o.Env[k])
+	}
+	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("functions", name, "versions"), query: q,
+		raw: module, contentType: "application/wasm"}, &out)
+	return out, err
+}
+
+// SetAlias points alias of function name at version.
+func (s *FunctionsService) SetAlias(ctx context.Context, name, alias string, version int) error {
+	if err := checkName("function", name); err != nil {
+		return err
+	}
+	if err := checkName("alias", alias); err != nil {
+		return err
+	}
+	if version < 1 {
+		return invalidf("version %d: must be positive", version)
+	}
+	return s.c.do(ctx, request{method: http.MethodPut, path: s.c.managePath("functions", name, "aliases", alias),
+		body: map[string]int{"version": version}}, nil)
+}
+
+// Rollback points alias of function name back at the version it pointed
+// at before, and returns that version.
+func (s *FunctionsService) Rollback(ctx context.Context, name, alias string) (int, error) {
+	if err := checkName("function", name); err != nil {
+		return 0, err
+	}
+	if err := checkName("alias", alias); err != nil {
+		return 0, err
+	}
+	var out struct {
+		Version int `json:"version"`
+	}
+	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("functions", name, "rollback"),
+		body: map[string]string{"alias": alias}}, &out)
+	return out.Version, err
+}

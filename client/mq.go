@@ -1,0 +1,357 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Limits of the data plane, checked by the client before sending.
+const (
+	MaxBatch             = 10    // messages per send batch and per receive
+	MaxWaitSeconds       = 20    // long-poll wait of a receive
+	MaxDelaySeconds      = 43200 // delay of a send
+	MaxVisibilitySeconds = 43200 // visibility timeout or change
+	MaxPeek              = 100   // messages per peek or DLQ read
+)
+
+// MQService is the data plane of the client's account: sending, receiving
+// and acknowledging messages, and the dead-letter queues.
+type MQService struct{ c *Client }
+
+// Message is a message as received or peeked.
+type Message struct {
+	Sequence int64           `json:"sequence"`
+	Body     json.RawMessage `json:"body"`
+	// Headers is a JSON object, or null.
+	Headers      json.RawMessage `json:"headers"`
+	CreatedAt    time.Time       `json:"created_at"`
+	ReceiveCount int             `json:"receive_count"`
+	VisibleAt    time.Time       `json:"visible_at"`
+	// Receipt is the lease token of a received message ("" when peeked);
+	// pass it to Delete or ChangeVisibility to fence a stale lease.
+	Receipt string `json:"receipt,omitempty"`
+}
+
+// DeadLetter is a message in a dead-letter queue.
+type DeadLetter struct {
+	Sequence     int64           `json:"sequence"`
+	Body         json.RawMessage `json:"body"`
+	Headers      json.RawMessage `json:"headers"`
+	CreatedAt    time.Time       `json:"created_at"`
+	ReceiveCount int             `json:"receive_count"`
+	FailedAt     time.Time       `json:"failed_at"`
+	// Reason says why it died, e.g. max_receive_count or permanent.
+	Reason    string `json:"reason"`
+	LastError string `json:"last_error"`
+}
+
+// SendOptions tune a send.
+type SendOptions struct {
+	// DelaySeconds keeps the messages invisible that long (0 to 43200).
+	DelaySeconds int
+	// DedupKey makes a repeat send within the queue's dedup window return
+	// the first message's sequence (single sends only).
+	DedupKey string
+}
+
+// ReceiveOptions tune a receive.
+type ReceiveOptions struct {
+	// MaxMessages is how many messages to claim at most (1 to 10; 0 means 1).
+	MaxMessages int
+	// WaitSeconds long-polls up to that long for a first message (0 to 20).
+	WaitSeconds int
+	// VisibilityTimeoutSeconds is the lease (1 to 43200; 0 means the
+	// queue's visibility timeout).
+	VisibilityTimeoutSeconds int
+	// Delete deletes the messages as they are received: at-most-once
+	// delivery. It needs the mq:delete scope.
+	Delete bool
+}
+
+// encodeBody returns body as JSON: []byte and json.RawMessage must already
+// be JSON and are sent as they are; anything else is marshaled.
+func encodeBody(body any) (json.RawMessage, error) {
+	var b []byte
+	switch v := body.(type) {
+	case json.RawMessage:
+		b = v
+	case []byte:
+		b = v
+	default:
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return nil, invalidf("message body: %v", err)
+		}
+	}
+	b = bytes.TrimSpace(b)
+	if !json.Valid(b) {
+		return nil, &Error{Code: CodeInvalidJSON, Message: "message body: not valid JSON"}
+	}
+	return b, nil
+}
+
+func lastOf[T any](opts []T) T {
+	var o T
+	if len(opts) > 0 {
+		o = opts[len(opts)-1]
+	}
+	return o
+}
+
+func sendQuery(o SendOptions) (url.Values, error) {
+	if err := checkRange("delay_seconds", o.DelaySeconds, 0, MaxDelaySeconds); err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	if o.DelaySeconds > 0 {
+		q.Set("delay_seconds", strconv.Itoa(o.DelaySeconds))
+	}
+	if o.DedupKey != "" {
+		q.Set("dedup_key", o.DedupKey)
+	}
+	return q, nil
+}
+
+// Send sends one message to queue and returns its sequence. body is any
+// JSON value: json.RawMessage or []byte holding JSON, or a value to
+// marshal. A body that is itself a JSON array is sent as a batch of one,
+// so it stays one message.
+func (s *MQService) Send(ctx context.Context, queue string, body any, opts ...SendOptions) (int64, error) {
+	if err := checkName("queue", queue); err != nil {
+		return 0, err
+	}
+	b, err := encodeBody(body)
+	if err != nil {
+		return 0, err
+	}
+	o := lastOf(opts)
+	q, err := sendQuery(o)
+	if err != nil {
+		return 0, err
+	}
+	if b[0] == '[' {
+		if o.DedupKey != "" {
+			return 0, invalidf("dedup key: the API takes one only for a body that is not a JSON array")
+		}
+		seqs, err := s.sendBatch(ctx, queue, []json.RawMessage{b}, q)
+		if err != nil {
+			return 0, err
+		}
+		if len(seqs) != 1 {
+			return 0, fmt.Errorf("client: send to queue %s: got %d sequences for one message", queue, len(seqs))
+		}
+		return seqs[0], nil
+	}
+	var out struct {
+		Sequence int64 `json:"sequence"`
+	}
+	err = s.c.do(ctx, request{method: http.MethodPost, path: s.c.queuePath(queue, "messages"), query: q, raw: b, contentType: "application/json"}, &out)
+	return out.Sequence, err
+}
+
+// SendBatch sends 1 to 10 messages to queue in one transaction and returns
+// their sequences in order. Each body is encoded as for Send.
+func (s *MQService) SendBatch(ctx context.Context, queue string, bodies []any, opts ...SendOptions) ([]int64, error) {
+	if err := checkName("queue", queue); err != nil {
+		return nil, err
+	}
+	if len(bodies) < 1 || len(bodies) > MaxBatch {
+		return nil, invalidf("batch of %d messages: send 1 to %d", len(bodies), MaxBatch)
+	}
+	o := lastOf(opts)
+	if o.DedupKey != "" {
+		return nil, invalidf("dedup key: only a single send takes one")
+	}
+	q, err := sendQuery(o)
+	if err != nil {
+		return nil, err
+	}
+	raws := make([]json.RawMessage, len(bodies))
+	for i, body := range bodies {
+		if raws[i], err = encodeBody(body); err != nil {
+			return nil, fmt.Errorf("message %d of the batch: %w", i, err)
+		}
+	}
+	return s.sendBatch(ctx, queue, raws, q)
+}
+
+func (s *MQService) sendBatch(ctx context.Context, queue string, bodies []json.RawMessage, q url.Values) ([]int64, error) {
+	var out struct {
+		Sequences []int64 `json:"sequences"`
+	}
+	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.queuePath(queue, "messages"), query: q, body: bodies}, &out)
+	return out.Sequences, err
+}
+
+// Receive claims up to o.MaxMessages ready messages of queue, leasing them
+// for the visibility timeout, waiting up to o.WaitSeconds for the first
+// one. It returns an empty slice when none came.
+func (s *MQService) Receive(ctx context.Context, queue string, o ReceiveOptions) ([]Message, error) {
+	if err := checkName("queue", queue); err != nil {
+		return nil, err
+	}
+	if o.MaxMessages == 0 {
+		o.MaxMessages = 1
+	}
+	if err := checkRange("max_messages", o.MaxMessages, 1, MaxBatch); err != nil {
+		return nil, err
+	}
+	if err := checkRange("wait_seconds", o.WaitSeconds, 0, MaxWaitSeconds); err != nil {
+		return nil, err
+	}
+	if err := checkRange("visibility_timeout_seconds", o.VisibilityTimeoutSeconds, 0, MaxVisibilitySeconds); err != nil {
+		return nil, err
+	}
+	body := map[string]any{"max_messages": o.MaxMessages}
+	if o.WaitSeconds > 0 {
+		body["wait_seconds"] = o.WaitSeconds
+	}
+	if o.VisibilityTimeoutSeconds > 0 {
+		body["visibility_timeout_seconds"] = o.VisibilityTimeoutSeconds
+	}
+	if o.Delete {
+		body["delete"] = true
+	}
+	return listOf[Message](ctx, s.c, request{method: http.MethodPost, path: s.c.queuePath(queue, "messages", "receive"), body: body}, "messages")
+}
+
+// seqPath checks a message's sequence and formats it for a path.
+func seqPath(queue string, sequence int64) (string, error) {
+	if err := checkName("queue", queue); err != nil {
+		return "", err
+	}
+	if sequence < 1 {
+		return "", invalidf("sequence %d: must be positive", sequence)
+	}
+	return strconv.FormatInt(sequence, 10), nil
+}
+
+// Delete deletes (acknowledges) message sequence of queue. A non-empty
+// receipt fences it: when the message was received again since, the
+// delete is refused with ErrStaleReceipt and the newer lease stays.
+func (s *MQService) Delete(ctx context.Context, queue string, sequence int64, receipt string) error {
+	seq, err := seqPath(queue, sequence)
+	if err != nil {
+		return err
+	}
+	var q url.Values
+	if receipt != "" {
+		q = url.Values{"receipt": {receipt}}
+	}
+	return s.c.do(ctx, request{method: http.MethodDelete, path: s.c.queuePath(queue, "messages", seq), query: q}, nil)
+}
+
+// ChangeVisibility makes message sequence of queue visible again in
+// seconds (0 to 43200; 0 retries it now). A non-empty receipt fences it as
+// for Delete.
+func (s *MQService) ChangeVisibility(ctx context.Context, queue string, sequence int64, seconds int, receipt string) error {
+	seq, err := seqPath(queue, sequence)
+	if err != nil {
+		return err
+	}
+	if err := checkRange("seconds", seconds, 0, MaxVisibilitySeconds); err != nil {
+		return err
+	}
+	body := map[string]any{"seconds": seconds}
+	if receipt != "" {
+		body["receipt"] = receipt
+	}
+	return s.c.do(ctx, request{method: http.MethodPost, path: s.c.queuePath(queue, "messages", seq, "visibility"), body: body}, nil)
+}
+
+// Purge deletes every message of queue (not its DLQ) and returns how many.
+func (s *MQService) Purge(ctx context.Context, queue string) (int64, error) {
+	if err := checkName("queue", queue); err != nil {
+		return 0, err
+	}
+	var out struct {
+		Purged int64 `json:"purged"`
+	}
+	err := s.c.do(ctx, request{method: http.MethodDelete, path: s.c.queuePath(queue, "messages")}, &out)
+	return out.Purged, err
+}
+
+// limitQuery checks a max_messages of a peek or DLQ read (0: the server's
+// default of 10).
+func limitQuery(max int) (url.Values, error) {
+	if max == 0 {
+		return nil, nil
+	}
+	if err := checkRange("max_messages", max, 1, MaxPeek); err != nil {
+		return nil, err
+	}
+	return url.Values{"max_messages": {strconv.Itoa(max)}}, nil
+}
+
+// Peek returns up to max messages of queue without claiming them (1 to
+// 100; 0 means 10). Peeked messages carry no receipt.
+func (s *MQService) Peek(ctx context.Context, queue string, max int) ([]Message, error) {
+	if err := checkName("queue", queue); err != nil {
+		return nil, err
+	}
+	q, err := limitQuery(max)
+	if err != nil {
+		return nil, err
+	}
+	return listOf[Message](ctx, s.c, request{method: http.MethodGet, path: s.c.queuePath(queue, "messages"), query: q}, "messages")
+}
+
+// ReceiveDLQ returns up to max dead letters of queue, oldest first (1 to
+// 100; 0 means 10). They stay in the DLQ until deleted or redriven.
+func (s *MQService) ReceiveDLQ(ctx context.Context, queue string, max int) ([]DeadLetter, error) {
+	if err := checkName("queue", queue); err != nil {
+		return nil, err
+	}
+	q, err := limitQuery(max)
+	if err != nil {
+		return nil, err
+	}
+	return listOf[DeadLetter](ctx, s.c, request{method: http.MethodGet, path: s.c.queuePath(queue, "dlq"), query: q}, "messages")
+}
+
+// DeleteDLQ deletes dead letter sequence of queue.
+func (s *MQService) DeleteDLQ(ctx context.Context, queue string, sequence int64) error {
+	seq, err := seqPath(queue, sequence)
+	if err != nil {
+		return err
+	}
+	return s.c.do(ctx, request{method: http.MethodDelete, path: s.c.queuePath(queue, "dlq", seq)}, nil)
+}
+
+// PurgeDLQ deletes every dead letter of queue and returns how many.
+func (s *MQService) PurgeDLQ(ctx context.Context, queue string) (int64, error) {
+	if err := checkName("queue", queue); err != nil {
+		return 0, err
+	}
+	var out struct {
+		Purged int64 `json:"purged"`
+	}
+	err := s.c.do(ctx, request{method: http.MethodDelete, path: s.c.queuePath(queue, "dlq")}, &out)
+	return out.Purged, err
+}
+
+// Redrive moves up to max dead letters of queue back into it with their
+// receive counts reset (0: all of them) and returns how many moved.
+func (s *MQService) Redrive(ctx context.Context, queue string, max int) (int64, error) {
+	if err := checkName("queue", queue); err != nil {
+		return 0, err
+	}
+	if max < 0 {
+		return 0, invalidf("max_messages %d: must be positive (0 redrives all)", max)
+	}
+	body := map[string]any{}
+	if max > 0 {
+		body["max_messages"] = max
+	}
+	var out struct {
+		Redriven int64 `json:"redriven"`
+	}
+	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.queuePath(queue, "dlq", "redrive"), body: body}, &out)
+	return out.Redriven, err
+}

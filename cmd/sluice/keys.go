@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sluicehq/sluice/client"
+)
+
+func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return dispatch(ctx, "keys", []subcommand{
+		{"create", "[--scope mq:* ...] [--queues 'orders-*'] [--description D]", "create an access key (its secret is shown once)", keysCreate},
+		{"list", "", "list the access keys", keysList},
+		{"revoke", "ID", "revoke an access key", keysRevoke},
+	}, args, stdout, stderr)
+}
+
+// scopes are the scopes a key may get (docs/http-api.md).
+var scopes = []string{"mq:send", "mq:receive", "mq:delete", "mq:purge", "mq:admin", "mq:*", "functions:deploy"}
+
+func keysCreate(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	f := newCLIFlags("keys create", "[--scope mq:* ...] [--queues 'orders-*'] [--description D]")
+	var o client.KeyOptions
+	var sc, qs listFlag
+	f.Var(&sc, "scope", "scope to grant, repeatable or comma-separated: "+strings.Join(scopes, ", ")+" (default mq:*)")
+	f.Var(&qs, "queues", "limit the data plane to these queue-name patterns, repeatable or comma-separated (default *)")
+	f.StringVar(&o.Description, "description", "", "what the key is for")
+	if _, err := f.parse(args, stdout); err != nil {
+		return err
+	}
+	if len(sc) == 0 {
+		sc = listFlag{"mq:*"}
+	}
+	for _, s := range sc {
+		if !contains(scopes, s) {
+			return usageErrorf("--scope %q: use %s", s, strings.Join(scopes, ", "))
+		}
+	}
+	o.Scopes, o.Queues = sc, qs
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	k, err := c.Keys.Create(ctx, o)
+	if err != nil {
+		return err
+	}
+	return f.output(stdout, k, func(w io.Writer) error {
+		fmt.Fprintf(w, "created key %s (scopes %s)\n", k.ID, strings.Join(sc, " "))
+		fmt.Fprintf(w, "secret: %s\n", k.Secret)
+		fmt.Fprintf(w, "\nThe secret is shown only this once. Use the key with:\n")
+		fmt.Fprintf(w, "  export SLUICE_KEY=%s\n", k)
+		fmt.Fprintf(w, "or: sluice login --endpoint %s --key %s\n", c.Endpoint(), k)
+		return nil
+	})
+}
+
+func contains(list []string, s string) bool {
+	for _, l := range list {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+func keysList(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	f := newCLIFlags("keys list", "")
+	_, c, err := f.start(args, stdout)
+	if err != nil {
+		return err
+	}
+	keys, err := c.Keys.List(ctx)
+	if err != nil {
+		return err
+	}
+	return f.output(stdout, map[string][]client.Key{"keys": keys}, func(w io.Writer) error {
+		rows := make([][]string, len(keys))
+		for i, k := range keys {
+			revoked := "-"
+			if k.RevokedAt != nil {
+				revoked = stamp(*k.RevokedAt)
+			}
+			queues := strings.Join(k.Queues, ",")
+			if queues == "" {
+				queues = "*"
+			}
+			rows[i] = []string{k.ID, strings.Join(k.Scopes, ","), queues, stamp(k.CreatedAt), revoked, orDash(k.Description)}
+		}
+		return table(w, "ID\tSCOPES\tQUEUES\tCREATED\tREVOKED\tDESCRIPTION", rows)
+	})
+}
+
+func keysRevoke(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	f := newCLIFlags("keys revoke", "ID")
+	pos, c, err := f.start(args, stdout, "ID")
+	if err != nil {
+		return err
+	}
+	if err := c.Keys.Revoke(ctx, pos[0]); err != nil {
+		return err
+	}
+	return done(f, stdout, map[string]any{"id": pos[0], "revoked": true}, "revoked key %s", pos[0])
+}

@@ -1,0 +1,335 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/cmd/sluice/internal/relaxedjson"
+)
+
+func runMQ(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return dispatch(ctx, "mq", []subcommand{
+		{"send", "QUEUE --body JSON | --body-file FILE", "send a message, or a batch of 1-10 given as a JSON array", mqSend},
+		{"receive", "QUEUE [--max-messages N] [--wait-seconds S] [--visibility-timeout S] [--delete]", "receive (lease) messages", mqReceive},
+		{"delete", "QUEUE SEQ [--receipt R]", "delete (ack) a message", mqDelete},
+		{"visibility", "QUEUE SEQ --seconds S [--receipt R]", "change a message's visibility timeout (0: retry now)", mqVisibility},
+		{"purge", "QUEUE", "delete every message of a queue", mqPurge},
+		{"peek", "QUEUE [--max-messages N]", "read messages without leasing them", mqPeek},
+		{"receive-dlq", "QUEUE [--max-messages N]", "read a queue's dead letters", mqReceiveDLQ},
+		{"delete-dlq", "QUEUE SEQ", "delete a dead letter", mqDeleteDLQ},
+		{"purge-dlq", "QUEUE", "delete every dead letter of a queue", mqPurgeDLQ},
+		{"redrive", "QUEUE [--max-messages N]", "move dead letters back to their queue", mqRedrive},
+	}, args, stdout, stderr)
+}
+
+// readBody returns the message body or bodies of mq send: --body (strict
+// or relaxed JSON) or --body-file (strict JSON; "-" is stdin).
+func readBody(body, file string, bodySet bool) (json.RawMessage, error) {
+	switch {
+	case bodySet && file != "":
+		return nil, usageErrorf("give --body or --body-file, not both")
+	case bodySet:
+		b, err := relaxedjson.Parse(body)
+		if err != nil {
+			return nil, usageErrorf("--body: %v (give JSON, or the relaxed form {key:value})", err)
+		}
+		return b, nil
+	case file != "":
+		var b []byte
+		var err error
+		if file == "-" {
+			b, err = io.ReadAll(os.Stdin)
+		} else {
+			b, err = os.ReadFile(file)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--body-file: %w", err)
+		}
+		var v json.RawMessage
+		if err := json.Unmarshal(b, &v); err != nil {
+			return nil, usageErrorf("--body-file %s: not valid JSON: %v", file, err)
+		}
+		return v, nil
+	}
+	return nil, usageErrorf("missing --body JSON or --body-file FILE")
+}
+
+func mqSend(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	f := newCLIFlags("mq send", "QUEUE --body JSON | --body-file FILE [--delay-seconds S] [--dedup-key K]")
+	body := f.String("body", "", "message body as JSON, or relaxed {key:value}; a JSON array sends each element as a message (1-10; wrap one array body as [[...]])")
+	file := f.String("body-file", "", "read the body from FILE (strict JSON; - for stdin)")
+	delay := f.Int("delay-seconds", 0, "keep the messages invisible that long (0-43200)")
+	dedup := f.String("dedup-key", "", "deduplication key (single messages only)")
+	pos, err := f.parse(args, stdout, "QUEUE")
+	if err != nil {
+		return err
+	}
+	b, err := readBody(*body, *file, f.set("body"))
+	if err != nil {
+		return err
+	}
+	opts := client.SendOptions{DelaySeconds: *delay, DedupKey: *dedup}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	queue := pos[0]
+	if b[0] != '[' {
+		seq, err := c.MQ.Send(ctx, queue, b, opts)
+		if err != nil {
+			return err
+		}
+		return f.output(stdout, map[string]int64{"sequence": seq}, func(w io.Writer) error {
+			_, err := fmt.Fprintf(w, "sent message %d to %s\n", seq, queue)
+			return err
+		})
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(b, &items); err != nil {
+		return err
+	}
+	if len(items) < 1 || len(items) > client.MaxBatch {
+		return usageErrorf("a JSON array sends a batch of 1 to %d messages, got %d (to send one message whose body is an array, wrap it: [[...]])", client.MaxBatch, len(items))
+	}
+	bodies := make([]any, len(items))
+	for i, it := range items {
+		bodies[i] = it
+	}
+	seqs, err := c.MQ.SendBatch(ctx, queue, bodies, opts)
+	if err != nil {
+		return err
+	}
+	return f.output(stdout, map[string][]int64{"sequences": seqs}, func(w io.Writer) error {
+		s := make([]string, len(seqs))
+		for i, q := range seqs {
+			s[i] = strconv.FormatInt(q, 10)
+		}
+		_, err := fmt.Fprintf(w, "sent %d messages to %s: %s\n", len(seqs), queue, strings.Join(s, " "))
+		return err
+	})
+}
+
+// messagesOut prints received or peeked messages.
+func messagesOut(f *cliFlags, w io.Writer, queue string, msgs []client.Message) error {
+	return f.output(w, map[string][]client.Message{"messages": msgs}, func(w io.Writer) error {
+		if len(msgs) == 0 {
+			_, err := fmt.Fprintf(w, "no messages in %s\n", queue)
+			return err
+		}
+		rows := make([][]string, len(msgs))
+		for i, m := range msgs {
+			rows[i] = []string{strconv.FormatInt(m.Sequence, 10), strconv.Itoa(m.ReceiveCount), stamp(m.CreatedAt),
+				stamp(m.VisibleAt), orDash(m.Receipt), string(m.Body)}
+		}
+		return table(w, "SEQ\tRECEIVES\tCREATED\tVISIBLE AT\tRECEIPT\tBODY", rows)
+	})
+}
+
+func mqReceive(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	f := newCLIFlags("mq receive", "QUEUE [--max-messages N] [--wait-seconds S] [--visibility-timeout S] [--delete]")
+	var o client.ReceiveOptions
+	f.IntVar(&o.MaxMessages, "max-messages", 1, "messages to receive at most (1-10)")
+	f.IntVar(&o.WaitSeconds, "wait-seconds", 0, "wait up to S seconds for a message (0-20)")
+	f.IntVar(&o.VisibilityTimeoutSeconds, "visibility-timeout", 0, "lease the messages for S seconds (1-43200; default: the queue's)")
+	f.BoolVar(&o.Delete, "delete", false, "delete the messages as they are received (at-most-once)")
+	pos, err := f.parse(args, stdout, "QUEUE")
+	if err != nil {
+		return err
+	}
+	if f.set("visibility-timeout") && o.VisibilityTimeoutSeconds == 0 {
+		return usageErrorf("--visibility-timeout 0: give 1 to 43200 seconds, or leave it out for the queue's")
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	msgs, err := c.MQ.Receive(ctx, pos[0], o)
+	if err != nil {
+		return err
+	}
+	return messagesOut(f, stdout, pos[0], msgs)
+}
+
+// startRead parses `mq NAME QUEUE [--max-messages N]` (peek, receive-dlq)
+// and returns the flags, the queue, N and the client.
+func startRead(name, what string, args []string, stdout io.Writer) (*cliFlags, string, int, *client.Client, error) {
+	f := newCLIFlags("mq "+name, "QUEUE [--max-messages N]")
+	max := f.Int("max-messages", 10, what+" to show at most (1-100)")
+	pos, err := f.parse(args, stdout, "QUEUE")
+	if err != nil {
+		return nil, "", 0, nil, err
+	}
+	if *max == 0 {
+		return nil, "", 0, nil, usageErrorf("--max-messages 0: give 1 to %d", client.MaxPeek)
+	}
+	c, err := f.client()
+	return f, pos[0], *max, c, err
+}
+
+func mqPeek(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	f, queue, max, c, err := startRead("peek", "messages", args, stdout)
+	if err != nil {
+		return err
+	}
+	msgs, err := c.MQ.Peek(ctx, queue, max)
+	if err != nil {
+		return err
+	}
+	return messagesOut(f, stdout, queue, msgs)
+}
+
+// startSeq parses QUEUE SEQ (delete, visibility, delete-dlq) and returns
+// the queue, the sequence and the client.
+func startSeq(f *cliFlags, args []string, stdout io.Writer) (string, int64, *client.Client, error) {
+	pos, err := f.parse(args, stdout, "QUEUE", "SEQ")
+	if err != nil {
+		return "", 0, nil, err
+	}
+	seq, err := strconv.ParseInt(pos[1], 10, 64)
+	if err != nil || seq < 1 {
+		return "", 0, nil, usageErrorf("sequence %q: want a positive integer", pos[1])
+	}
+	c, err := f.client()
+	return pos[0], seq, c, err
+}
+
+// done prints the result of a verb that returns nothing: a sentence for
+// people, v as JSON for scripts.
+func done(f *cliFlags, w io.Writer, v any, format string, args ...any) error {
+	return f.output(w, v, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, format+"\n", args...)
+		return err
+	})
+}
+
+func mqDelete(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	f := newCLIFlags("mq delete", "QUEUE SEQ [--receipt R]")
+	receipt := f.String("receipt", "", "refuse the delete when the message was received again since this receipt")
+	queue, seq, c, err := startSeq(f, args, stdout)
+	if err != nil {
+		return err
+	}
+	if err := c.MQ.Delete(ctx, queue, seq, *receipt); err != nil {
+		return err
+	}
+	return done(f, stdout, map[string]any{"queue": queue, "sequence": seq, "deleted": true}, "deleted message %d of %s", seq, queue)
+}
+
+func mqVisibility(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	f := newCLIFlags("mq visibility", "QUEUE SEQ --seconds S [--receipt R]")
+	seconds := f.Int("seconds", -1, "make the message visible again in S seconds (0-43200; 0 retries it now)")
+	receipt := f.String("receipt", "", "refuse the change when the message was received again since this receipt")
+	queue, seq, c, err := startSeq(f, args, stdout)
+	if err != nil {
+		return err
+	}
+	if !f.set("seconds") {
+		return usageErrorf("missing --seconds S (0-%d)", client.MaxVisibilitySeconds)
+	}
+	if err := c.MQ.ChangeVisibility(ctx, queue, seq, *seconds, *receipt); err != nil {
+		return err
+	}
+	return done(f, stdout, map[string]any{"queue": queue, "sequence": seq, "visible_in_seconds": *seconds},
+		"message %d of %s visible again in %ds", seq, queue, *seconds)
+}
+
+// queueCount runs a verb on QUEUE that returns a count (purge, purge-dlq,
+// redrive) and prints it.
+func queueCount(ctx context.Context, args []string, stdout io.Writer, name, key, format string, withMax bool,
+	call func(ctx context.Context, c *client.Client, queue string, max int) (int64, error)) error {
+	f := newCLIFlags("mq "+name, "QUEUE")
+	var max *int
+	if withMax {
+		f.args = "QUEUE [--max-messages N]"
+		max = f.Int("max-messages", 0, "move at most N dead letters (default: all)")
+	}
+	pos, err := f.parse(args, stdout, "QUEUE")
+	if err != nil {
+		return err
+	}
+	n := 0
+	if max != nil {
+		if *max < 0 || f.set("max-messages") && *max == 0 {
+			return usageErrorf("--max-messages %d: must be positive (leave it out for all)", *max)
+		}
+		n = *max
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	count, err := call(ctx, c, pos[0], n)
+	if err != nil {
+		return err
+	}
+	return done(f, stdout, map[string]int64{key: count}, format, count, pos[0])
+}
+
+func mqPurge(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	return queueCount(ctx, args, stdout, "purge", "purged", "purged %d messages from %s", false,
+		func(ctx context.Context, c *client.Client, q string, _ int) (int64, error) { return c.MQ.Purge(ctx, q) })
+}
+
+func mqPurgeDLQ(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	return queueCount(ctx, args, stdout, "purge-dlq", "purged", "purged %d dead letters of %s", false,
+		func(ctx context.Context, c *client.Client, q string, _ int) (int64, error) {
+			return c.MQ.PurgeDLQ(ctx, q)
+		})
+}
+
+func mqRedrive(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	return queueCount(ctx, args, stdout, "redrive", "redriven", "redrove %d dead letters back into %s", true,
+		func(ctx context.Context, c *client.Client, q string, max int) (int64, error) {
+			return c.MQ.Redrive(ctx, q, max)
+		})
+}
+
+func mqReceiveDLQ(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	f, queue, max, c, err := startRead("receive-dlq", "dead letters", args, stdout)
+	if err != nil {
+		return err
+	}
+	dead, err := c.MQ.ReceiveDLQ(ctx, queue, max)
+	if err != nil {
+		return err
+	}
+	return f.output(stdout, map[string][]client.DeadLetter{"messages": dead}, func(w io.Writer) error {
+		if len(dead) == 0 {
+			_, err := fmt.Fprintf(w, "no dead letters in %s\n", queue)
+			return err
+		}
+		rows := make([][]string, len(dead))
+		for i, d := range dead {
+			rows[i] = []string{strconv.FormatInt(d.Sequence, 10), strconv.Itoa(d.ReceiveCount), stamp(d.FailedAt),
+				orDash(d.Reason), orDash(oneLine(d.LastError, 60)), string(d.Body)}
+		}
+		return table(w, "SEQ\tRECEIVES\tFAILED\tREASON\tLAST ERROR\tBODY", rows)
+	})
+}
+
+func mqDeleteDLQ(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	f := newCLIFlags("mq delete-dlq", "QUEUE SEQ")
+	queue, seq, c, err := startSeq(f, args, stdout)
+	if err != nil {
+		return err
+	}
+	if err := c.MQ.DeleteDLQ(ctx, queue, seq); err != nil {
+		return err
+	}
+	return done(f, stdout, map[string]any{"queue": queue, "sequence": seq, "deleted": true}, "deleted dead letter %d of %s", seq, queue)
+}
+
+// oneLine flattens s to one line of at most n runes, for table cells.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
