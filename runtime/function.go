@@ -115,7 +115,8 @@ type Function struct {
 	kind    Kind
 	log     zerolog.Logger
 	modCfg  wazero.ModuleConfig
-	limit   uint64        // memory limit in bytes
+	limit   uint64 // memory limit in bytes
+	mem     memAccount
 	slots   chan struct{} // one token per instance that may be alive
 	closing chan struct{} // closed by Close
 
@@ -290,21 +291,18 @@ type Stats struct {
 	Instances int
 	// Idle instances wait in the pool (reactors only).
 	Idle int
-	// IdleMemoryBytes is the linear memory held by idle instances.
-	IdleMemoryBytes int64
+	// MemoryBytes is the linear memory held by the function's instances.
+	MemoryBytes int64
+	// MaxInstanceMemoryBytes is the most linear memory one instance has
+	// held; it never exceeds MemoryMiB.
+	MaxInstanceMemoryBytes int64
 }
 
 // Stats returns the function's current instance counts.
 func (f *Function) Stats() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := Stats{Instances: f.live, Idle: len(f.idle)}
-	for _, in := range f.idle {
-		if in.mem != nil {
-			s.IdleMemoryBytes += int64(len(in.mem.buf))
-		}
-	}
-	return s
+	return Stats{Instances: f.live, Idle: len(f.idle), MemoryBytes: f.mem.live.Load(), MaxInstanceMemoryBytes: f.mem.peak.Load()}
 }
 
 var (
@@ -395,7 +393,7 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 
 // runCommand runs a fresh instance of a command module on input.
 func (f *Function) runCommand(ctx context.Context, iio *invocationIO, input []byte) (*instance, []byte, error) {
-	inst := &instance{io: iio, mem: &limitedMemory{limit: f.limit}}
+	inst := &instance{io: iio, mem: &limitedMemory{limit: f.limit, acct: &f.mem}}
 	f.mu.Lock()
 	f.live++
 	f.mu.Unlock()
@@ -473,7 +471,7 @@ func (f *Function) getInstance(ctx context.Context, iio *invocationIO) (*instanc
 	}
 	f.live++
 	f.mu.Unlock()
-	inst := &instance{reactor: true, io: iio, mem: &limitedMemory{limit: f.limit}}
+	inst := &instance{reactor: true, io: iio, mem: &limitedMemory{limit: f.limit, acct: &f.mem}}
 	mod, err := f.rt.wr.InstantiateModule(f.memoryContext(ctx, inst), f.code.cm, f.modCfg.
 		WithStdout(stdoutWriter{inst}).
 		WithStderr(stderrWriter{inst}).
@@ -563,7 +561,11 @@ func (f *Function) classify(ctx context.Context, err error, inst *instance, iio 
 		return f.memoryFailure()
 	}
 	line, _, _ := strings.Cut(err.Error(), "\n")
-	return &BatchFailure{Kind: FailureTrap, Message: "trap: " + abi.Truncate(line, 500)}
+	msg := "trap: " + abi.Truncate(line, 300)
+	if why := iio.stderr.notable; why != "" { // a Go panic in a reactor ends in a trap
+		msg += ": " + abi.Truncate(why, 300)
+	}
+	return &BatchFailure{Kind: FailureTrap, Message: msg}
 }
 
 func (f *Function) memoryFailure() *BatchFailure {

@@ -52,7 +52,7 @@ type stderrSink struct {
 	buf     []byte // captured bytes, at most limit
 	logged  int    // buf[:logged] has been logged
 	dropped int
-	notable string // first "panic:" or "fatal error:" line, for failure messages
+	notable string // first panic or fatal error line (Go or Rust), for failure messages
 }
 
 // Write implements io.Writer.
@@ -118,7 +118,8 @@ func (s *stderrSink) emit(line []byte) {
 	if len(line) == 0 {
 		return
 	}
-	if s.notable == "" && (bytes.HasPrefix(line, []byte("panic: ")) || bytes.HasPrefix(line, []byte("fatal error: "))) {
+	if s.notable == "" && (bytes.HasPrefix(line, []byte("panic: ")) || bytes.HasPrefix(line, []byte("fatal error: ")) ||
+		bytes.HasPrefix(line, []byte("thread '")) && bytes.Contains(line, []byte("panicked at"))) {
 		s.notable = string(line)
 	}
 	l := s.logger()

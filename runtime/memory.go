@@ -17,6 +17,27 @@ type limitedMemory struct {
 	// limit; the allocation succeeds (wazero cannot take a refusal there)
 	// and the host fails the instance right after instantiation.
 	overStart bool
+	acct      *memAccount // the function's totals
+}
+
+// memAccount totals the linear memory of a function's instances.
+type memAccount struct {
+	live atomic.Int64 // bytes held by instances not yet freed
+	peak atomic.Int64 // the largest single instance so far
+}
+
+// resized records that one instance went from old to new bytes.
+func (a *memAccount) resized(old, new int) {
+	if a == nil {
+		return
+	}
+	a.live.Add(int64(new - old))
+	for {
+		p := a.peak.Load()
+		if int64(new) <= p || a.peak.CompareAndSwap(p, int64(new)) {
+			return
+		}
+	}
 }
 
 var _ experimental.LinearMemory = (*limitedMemory)(nil)
@@ -27,14 +48,17 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 		m.overStart = true
 		m.hit.Store(true)
 		m.buf = make([]byte, size)
+		m.acct.resized(0, int(size))
 		return m.buf
 	}
 	if size > m.limit && size > uint64(len(m.buf)) {
 		m.hit.Store(true)
 		return nil
 	}
+	old := len(m.buf)
 	if size <= uint64(cap(m.buf)) {
 		m.buf = m.buf[:size] // memory only grows; the tail is still zero
+		m.acct.resized(old, int(size))
 		return m.buf
 	}
 	// Grow geometrically, but never reserve past the limit.
@@ -42,8 +66,12 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 	buf := make([]byte, size, newCap)
 	copy(buf, m.buf)
 	m.buf = buf
+	m.acct.resized(old, int(size))
 	return buf
 }
 
 // Free implements experimental.LinearMemory.
-func (m *limitedMemory) Free() { m.buf = nil }
+func (m *limitedMemory) Free() {
+	m.acct.resized(len(m.buf), 0)
+	m.buf = nil
+}

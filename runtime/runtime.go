@@ -12,6 +12,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/sluicehq/sluice/runtime/internal/guard"
 )
 
 // ErrClosed is returned by calls on a closed Runtime or Function.
@@ -106,7 +108,7 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte) (*compiledModule, er
 	c.refs++
 	r.mu.Unlock()
 	if !ok {
-		c.cm, c.err = r.wr.CompileModule(ctx, wasm)
+		c.cm, c.err = r.compileGuarded(ctx, wasm)
 		if c.err != nil {
 			c.err = fmt.Errorf("compile module %s: %w", c.hash[:12], c.err)
 		}
@@ -124,6 +126,16 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte) (*compiledModule, er
 		return nil, err
 	}
 	return c, nil
+}
+
+// compileGuarded compiles wasm after guard.AddEntryChecks, so a timeout
+// or cancellation stops even loop-free code (see package guard).
+func (r *Runtime) compileGuarded(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
+	guarded, _, err := guard.AddEntryChecks(wasm)
+	if err != nil {
+		return nil, err
+	}
+	return r.wr.CompileModule(ctx, guarded)
 }
 
 // release drops one reference to a compiled module, freeing it with the

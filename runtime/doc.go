@@ -1,0 +1,94 @@
+// Package runtime hosts Sluice functions: WebAssembly modules for WASI
+// preview 1, run on wazero, one batch of messages per invocation, following
+// the Function ABI v1 (see DESIGN.md). It knows nothing of queues or
+// Postgres: it takes a batch and returns an outcome per message.
+//
+//	rt, err := runtime.New(ctx, runtime.Config{CompilationCacheDir: dir, Logger: log})
+//	fn, err := rt.Load(ctx, wasm, runtime.FunctionConfig{Name: "send-email", Version: 3,
+//		MemoryMiB: 64, Timeout: 10 * time.Second})
+//	res, err := fn.Invoke(ctx, runtime.Invocation{ID: "inv-1",
+//		Trigger:  runtime.Trigger{Type: "queue", Source: "emails"},
+//		Messages: []runtime.Message{{ID: "8412", Attempt: 1, Body: body}}})
+//	// err: host problem only (closed, ctx already done, invalid invocation).
+//	// res.Failure != nil: the whole batch failed (res.Failure.Kind says how).
+//	// else res.Messages[i].Outcome is Acked, Retry (after RetryAfter) or Permanent.
+//
+// A Runtime owns one wazero runtime and compilation cache shared by all its
+// functions; Load compiles a module once per SHA-256 of its bytes, and with
+// CompilationCacheDir the machine code is kept on disk for other Runtimes
+// and processes. Runtime, Function and Invoke are safe for concurrent use.
+//
+// # Module kinds
+//
+// Load detects the kind from the exports. A command exports _start: every
+// batch gets a fresh instance that reads the input document from stdin and
+// writes the output document to stdout, and exits. A reactor exports
+// _initialize, sluice_alloc and sluice_handle (and its memory as "memory"):
+// an instance is initialised once and then serves batches one at a time:
+//
+//	ptr := sluice_alloc(len(input))        // (i32) -> i32, a guest buffer
+//	                                       // the host writes input there
+//	packed := sluice_handle(ptr, len(input)) // (i32, i32) -> i64
+//	output := memory[packed>>32 : packed>>32 + packed&0xffffffff]
+//
+// packed == 0 means empty output (every message succeeded). The output must
+// stay readable until the next call into the instance. Idle reactor
+// instances are pooled per function (at most PoolSize alive); an instance
+// that trapped, exited, timed out, hit its memory limit or broke the
+// convention is discarded, never reused. A module exporting both _start and
+// the reactor exports is a reactor if it also exports _initialize, else a
+// command (a Go command built with the SDK exports the reactor functions
+// too, unused).
+//
+// Load rejects a module that imports anything but wasi_snapshot_preview1
+// functions (with matching signatures), exports neither entry point,
+// exports _initialize without both sluice_ exports, or needs more memory at
+// start than its limit, naming the import or export at fault.
+//
+// # Sandbox and limits
+//
+// Guests get no filesystem (no preopens), no sockets, real wall and
+// monotonic clocks, crypto/rand randomness, args [name] and exactly the
+// environment of FunctionConfig.Env. Per function:
+//
+//   - MemoryMiB caps linear memory: growth past it is refused, and a module
+//     that then exits or traps fails with FailureMemoryLimit. The host only
+//     ever allocates up to the limit per instance.
+//   - Timeout caps a batch's wall-clock time, instantiation included. The
+//     module is closed when the deadline passes (wazero checks at function
+//     entries and loop heads, so loop-free call trees stop too), and guest
+//     sleeps are cut short. The caller's ctx cancels the same way
+//     (FailureCanceled).
+//   - MaxStdoutBytes (default 1 MiB) caps the output; a command writing more
+//     is stopped at once (FailureOutputTooLarge).
+//   - MaxStderrBytes (default 64 KiB) caps the stderr kept and logged per
+//     batch; the excess is dropped and a marker line says how much.
+//
+// # Outcomes
+//
+// Result.Messages has one entry per input message, in order. When the run
+// succeeded, messages named in batchItemFailures are Retry (RetryAfter from
+// retryAfterSeconds, clamped to 0..12h) or Permanent, the rest Acked.
+// Otherwise Result.Failure says why the whole batch failed, every message
+// is Retry with RetryAfter 0 (the caller applies its backoff), and
+// Failure.Message is one line fit for a log and a dead-letter row:
+//
+//	exit_code         non-zero exit (a Go panic is status 2; the message
+//	                  quotes the panic line)
+//	trap              unreachable, out-of-bounds access, stack exhausted…
+//	timeout           past the function's Timeout or the caller's deadline
+//	canceled          the caller's ctx was canceled
+//	memory_limit      failed after memory growth past MemoryMiB was refused
+//	output_too_large  output over MaxStdoutBytes
+//	invalid_output    output not ABI JSON (or a reactor broke the calling
+//	                  convention)
+//	unknown_item      an itemIdentifier not in the batch
+//
+// # Logs
+//
+// Every stderr line becomes an event on Config.Logger with the keys
+// function, version, invocation and trigger ("type:source") and stream
+// ("stderr", or "stdout" for what a reactor prints). A line that is a JSON
+// object (as the sdk's Context.Log writes) keeps its level, message and
+// fields; other lines are logged at info level.
+package runtime

@@ -1,0 +1,288 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/wasmbuild"
+	"github.com/sluicehq/sluice/runtime"
+)
+
+const hostile = "runtime/testdata/hostile"
+
+func do(action string) runtime.Invocation { return batch(`{"do":"`+action+`"}`, `{}`) }
+
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	for _, action := range []string{"loop", "sleep"} {
+		t.Run(action, func(t *testing.T) {
+			t.Parallel()
+			modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+				rt, _ := newRuntime(t)
+				const timeout = time.Second
+				f := load(t, rt, hostile, mode, runtime.FunctionConfig{Timeout: timeout})
+				if mode == wasmbuild.Reactor { // start the instance first
+					invoke(t, f, do("ack"))
+				}
+				start := time.Now()
+				res := invoke(t, f, do(action))
+				elapsed := time.Since(start)
+				wantFailure(t, res, runtime.FailureTimeout, "longer than 1s")
+				if limit := timeout * 5 / 4; elapsed > limit {
+					t.Fatalf("timed out after %s, want within %s", elapsed, limit)
+				}
+				if s := f.Stats(); s.Instances != 0 {
+					t.Fatalf("Stats after a timeout = %+v, want the instance discarded", s)
+				}
+			})
+		})
+	}
+}
+
+func TestTimeoutStopsLoopFreeCallTree(t *testing.T) {
+	t.Parallel()
+	rt, _ := newRuntime(t)
+	f, err := rt.Load(context.Background(), wasmbuild.Handwritten("recursion"), runtime.FunctionConfig{Name: "recursion", Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close(context.Background())
+	start := time.Now()
+	res := invoke(t, f, batch(`1`))
+	wantFailure(t, res, runtime.FailureTimeout, "longer than 300ms")
+	if elapsed := time.Since(start); elapsed > 375*time.Millisecond {
+		t.Fatalf("stopped after %s, want within 375ms", elapsed)
+	}
+}
+
+func TestCallerCancel(t *testing.T) {
+	t.Parallel()
+	rt, _ := newRuntime(t)
+	f := load(t, rt, hostile, wasmbuild.Reactor, runtime.FunctionConfig{})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	res, err := f.Invoke(ctx, do("loop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFailure(t, res, runtime.FailureCanceled, "canceled")
+	if _, err := f.Invoke(ctx, do("ack")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Invoke with a done context: %v, want context.Canceled", err)
+	}
+}
+
+func TestMemoryLimit(t *testing.T) {
+	t.Parallel()
+	for _, action := range []string{"membomb", "recurse"} {
+		t.Run(action, func(t *testing.T) {
+			t.Parallel()
+			modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+				rt, _ := newRuntime(t)
+				f := load(t, rt, hostile, mode, runtime.FunctionConfig{MemoryMiB: 32, Timeout: 20 * time.Second})
+				for range 3 {
+					res := invoke(t, f, do(action))
+					wantFailure(t, res, runtime.FailureMemoryLimit, "32 MiB")
+				}
+				// The host never backed an instance with more than the
+				// limit, and freed every failed instance's memory.
+				s := f.Stats()
+				if s.MaxInstanceMemoryBytes > 32<<20 || s.MaxInstanceMemoryBytes < 16<<20 {
+					t.Fatalf("largest instance held %d bytes, want between 16 MiB and the 32 MiB limit", s.MaxInstanceMemoryBytes)
+				}
+				if s.MemoryBytes != 0 || s.Instances != 0 {
+					t.Fatalf("Stats after the bombs = %+v, want no memory held", s)
+				}
+				// The function still works afterwards.
+				if res := invoke(t, f, do("ack")); !res.OK() {
+					t.Fatalf("after the bombs: %v", res.Failure)
+				}
+			})
+		})
+	}
+}
+
+func TestOutputTooLarge(t *testing.T) {
+	t.Parallel()
+	t.Run("stdout", func(t *testing.T) {
+		t.Parallel()
+		rt, _ := newRuntime(t)
+		// The guest writes forever; the cap, not the timeout, must stop it.
+		f := load(t, rt, hostile, wasmbuild.Command, runtime.FunctionConfig{Timeout: 30 * time.Second, MaxStdoutBytes: 256 << 10})
+		res := invoke(t, f, do("stdout"))
+		wantFailure(t, res, runtime.FailureOutputTooLarge, "262144-byte limit")
+	})
+	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+		rt, _ := newRuntime(t)
+		f := load(t, rt, hostile, mode, runtime.FunctionConfig{})
+		res := invoke(t, f, do("bigresult"))
+		wantFailure(t, res, runtime.FailureOutputTooLarge, "1048576-byte limit")
+	})
+}
+
+func TestBadOutput(t *testing.T) {
+	t.Parallel()
+	t.Run("invalid json", func(t *testing.T) {
+		t.Parallel()
+		rt, _ := newRuntime(t)
+		f := load(t, rt, hostile, wasmbuild.Command, runtime.FunctionConfig{})
+		wantFailure(t, invoke(t, f, do("badjson")), runtime.FailureInvalidOutput, "unexpected end of JSON")
+	})
+	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+		rt, _ := newRuntime(t)
+		f := load(t, rt, hostile, mode, runtime.FunctionConfig{})
+		wantFailure(t, invoke(t, f, do("unknown")), runtime.FailureUnknownItem, `"no-such-id"`)
+	})
+}
+
+func TestExitAndPanic(t *testing.T) {
+	t.Parallel()
+	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+		rt, _ := newRuntime(t)
+		f := load(t, rt, hostile, mode, runtime.FunctionConfig{})
+		res := invoke(t, f, do("exit"))
+		wantFailure(t, res, runtime.FailureExit, "status 3")
+		if res.Failure.ExitCode != 3 {
+			t.Fatalf("ExitCode = %d, want 3", res.Failure.ExitCode)
+		}
+		// A Go panic exits with status 2 in a command; in a reactor the Go
+		// runtime ends it with a trap. Either way the panic line is quoted.
+		res = invoke(t, f, do("panic"))
+		if mode == wasmbuild.Command {
+			wantFailure(t, res, runtime.FailureExit, "status 2: panic: hostile: boom")
+		} else {
+			wantFailure(t, res, runtime.FailureTrap, "unreachable: panic: hostile: boom")
+		}
+	})
+}
+
+func TestTrap(t *testing.T) {
+	t.Parallel()
+	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+		rt, _ := newRuntime(t)
+		f := load(t, rt, hostile, mode, runtime.FunctionConfig{PoolSize: 2})
+		wantFailure(t, invoke(t, f, do("trap")), runtime.FailureTrap, "out of bounds memory access")
+	})
+	t.Run("handwritten", func(t *testing.T) {
+		t.Parallel()
+		rt, _ := newRuntime(t)
+		f, err := rt.Load(context.Background(), wasmbuild.Handwritten("trap"), runtime.FunctionConfig{Name: "trap"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close(context.Background())
+		wantFailure(t, invoke(t, f, batch(`1`)), runtime.FailureTrap, "unreachable")
+	})
+}
+
+// TestTrapDoesNotPoisonPool runs good and trapping batches concurrently on
+// a small reactor pool: trapped instances are discarded, the others reused,
+// and every good batch succeeds.
+func TestTrapDoesNotPoisonPool(t *testing.T) {
+	t.Parallel()
+	rt, _ := newRuntime(t)
+	f := load(t, rt, hostile, wasmbuild.Reactor, runtime.FunctionConfig{PoolSize: 2})
+	var wg sync.WaitGroup
+	errs := make(chan string, 40)
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			action := "ack"
+			if i%4 == 0 {
+				action = "trap"
+			}
+			res, err := f.Invoke(context.Background(), do(action))
+			switch {
+			case err != nil:
+				errs <- err.Error()
+			case action == "ack" && !res.OK():
+				errs <- "good batch failed: " + res.Failure.Message
+			case action == "trap" && (res.Failure == nil || res.Failure.Kind != runtime.FailureTrap):
+				errs <- "trap not reported"
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if s := f.Stats(); s.Instances > 2 || s.Idle != s.Instances {
+		t.Fatalf("Stats = %+v, want at most 2 idle instances", s)
+	}
+}
+
+func TestStderrCap(t *testing.T) {
+	t.Parallel()
+	rt, logs := newRuntime(t)
+	f := load(t, rt, hostile, wasmbuild.Reactor, runtime.FunctionConfig{MaxStderrBytes: 4096})
+	res := invoke(t, f, do("stderr"))
+	if !res.OK() {
+		t.Fatal(res.Failure)
+	}
+	if len(res.Stderr) > 4096+200 || !strings.Contains(string(res.Stderr), "bytes dropped]") {
+		t.Fatalf("stderr of %d bytes, ending %q: want at most 4 KiB plus a marker", len(res.Stderr), res.Stderr[max(0, len(res.Stderr)-100):])
+	}
+	var lines, markers int
+	for _, ev := range logs.events(t) {
+		if strings.HasPrefix(ev["message"].(string), "noise line") {
+			lines++
+		}
+		if ev["dropped_bytes"] != nil {
+			markers++
+		}
+	}
+	if lines == 0 || lines > 4096/40 || markers != 1 {
+		t.Fatalf("%d noise events and %d markers logged", lines, markers)
+	}
+}
+
+func TestSandbox(t *testing.T) {
+	t.Parallel()
+	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+		rt, _ := newRuntime(t)
+		f := load(t, rt, hostile, mode, runtime.FunctionConfig{Env: map[string]string{"ONLY": "this"}})
+		res := invoke(t, f, do("env"))
+		// The guest reports what it saw as its failure text.
+		if got := res.Messages[0].Error; got != "env=ONLY=this fs=true dir=0/true" {
+			t.Fatalf("guest saw %q, want only its env and no filesystem", got)
+		}
+	})
+}
+
+func TestConcurrentInvocations(t *testing.T) {
+	t.Parallel()
+	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+		rt, _ := newRuntime(t)
+		f := load(t, rt, "echo", mode, runtime.FunctionConfig{PoolSize: 8})
+		var wg sync.WaitGroup
+		errs := make(chan error, 100)
+		for i := range 100 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				inv := batch(`{"i":1}`, `{"i":2}`)
+				inv.ID = "inv-" + string(rune('a'+i%26))
+				res, err := f.Invoke(context.Background(), inv)
+				if err == nil && !res.OK() {
+					err = res.Failure
+				}
+				if err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		if s := f.Stats(); s.Instances > 8 {
+			t.Fatalf("Stats = %+v, want at most PoolSize instances", s)
+		}
+	})
+}

@@ -1,0 +1,177 @@
+// Package guard rewrites a WebAssembly module so that every function call
+// can be interrupted.
+//
+// wazero (with WithCloseOnContextDone) checks whether a module was closed
+// at each loop header, by calling into Go. A function that never loops
+// but calls others, such as a loop-free exponential call tree, can run for
+// hours without such a check; worse, while it runs the Go runtime cannot
+// stop the world for a collection, so the whole host process stalls. Guard
+// inserts an empty block "loop end" at the start of every function body
+// that does not already begin with a loop, so every call passes a check.
+// Function, type and global indices are untouched; only code offsets move
+// (custom debug sections that refer to them are dropped).
+package guard
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+var (
+	magic      = []byte{0x00, 0x61, 0x73, 0x6d}
+	entryCheck = []byte{0x03, 0x40, 0x0b} // loop (empty block type) end
+)
+
+// ErrMalformed marks input that is not a well-formed module.
+var ErrMalformed = errors.New("malformed module")
+
+// AddEntryChecks returns a copy of wasm with a loop header at the start of
+// every function body, and how many bodies it changed.
+func AddEntryChecks(wasm []byte) ([]byte, int, error) {
+	if len(wasm) < 8 || !bytes.Equal(wasm[:4], magic) {
+		return nil, 0, fmt.Errorf("%w: no wasm header", ErrMalformed)
+	}
+	out := make([]byte, 0, len(wasm)+len(wasm)/50)
+	out = append(out, wasm[:8]...)
+	changed := 0
+	r := reader{b: wasm, off: 8}
+	for r.off < len(r.b) {
+		id, err := r.byte()
+		if err != nil {
+			return nil, 0, err
+		}
+		size, err := r.u32()
+		if err != nil {
+			return nil, 0, err
+		}
+		content, err := r.bytes(int(size))
+		if err != nil {
+			return nil, 0, err
+		}
+		switch id {
+		case 0: // custom: keep all but DWARF, whose code offsets would be stale
+			name := reader{b: content}
+			if n, err := name.u32(); err == nil {
+				if s, err := name.bytes(int(n)); err == nil && strings.HasPrefix(string(s), ".debug_") {
+					continue
+				}
+			}
+		case 10:
+			var n int
+			content, n, err = rewriteCode(content)
+			if err != nil {
+				return nil, 0, err
+			}
+			changed += n
+		}
+		out = append(out, id)
+		out = appendU32(out, uint32(len(content)))
+		out = append(out, content...)
+	}
+	return out, changed, nil
+}
+
+// rewriteCode rewrites the code section's content.
+func rewriteCode(sec []byte) ([]byte, int, error) {
+	r := reader{b: sec}
+	count, err := r.u32()
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]byte, 0, len(sec)+int(count)*len(entryCheck))
+	out = appendU32(out, count)
+	changed := 0
+	for i := uint32(0); i < count; i++ {
+		size, err := r.u32()
+		if err != nil {
+			return nil, 0, err
+		}
+		body, err := r.bytes(int(size))
+		if err != nil {
+			return nil, 0, fmt.Errorf("function body %d: %w", i, err)
+		}
+		// Skip the local declarations: a count, then (n, valtype) pairs.
+		br := reader{b: body}
+		groups, err := br.u32()
+		if err != nil {
+			return nil, 0, fmt.Errorf("function body %d: %w", i, err)
+		}
+		for g := uint32(0); g < groups; g++ {
+			if _, err := br.u32(); err != nil {
+				return nil, 0, fmt.Errorf("function body %d: %w", i, err)
+			}
+			if _, err := br.byte(); err != nil {
+				return nil, 0, fmt.Errorf("function body %d: %w", i, err)
+			}
+		}
+		if br.off < len(body) && body[br.off] == entryCheck[0] {
+			out = appendU32(out, size)
+			out = append(out, body...)
+			continue
+		}
+		out = appendU32(out, size+uint32(len(entryCheck)))
+		out = append(out, body[:br.off]...)
+		out = append(out, entryCheck...)
+		out = append(out, body[br.off:]...)
+		changed++
+	}
+	if r.off != len(sec) {
+		return nil, 0, fmt.Errorf("%w: %d stray bytes after the code section's bodies", ErrMalformed, len(sec)-r.off)
+	}
+	return out, changed, nil
+}
+
+type reader struct {
+	b   []byte
+	off int
+}
+
+func (r *reader) byte() (byte, error) {
+	if r.off >= len(r.b) {
+		return 0, fmt.Errorf("%w: unexpected end at byte %d", ErrMalformed, r.off)
+	}
+	c := r.b[r.off]
+	r.off++
+	return c, nil
+}
+
+func (r *reader) bytes(n int) ([]byte, error) {
+	if n < 0 || n > len(r.b)-r.off {
+		return nil, fmt.Errorf("%w: %d bytes wanted at byte %d, %d left", ErrMalformed, n, r.off, len(r.b)-r.off)
+	}
+	s := r.b[r.off : r.off+n]
+	r.off += n
+	return s, nil
+}
+
+// u32 reads an unsigned LEB128 of at most 5 bytes.
+func (r *reader) u32() (uint32, error) {
+	var v uint32
+	for shift := 0; shift < 35; shift += 7 {
+		c, err := r.byte()
+		if err != nil {
+			return 0, err
+		}
+		if shift == 28 && c > 0x0f {
+			return 0, fmt.Errorf("%w: LEB128 overflow at byte %d", ErrMalformed, r.off-1)
+		}
+		v |= uint32(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: LEB128 too long at byte %d", ErrMalformed, r.off)
+}
+
+func appendU32(dst []byte, v uint32) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(dst, c)
+		}
+		dst = append(dst, c|0x80)
+	}
+}

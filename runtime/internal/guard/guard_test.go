@@ -1,0 +1,75 @@
+package guard
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/sluicehq/sluice/internal/wasmbuild"
+)
+
+func TestAddEntryChecks(t *testing.T) {
+	t.Parallel()
+	in := wasmbuild.Handwritten("recursion")
+	out, n, err := AddEntryChecks(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 || len(out) != len(in)+2*len(entryCheck) {
+		t.Fatalf("changed %d bodies, %d -> %d bytes; want 2 bodies, +%d bytes", n, len(in), len(out), 2*len(entryCheck))
+	}
+	if !bytes.Contains(out, append([]byte{0x00}, entryCheck...)) { // no locals, then the check
+		t.Fatal("entry check not found after an empty local list")
+	}
+	// The result is still a valid module, and rewriting it again is a no-op.
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	if _, err := r.CompileModule(ctx, out); err != nil {
+		t.Fatalf("rewritten module does not compile: %v", err)
+	}
+	again, n, err := AddEntryChecks(out)
+	if err != nil || n != 0 || !bytes.Equal(again, out) {
+		t.Fatalf("second rewrite changed %d bodies (err %v)", n, err)
+	}
+}
+
+func TestAddEntryChecksRejectsMalformed(t *testing.T) {
+	t.Parallel()
+	good := wasmbuild.Handwritten("recursion")
+	for name, in := range map[string][]byte{
+		"empty":     nil,
+		"no magic":  []byte("not wasm at all"),
+		"truncated": good[:len(good)-3],
+		"bad size":  append(append([]byte{}, good[:8]...), 0x0a, 0xff, 0xff, 0xff, 0xff, 0x7f),
+	} {
+		if _, _, err := AddEntryChecks(in); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: error %v, want ErrMalformed", name, err)
+		}
+	}
+}
+
+func FuzzAddEntryChecks(f *testing.F) {
+	for _, name := range []string{"recursion", "unknown-import", "no-entry", "trap"} {
+		f.Add(wasmbuild.Handwritten(name))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, n, err := AddEntryChecks(in)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v does not wrap ErrMalformed", err)
+			}
+			return
+		}
+		if n < 0 || len(out) < 8 {
+			t.Fatalf("changed %d bodies into %d bytes", n, len(out))
+		}
+		// Idempotent: every body now starts with a loop.
+		if _, n2, err := AddEntryChecks(out); err != nil || n2 != 0 {
+			t.Fatalf("second pass changed %d bodies, error %v", n2, err)
+		}
+	})
+}
