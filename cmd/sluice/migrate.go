@@ -8,13 +8,11 @@ import (
 	"sort"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/sluicehq/sluice/functions"
+
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
+	"github.com/sluicehq/sluice/server"
 )
-
-// migrationLines are the migration lines `sluice migrate` applies, in order.
-var migrationLines = []migrate.Line{pgqueue.Migrations, functions.Migrations}
 
 // runMigrate applies every pending migration to DATABASE_URL. It is
 // idempotent and safe to run from several processes at once.
@@ -44,7 +42,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("connect to DATABASE_URL: %w", err)
 	}
 	defer pool.Close()
-	if err := migrate.Up(ctx, pool, *schema, migrationLines...); err != nil {
+	if err := migrate.Up(ctx, pool, *schema, server.Migrations...); err != nil {
 		return err
 	}
 	versions, err := migrate.Current(ctx, pool, *schema)
