@@ -120,8 +120,8 @@ func sendQuery(o SendOptions) (url.Values, error) {
 
 // Send sends one message to queue and returns its sequence. body is any
 // JSON value: json.RawMessage or []byte holding JSON, or a value to
-// marshal. A body that is itself a JSON array is sent as a batch of one,
-// so it stays one message.
+// marshal. The API takes a JSON object as one message; any other body (an
+// array, a string, a number) is sent as a batch of one.
 func (s *MQService) Send(ctx context.Context, queue string, body any, opts ...SendOptions) (int64, error) {
 	if err := checkName("queue", queue); err != nil {
 		return 0, err
@@ -135,9 +135,9 @@ func (s *MQService) Send(ctx context.Context, queue string, body any, opts ...Se
 	if err != nil {
 		return 0, err
 	}
-	if b[0] == '[' {
+	if b[0] != '{' {
 		if o.DedupKey != "" {
-			return 0, invalidf("dedup key: the API takes one only for a body that is not a JSON array")
+			return 0, invalidf("dedup key: the API takes one only with a JSON object body")
 		}
 		seqs, err := s.sendBatch(ctx, queue, []json.RawMessage{b}, q)
 		if err != nil {

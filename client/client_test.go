@@ -1,0 +1,413 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/client/clienttest"
+	"github.com/sluicehq/sluice/internal/wasmbuild"
+)
+
+// These tests run the client against a real server (clienttest: a fresh
+// schema on TEST_DATABASE_URL and the server's HTTP API).
+
+// eventually polls cond until it holds or 15 s pass (background work:
+// the sweeper, the dispatcher, the invocation recorder).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func must[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+func TestMessages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := clienttest.New(t).Client(t)
+	must[client.Queue](t)(c.Queues.Create(ctx, "orders", client.QueueSettings{}))
+
+	s1 := must[int64](t)(c.MQ.Send(ctx, "orders", map[string]any{"id": 1}))
+	batch := must[[]int64](t)(c.MQ.SendBatch(ctx, "orders", []any{json.RawMessage(`{"id":2}`), "three"}))
+	s4 := must[int64](t)(c.MQ.Send(ctx, "orders", []int{4, 4}))
+	if len(batch) != 2 || batch[0] <= s1 || batch[1] <= batch[0] || s4 <= batch[1] {
+		t.Fatalf("sequences %d %v %d not increasing", s1, batch, s4)
+	}
+	dedup := client.SendOptions{DedupKey: "order-5"}
+	s5 := must[int64](t)(c.MQ.Send(ctx, "orders", map[string]int{"id": 5}, dedup))
+	if again := must[int64](t)(c.MQ.Send(ctx, "orders", map[string]int{"id": 5}, dedup)); again != s5 {
+		t.Errorf("dedup send: sequence %d, want the first one %d", again, s5)
+	}
+
+	peeked := must[[]client.Message](t)(c.MQ.Peek(ctx, "orders", 0))
+	if len(peeked) != 5 || peeked[0].Receipt != "" {
+		t.Fatalf("peek: %d messages, first receipt %q", len(peeked), peeked[0].Receipt)
+	}
+	if string(peeked[3].Body) != "[4,4]" {
+		t.Errorf("array body arrived as %s", peeked[3].Body)
+	}
+
+	got := must[[]client.Message](t)(c.MQ.Receive(ctx, "orders", client.ReceiveOptions{MaxMessages: 2}))
+	if len(got) != 2 || got[0].Sequence != s1 || got[0].Receipt == "" || got[0].ReceiveCount != 1 {
+		t.Fatalf("receive: %+v", got)
+	}
+	if string(got[0].Body) != `{"id":1}` || got[1].Sequence != batch[0] {
+		t.Errorf("receive bodies: %s, %d", got[0].Body, got[1].Sequence)
+	}
+	if err := c.MQ.Delete(ctx, "orders", s1, got[0].Receipt); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.MQ.Delete(ctx, "orders", s1, ""); !client.IsNotFound(err) || !errors.Is(err, client.ErrMessageNotFound) {
+		t.Errorf("delete twice: %v, want a 404 message_not_found", err)
+	}
+
+	del := must[[]client.Message](t)(c.MQ.Receive(ctx, "orders", client.ReceiveOptions{MaxMessages: 10, Delete: true}))
+	// batch[0] is still leased; batch[1], s4 and s5 are ready.
+	if len(del) != 3 || del[0].Sequence != batch[1] || del[2].Sequence != s5 {
+		t.Fatalf("receive with delete: %+v", del)
+	}
+	if n := must[int64](t)(c.MQ.Purge(ctx, "orders")); n != 1 {
+		t.Errorf("purge: %d, want 1 (the leased message)", n)
+	}
+	if left := must[[]client.Message](t)(c.MQ.Peek(ctx, "orders", 100)); len(left) != 0 {
+		t.Errorf("after purge: %d messages", len(left))
+	}
+}
+
+func TestStaleReceipt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := clienttest.New(t).Client(t)
+	must[client.Queue](t)(c.Queues.Create(ctx, "fence", client.QueueSettings{}))
+	seq := must[int64](t)(c.MQ.Send(ctx, "fence", map[string]int{"n": 1}))
+	first := must[[]client.Message](t)(c.MQ.Receive(ctx, "fence", client.ReceiveOptions{}))
+	if err := c.MQ.ChangeVisibility(ctx, "fence", seq, 0, first[0].Receipt); err != nil {
+		t.Fatal(err)
+	}
+	second := must[[]client.Message](t)(c.MQ.Receive(ctx, "fence", client.ReceiveOptions{}))
+	if len(second) != 1 || second[0].Sequence != seq || second[0].Receipt == first[0].Receipt || second[0].ReceiveCount != 2 {
+		t.Fatalf("receive again: %+v", second)
+	}
+	// The first lease's receipt is stale: refused, the newer lease intact.
+	err := c.MQ.Delete(ctx, "fence", seq, first[0].Receipt)
+	if !errors.Is(err, client.ErrStaleReceipt) || !client.IsConflict(err) {
+		t.Fatalf("delete with a stale receipt: %v", err)
+	}
+	if err := c.MQ.ChangeVisibility(ctx, "fence", seq, 0, first[0].Receipt); !errors.Is(err, client.ErrStaleReceipt) {
+		t.Errorf("change visibility with a stale receipt: %v", err)
+	}
+	if err := c.MQ.Delete(ctx, "fence", seq, second[0].Receipt); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLongPoll(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := clienttest.New(t).Client(t)
+	must[client.Queue](t)(c.Queues.Create(ctx, "jobs", client.QueueSettings{}))
+	done := make(chan []client.Message, 1)
+	errc := make(chan error, 1)
+	go func() {
+		m, err := c.MQ.Receive(ctx, "jobs", client.ReceiveOptions{WaitSeconds: 20})
+		done <- m
+		errc <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // let the receive start waiting; correctness does not depend on it
+	seq := must[int64](t)(c.MQ.Send(ctx, "jobs", map[string]string{"job": "x"}))
+	m := <-done
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 1 || m[0].Sequence != seq {
+		t.Fatalf("long poll got %+v, want sequence %d", m, seq)
+	}
+
+	// Cancelling the context abandons a waiting receive.
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := c.MQ.Receive(cctx, "jobs", client.ReceiveOptions{WaitSeconds: 20}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("cancelled receive: %v", err)
+	}
+}
+
+func TestDeadLetters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := clienttest.New(t).Client(t)
+	must[client.Queue](t)(c.Queues.Create(ctx, "mail", client.QueueSettings{MaxReceiveCount: client.Int(1)}))
+	var seqs []int64
+	for i := range 3 {
+		seqs = append(seqs, must[int64](t)(c.MQ.Send(ctx, "mail", map[string]int{"n": i})))
+	}
+	got := must[[]client.Message](t)(c.MQ.Receive(ctx, "mail", client.ReceiveOptions{MaxMessages: 3, VisibilityTimeoutSeconds: 1}))
+	if len(got) != 3 {
+		t.Fatalf("received %d", len(got))
+	}
+	// Their only delivery's lease expires; the sweeper moves them.
+	var dead []client.DeadLetter
+	eventually(t, "3 dead letters", func() bool {
+		dead = must[[]client.DeadLetter](t)(c.MQ.ReceiveDLQ(ctx, "mail", 0))
+		return len(dead) == 3
+	})
+	if dead[0].Sequence != seqs[0] || dead[0].Reason == "" || dead[0].FailedAt.IsZero() || dead[0].ReceiveCount != 1 {
+		t.Errorf("dead letter: %+v", dead[0])
+	}
+	q := must[client.Queue](t)(c.Queues.Get(ctx, "mail"))
+	if q.Stats == nil || q.Stats.DLQ != 3 || q.Stats.Ready != 0 {
+		t.Errorf("stats: %+v", q.Stats)
+	}
+	if err := c.MQ.DeleteDLQ(ctx, "mail", seqs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n := must[int64](t)(c.MQ.Redrive(ctx, "mail", 1)); n != 1 {
+		t.Errorf("redrive 1: %d", n)
+	}
+	back := must[[]client.Message](t)(c.MQ.Receive(ctx, "mail", client.ReceiveOptions{MaxMessages: 10}))
+	if len(back) != 1 || back[0].ReceiveCount != 1 {
+		t.Errorf("redriven: %+v", back)
+	}
+	if n := must[int64](t)(c.MQ.PurgeDLQ(ctx, "mail")); n != 1 {
+		t.Errorf("purge-dlq: %d, want 1", n)
+	}
+	if n := must[int64](t)(c.MQ.Redrive(ctx, "mail", 0)); n != 0 {
+		t.Errorf("redrive of an empty DLQ: %d", n)
+	}
+}
+
+func TestQueues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := clienttest.New(t).Client(t)
+	q := must[client.Queue](t)(c.Queues.Create(ctx, "b-queue", client.QueueSettings{
+		VisibilityTimeoutSeconds: client.Int(45), MaxReceiveCount: client.Int(3), DelaySeconds: client.Int(0),
+		RetentionSeconds: client.Int(3600), MaxMessageBytes: client.Int(1024), DedupWindowSeconds: client.Int(60),
+	}))
+	if q.Name != "b-queue" || q.VisibilityTimeoutSeconds != 45 || q.MaxReceiveCount != 3 || q.RetentionSeconds != 3600 ||
+		q.MaxMessageBytes != 1024 || q.DedupWindowSeconds != 60 || q.CreatedAt.IsZero() {
+		t.Errorf("created %+v", q)
+	}
+	must[client.Queue](t)(c.Queues.Create(ctx, "a-queue", client.QueueSettings{}))
+	if _, err := c.Queues.Create(ctx, "a-queue", client.QueueSettings{}); !errors.Is(err, client.ErrQueueExists) {
+		t.Errorf("create twice: %v", err)
+	}
+	must[int64](t)(c.MQ.Send(ctx, "a-queue", 1))
+	if _, err := c.MQ.Send(ctx, "b-queue", strings.Repeat("x", 2000)); !errors.Is(err, client.ErrMessageTooLarge) {
+		t.Errorf("send over max_message_bytes: %v", err)
+	}
+
+	list := must[[]client.Queue](t)(c.Queues.List(ctx))
+	if len(list) != 2 || list[0].Name != "a-queue" || list[1].Name != "b-queue" || list[0].Stats != nil {
+		t.Fatalf("list: %+v", list)
+	}
+	live := must[[]client.Queue](t)(c.Queues.List(ctx, client.ListQueuesOptions{Live: true}))
+	if live[0].Stats == nil || live[0].Stats.Ready != 1 {
+		t.Errorf("live list: %+v", live[0].Stats)
+	}
+
+	u := must[client.Queue](t)(c.Queues.Update(ctx, "b-queue", client.QueueSettings{MaxReceiveCount: client.Int(9)}))
+	if u.MaxReceiveCount != 9 || u.VisibilityTimeoutSeconds != 45 {
+		t.Errorf("updated: %+v", u)
+	}
+	if err := c.Queues.Delete(ctx, "a-queue"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Queues.Get(ctx, "a-queue"); !errors.Is(err, client.ErrQueueNotFound) {
+		t.Errorf("get deleted: %v", err)
+	}
+	if _, err := c.MQ.Send(ctx, "a-queue", 1); !errors.Is(err, client.ErrQueueNotFound) || !client.IsNotFound(err) {
+		t.Errorf("send to a deleted queue: %v", err)
+	}
+}
+
+func TestAccess(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := clienttest.New(t)
+	admin := srv.Client(t)
+	must[client.Queue](t)(admin.Queues.Create(ctx, "orders-eu", client.QueueSettings{}))
+	must[client.Queue](t)(admin.Queues.Create(ctx, "billing", client.QueueSettings{}))
+
+	sender := srv.ClientFor(t, client.DefaultAccount, []string{"mq:send"}, []string{"orders-*"})
+	must[int64](t)(sender.MQ.Send(ctx, "orders-eu", 1))
+	if _, err := sender.MQ.Send(ctx, "billing", 1); !client.IsForbidden(err) || !errors.Is(err, client.ErrForbidden) {
+		t.Errorf("send outside the key's queues: %v", err)
+	}
+	if _, err := sender.MQ.Receive(ctx, "orders-eu", client.ReceiveOptions{}); !client.IsForbidden(err) {
+		t.Errorf("receive without mq:receive: %v", err)
+	}
+
+	// A key of another account on this account's URLs.
+	foreign := client.Config{Endpoint: srv.URL, Key: srv.Key(t, "000000000002", clienttest.AllScopes, nil)}
+	fc := must[*client.Client](t)(foreign.Client())
+	if _, err := fc.Queues.List(ctx); !client.IsForbidden(err) {
+		t.Errorf("another account's key: %v", err)
+	}
+	if _, err := fc.MQ.Send(ctx, "billing", 1); !client.IsForbidden(err) {
+		t.Errorf("another account's key, data plane: %v", err)
+	}
+
+	// Keys: create, use, list, revoke.
+	nk := must[client.NewKey](t)(admin.Keys.Create(ctx, client.KeyOptions{Scopes: []string{"mq:receive"}, Description: "reader"}))
+	reader := must[*client.Client](t)(client.New(srv.URL, nk.ID, nk.Secret))
+	must[[]client.Queue](t)(reader.Queues.List(ctx))
+	keys := must[[]client.Key](t)(admin.Keys.List(ctx))
+	found := false
+	for _, k := range keys {
+		if k.ID == nk.ID {
+			found = k.Description == "reader" && len(k.Scopes) == 1 && k.RevokedAt == nil
+		}
+	}
+	if !found {
+		t.Errorf("new key not listed right: %+v", keys)
+	}
+	if err := admin.Keys.Revoke(ctx, nk.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.Queues.List(ctx); !client.IsUnauthorized(err) {
+		t.Errorf("revoked key: %v", err)
+	}
+	if err := admin.Keys.Revoke(ctx, "no-such-key"); !client.IsNotFound(err) {
+		t.Errorf("revoke an unknown key: %v", err)
+	}
+
+	bad, err := client.New(srv.URL, "nokey", "nosecret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bad.Queues.List(ctx); !client.IsUnauthorized(err) {
+		t.Errorf("unknown key: %v", err)
+	}
+}
+
+func TestFunctionsTriggersInvocations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := clienttest.New(t).Client(t)
+	module := wasmbuild.Handwritten("trap") // a command whose _start traps
+
+	d1 := must[client.Deployment](t)(c.Functions.Deploy(ctx, "trapper", module, client.DeployOptions{Alias: "live", MemoryMB: 16}))
+	if d1.Version != 1 || !d1.Created || !d1.AliasMoved || len(d1.SHA256) != 64 {
+		t.Fatalf("first deploy: %+v", d1)
+	}
+	same := must[client.Deployment](t)(c.Functions.Deploy(ctx, "trapper", module, client.DeployOptions{Alias: "live", MemoryMB: 16}))
+	if same.Version != 1 || same.Created || same.AliasMoved {
+		t.Errorf("same deploy again: %+v", same)
+	}
+	d2 := must[client.Deployment](t)(c.Functions.Deploy(ctx, "trapper", module, client.DeployOptions{
+		Alias: "live", MemoryMB: 32, TimeoutMS: 2000, Env: map[string]string{"MODE": "strict"}}))
+	if d2.Version != 2 || !d2.Created || !d2.AliasMoved {
+		t.Fatalf("second deploy: %+v", d2)
+	}
+	fn := must[client.Function](t)(c.Functions.Get(ctx, "trapper"))
+	if len(fn.Versions) != 2 || fn.Aliases["live"] != 2 {
+		t.Fatalf("get: %+v", fn)
+	}
+	v2 := fn.Versions[1]
+	if v2.Version != 2 || v2.MemoryMB != 32 || v2.TimeoutMS != 2000 || v2.SizeBytes != len(module) || v2.Env["MODE"] == "" || v2.Env["MODE"] == "strict" {
+		t.Errorf("version 2 (env values masked): %+v", v2)
+	}
+	if v := must[int](t)(c.Functions.Rollback(ctx, "trapper", "live")); v != 1 {
+		t.Errorf("rollback to %d, want 1", v)
+	}
+	if err := c.Functions.SetAlias(ctx, "trapper", "canary", 2); err != nil {
+		t.Fatal(err)
+	}
+	list := must[[]client.Function](t)(c.Functions.List(ctx))
+	if len(list) != 1 || list[0].LatestVersion != 2 || list[0].Aliases["live"] != 1 || list[0].Aliases["canary"] != 2 {
+		t.Errorf("list: %+v", list)
+	}
+	if _, err := c.Functions.Get(ctx, "nope"); !client.IsNotFound(err) {
+		t.Errorf("get an unknown function: %v", err)
+	}
+	if _, err := c.Functions.Deploy(ctx, "broken", []byte("not wasm"), client.DeployOptions{}); !client.IsInvalid(err) {
+		t.Errorf("deploy garbage: %v", err)
+	}
+
+	// A queue trigger runs the trapping function: a failed invocation.
+	must[client.Queue](t)(c.Queues.Create(ctx, "work", client.QueueSettings{MaxReceiveCount: client.Int(1)}))
+	changed := must[bool](t)(c.Triggers.Put(ctx, client.Trigger{Name: "work-trapper", Kind: "queue", Function: "trapper",
+		Alias: "live", Queue: "work", BatchSize: 1}))
+	if !changed {
+		t.Error("put trigger: not changed")
+	}
+	trs := must[[]client.Trigger](t)(c.Triggers.List(ctx))
+	if len(trs) != 1 || trs[0].Function != "trapper" || trs[0].Source != "api" || trs[0].Enabled == nil || !*trs[0].Enabled {
+		t.Fatalf("triggers: %+v", trs)
+	}
+	seq := must[int64](t)(c.MQ.Send(ctx, "work", map[string]int{"n": 1}))
+	var invs []client.Invocation
+	eventually(t, "a failed invocation", func() bool {
+		invs = must[[]client.Invocation](t)(c.Invocations.List(ctx, client.InvocationsOptions{Function: "trapper", Outcome: "failure"}))
+		return len(invs) > 0
+	})
+	if iv := invs[0]; iv.Version != 1 || iv.BatchSize != 1 || iv.StartedAt.IsZero() || len(iv.MessageIDs) != 1 || iv.MessageIDs[0] != seq {
+		t.Errorf("invocation: %+v", iv)
+	}
+	if ok := must[[]client.Invocation](t)(c.Invocations.List(ctx, client.InvocationsOptions{Outcome: "success"})); len(ok) != 0 {
+		t.Errorf("successful invocations: %+v", ok)
+	}
+	if err := c.Triggers.Delete(ctx, "work-trapper"); err != nil {
+		t.Fatal(err)
+	}
+	if trs := must[[]client.Trigger](t)(c.Triggers.List(ctx)); len(trs) != 0 {
+		t.Errorf("after delete: %+v", trs)
+	}
+}
+
+func TestHooks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := clienttest.New(t)
+	c := srv.Client(t)
+	must[client.Queue](t)(c.Queues.Create(ctx, "events", client.QueueSettings{}))
+	if err := c.Hooks.Create(ctx, client.Hook{Name: "gh", Queue: "events", Verify: "github", Secrets: []string{"s3cret"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Hooks.Create(ctx, client.Hook{Name: "open", Queue: "events", Verify: "none"}); err != nil {
+		t.Fatal(err)
+	}
+	hooks := must[[]client.Hook](t)(c.Hooks.List(ctx))
+	if len(hooks) != 2 || hooks[0].Name != "gh" || hooks[0].SecretCount != 1 || len(hooks[0].Secrets) != 0 || hooks[0].Verify != "github" {
+		t.Fatalf("hooks: %+v", hooks)
+	}
+	resp, err := http.Post(srv.URL+"/hooks/"+c.Account()+"/open", "application/json", strings.NewReader(`{"hello":"world"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("webhook delivery: %s", resp.Status)
+	}
+	if m := must[[]client.Message](t)(c.MQ.Peek(ctx, "events", 0)); len(m) != 1 {
+		t.Errorf("queue after a delivery: %d messages", len(m))
+	}
+	if err := c.Hooks.Delete(ctx, "open"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Hooks.Delete(ctx, "open"); !client.IsNotFound(err) {
+		t.Errorf("delete twice: %v", err)
+	}
+	if err := c.Hooks.Create(ctx, client.Hook{Name: "x", Queue: "missing", Verify: "none"}); !client.IsNotFound(err) {
+		t.Errorf("hook on a missing queue: %v", err)
+	}
+}
