@@ -36,9 +36,10 @@ func (c Change) String() string {
 
 // Apply makes account match the manifest: creates or updates its queues,
 // deploys its functions (a new version only when module or config
-// changed), and creates, updates or removes the triggers it declares
-// (removing only manifest-owned triggers that left the manifest). Applying
-// the same manifest again changes nothing and returns no changes.
+// changed), and creates, updates or removes the triggers and webhook hooks
+// it declares (removing only manifest-owned ones that left the manifest).
+// Hook secrets are read from the environment variables the manifest names.
+// Applying the same manifest again changes nothing and returns no changes.
 func (s *Server) Apply(ctx context.Context, account string, m *manifest.Manifest) ([]Change, error) {
 	var changes []Change
 	for _, name := range sortedKeys(m.Queues) {
@@ -71,6 +72,11 @@ func (s *Server) Apply(ctx context.Context, account string, m *manifest.Manifest
 			changes = append(changes, Change{Kind: "trigger", Name: t.Name, Action: "applied"})
 		}
 	}
+	hookChanges, err := s.applyHooks(ctx, account, m)
+	changes = append(changes, hookChanges...)
+	if err != nil {
+		return changes, err
+	}
 	existing, err := s.Triggers.List(ctx, account)
 	if err != nil {
 		return changes, err
@@ -81,6 +87,46 @@ func (s *Server) Apply(ctx context.Context, account string, m *manifest.Manifest
 				return changes, err
 			}
 			changes = append(changes, Change{Kind: "trigger", Name: t.Name, Action: "removed", Detail: "no longer in the manifest"})
+		}
+	}
+	return changes, nil
+}
+
+func (s *Server) applyHooks(ctx context.Context, account string, m *manifest.Manifest) ([]Change, error) {
+	before, err := s.ListHooks(ctx, account)
+	if err != nil {
+		return nil, err
+	}
+	old := map[string]HookInfo{}
+	for _, h := range before {
+		old[h.Name] = h
+	}
+	var changes []Change
+	for _, name := range sortedKeys(m.Hooks) {
+		mh := m.Hooks[name]
+		secrets, err := mh.Secrets(os.Getenv)
+		if err != nil {
+			return changes, fmt.Errorf("hook %s: %w", name, err)
+		}
+		created, err := s.PutHook(ctx, account, Hook{Name: name, Queue: mh.Queue, Verify: mh.Verify,
+			Secrets: secrets, Source: triggers.SourceManifest})
+		if err != nil {
+			return changes, err
+		}
+		prev := old[name]
+		switch {
+		case created:
+			changes = append(changes, Change{Kind: "hook", Name: name, Action: "created"})
+		case prev.Queue != mh.Queue || prev.Verify != mh.Verify || prev.SecretCount != len(secrets) || prev.Source != triggers.SourceManifest:
+			changes = append(changes, Change{Kind: "hook", Name: name, Action: "updated"})
+		}
+	}
+	for _, h := range before {
+		if _, keep := m.Hooks[h.Name]; !keep && h.Source == triggers.SourceManifest {
+			if err := s.DeleteHook(ctx, account, h.Name); err != nil {
+				return changes, err
+			}
+			changes = append(changes, Change{Kind: "hook", Name: h.Name, Action: "removed", Detail: "no longer in the manifest"})
 		}
 	}
 	return changes, nil
