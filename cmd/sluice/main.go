@@ -45,6 +45,7 @@ func commands() []command {
 		{"keys", "create, list or revoke access keys", runKeys},
 		{"hooks", "list, create or delete webhook endpoints", runHooks},
 		{"migrate", "apply database migrations to DATABASE_URL", runMigrate},
+		{"invoke", "run a function on one batch locally and print the outcome", runInvoke},
 	}
 }
 

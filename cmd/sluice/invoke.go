@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/runtime"
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// runInvoke runs a function module on one batch locally and prints the
+// outcome as JSON.
+func runInvoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("invoke", stderr)
+	var (
+		bodies   stringList
+		envs     stringList
+		input    = fs.String("input", "", "read the batch from this JSON file (- for stdin): {\"trigger\":{…},\"messages\":[{\"id\",\"attempt\",\"headers\",\"body\"}…]} or an array of bodies")
+		timeout  = fs.Duration("timeout", 5*time.Second, "wall-clock limit for the batch")
+		memoryMB = fs.Int("memory-mb", runtime.DefaultMemoryMiB, "memory limit in MiB")
+		name     = fs.String("name", "", "function name passed to the module (default: the file name)")
+		trigger  = fs.String("trigger", "invoke:local", "trigger as type:source")
+		cacheDir = fs.String("cache-dir", defaultInvokeCacheDir(), "compilation cache folder (empty: none)")
+	)
+	fs.Var(&bodies, "body", "a message body as JSON (repeat for more messages)")
+	fs.Var(&envs, "env", "an environment variable K=V for the module (repeatable)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: sluice invoke FUNCTION.wasm [--input batch.json | --body JSON ...] [--timeout 5s] [--memory-mb 64] [--env K=V]")
+		fmt.Fprintln(stderr, "\nRuns the function on one batch and prints the outcome as JSON; exits 0 when the function ran,")
+		fmt.Fprintln(stderr, "whatever the messages' outcomes, and non-zero when it could not be loaded or the input is invalid.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	// Flags may come before or after the module path.
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return usageErrorf("%v", err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(positional) != 1 {
+		return usageErrorf("want exactly one FUNCTION.wasm argument, got %d", len(positional))
+	}
+	if (*input == "") == (len(bodies) == 0) {
+		return usageErrorf("give either --input or at least one --body")
+	}
+	env := map[string]string{}
+	for _, kv := range envs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usageErrorf("--env %q is not K=V", kv)
+		}
+		env[k] = v
+	}
+	trigType, trigSource, _ := strings.Cut(*trigger, ":")
+
+	path := positional[0]
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read module: %w", err)
+	}
+	inv := runtime.Invocation{ID: "local-" + strconv.FormatInt(time.Now().UnixNano(), 36), Trigger: runtime.Trigger{Type: trigType, Source: trigSource}}
+	if *input != "" {
+		if err := readInvokeInput(*input, &inv); err != nil {
+			return err
+		}
+	} else {
+		for i, b := range bodies {
+			if !json.Valid([]byte(b)) {
+				return usageErrorf("--body %d is not valid JSON: %s", i+1, b)
+			}
+			inv.Messages = append(inv.Messages, runtime.Message{ID: strconv.Itoa(i + 1), Body: json.RawMessage(b)})
+		}
+	}
+	now := time.Now().UTC()
+	for i := range inv.Messages {
+		if inv.Messages[i].Attempt == 0 {
+			inv.Messages[i].Attempt = 1
+		}
+		if inv.Messages[i].CreatedAt.IsZero() {
+			inv.Messages[i].CreatedAt = now
+		}
+	}
+	if *name == "" {
+		*name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+
+	var logs bytes.Buffer
+	rt, err := runtime.New(ctx, runtime.Config{CompilationCacheDir: *cacheDir, Logger: zerolog.New(&logs)})
+	if err != nil {
+		return err
+	}
+	defer rt.Close(context.WithoutCancel(ctx))
+	fn, err := rt.Load(ctx, wasm, runtime.FunctionConfig{Name: *name, Version: 1, Env: env, MemoryMiB: *memoryMB, Timeout: *timeout, PoolSize: 1})
+	if err != nil {
+		return err
+	}
+	res, err := fn.Invoke(ctx, inv)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(invokeReport(*name, fn.Kind(), res, logs.Bytes()))
+}
+
+// invokeOutput is what sluice invoke prints.
+type invokeOutput struct {
+	Function   string           `json:"function"`
+	Kind       string           `json:"kind"`
+	OK         bool             `json:"ok"`
+	DurationMS float64          `json:"duration_ms"`
+	Acked      []string         `json:"acked"`
+	Failed     []invokeFailed   `json:"failed"`
+	Failure    *invokeFailure   `json:"failure,omitempty"`
+	Logs       []map[string]any `json:"logs"`
+}
+
+type invokeFailed struct {
+	ID                string `json:"id"`
+	Outcome           string `json:"outcome"`
+	RetryAfterSeconds int    `json:"retry_after_seconds,omitempty"`
+	Error             string `json:"error"`
+}
+
+type invokeFailure struct {
+	Kind     string `json:"kind"`
+	ExitCode uint32 `json:"exit_code,omitempty"`
+	Message  string `json:"message"`
+}
+
+func invokeReport(name string, kind runtime.Kind, res runtime.Result, logs []byte) invokeOutput {
+	out := invokeOutput{
+		Function:   name,
+		Kind:       kind.String(),
+		OK:         res.OK(),
+		DurationMS: float64(res.Duration.Microseconds()) / 1000,
+		Acked:      []string{},
+		Failed:     []invokeFailed{},
+		Logs:       []map[string]any{},
+	}
+	for _, m := range res.Messages {
+		if m.Outcome == runtime.Acked {
+			out.Acked = append(out.Acked, m.ID)
+			continue
+		}
+		out.Failed = append(out.Failed, invokeFailed{ID: m.ID, Outcome: m.Outcome.String(), RetryAfterSeconds: int(m.RetryAfter / time.Second), Error: m.Error})
+	}
+	if f := res.Failure; f != nil {
+		out.Failure = &invokeFailure{Kind: string(f.Kind), ExitCode: f.ExitCode, Message: f.Message}
+	}
+	for _, line := range bytes.Split(logs, []byte("\n")) {
+		var ev map[string]any
+		if len(line) > 0 && json.Unmarshal(line, &ev) == nil {
+			out.Logs = append(out.Logs, ev)
+		}
+	}
+	return out
+}
+
+// readInvokeInput reads a batch file: an object with optional trigger and
+// messages, or an array of bodies.
+func readInvokeInput(path string, inv *runtime.Invocation) error {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(os.Stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return fmt.Errorf("read input: %w", err)
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '[' {
+		var bodies []json.RawMessage
+		if err := json.Unmarshal(data, &bodies); err != nil {
+			return fmt.Errorf("input %s: %w", path, err)
+		}
+		for i, b := range bodies {
+			inv.Messages = append(inv.Messages, runtime.Message{ID: strconv.Itoa(i + 1), Body: b})
+		}
+		return nil
+	}
+	var doc struct {
+		Trigger *struct {
+			Type   string `json:"type"`
+			Source string `json:"source"`
+		} `json:"trigger"`
+		Messages []struct {
+			ID        json.RawMessage `json:"id"`
+			Attempt   int             `json:"attempt"`
+			CreatedAt time.Time       `json:"created_at"`
+			Headers   json.RawMessage `json:"headers"`
+			Body      json.RawMessage `json:"body"`
+		} `json:"messages"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return fmt.Errorf("input %s: %w (want {\"messages\":[…]} or an array of bodies)", path, err)
+	}
+	if len(doc.Messages) == 0 {
+		return fmt.Errorf("input %s: no messages", path)
+	}
+	if doc.Trigger != nil {
+		inv.Trigger = runtime.Trigger{Type: doc.Trigger.Type, Source: doc.Trigger.Source}
+	}
+	for i, m := range doc.Messages {
+		id := strconv.Itoa(i + 1)
+		if len(m.ID) > 0 {
+			var s string
+			if json.Unmarshal(m.ID, &s) != nil { // a number is fine too
+				s = string(m.ID)
+			}
+			id = s
+		}
+		inv.Messages = append(inv.Messages, runtime.Message{ID: id, Attempt: m.Attempt, CreatedAt: m.CreatedAt, Headers: m.Headers, Body: m.Body})
+	}
+	return nil
+}
+
+// defaultInvokeCacheDir keeps compiled modules between runs.
+func defaultInvokeCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "sluice", "wazero")
+}
