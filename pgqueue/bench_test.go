@@ -209,6 +209,24 @@ func BenchmarkReceiveDelete(b *testing.B) {
 	}
 }
 
+// BenchmarkReceiveDeleteSyncAcks is the reference workload (batch 10, 8
+// clients) with SynchronousAcks: every statement waits for its commit to
+// reach disk, as the baseline does.
+func BenchmarkReceiveDeleteSyncAcks(b *testing.B) {
+	e := benchSetup(b)
+	sync, err := pgqueue.New(e.c.Pool(), pgqueue.Options{Schema: e.schema, SynchronousAcks: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, backlog := range benchBacklog {
+		b.Run(fmt.Sprintf("backlog=%s/clients=8/batch=10", backlogName(backlog)), func(b *testing.B) {
+			q := fmt.Sprintf("recv_%s", backlogName(backlog))
+			benchQueue(b, e, q, backlog+int64(b.N*10))
+			receiveDelete(b, benchEnv{c: sync, schema: e.schema}, q, 8, 10)
+		})
+	}
+}
+
 // BenchmarkReceiveBacklog shows receive+delete cost as the backlog grows.
 func BenchmarkReceiveBacklog(b *testing.B) {
 	e := benchSetup(b)

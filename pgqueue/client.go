@@ -38,6 +38,13 @@ type Options struct {
 	// wake-up arrives; 0 means 500ms. NOTIFY is only a hint, so this is the
 	// fallback that bounds latency for delayed messages and missed hints.
 	PollInterval time.Duration
+	// SynchronousAcks makes Ack and Delete wait for their commit to reach
+	// disk. By default they commit with synchronous_commit = off (in their
+	// own transaction only): an ack lost to a database crash just means the
+	// message is delivered again when its lease expires, which
+	// at-least-once delivery allows, and acks cost half as much. Sends,
+	// receives, nacks and DLQ moves are always synchronous.
+	SynchronousAcks bool
 }
 
 // Client is the Go API of the queue core. It is safe for concurrent use.
@@ -48,6 +55,7 @@ type Client struct {
 	schema   string
 	listener *Listener
 	poll     time.Duration
+	syncAcks bool
 	q        queries
 	// waiting, when set by tests, is called each time a long poll starts
 	// waiting for a wake-up.
@@ -85,7 +93,7 @@ func New(pool *pgxpool.Pool, opts Options) (*Client, error) {
 	if poll == 0 {
 		poll = 500 * time.Millisecond
 	}
-	return &Client{pool: pool, schema: schema, listener: opts.Listener, poll: poll, q: loadQueries(schema)}, nil
+	return &Client{pool: pool, schema: schema, listener: opts.Listener, poll: poll, syncAcks: opts.SynchronousAcks, q: loadQueries(schema)}, nil
 }
 
 // Schema returns the schema the client works in.

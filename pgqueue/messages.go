@@ -216,16 +216,8 @@ func (c *Client) SendBatchTx(ctx context.Context, tx DB, account, queue string, 
 	if err != nil {
 		return nil, convertError("send batch to queue "+quote(queue), err)
 	}
-	seqs := make([]int64, 0, len(ms))
-	for rows.Next() {
-		var s int64
-		if err := rows.Scan(&s); err != nil {
-			rows.Close()
-			return nil, convertError("send batch to queue "+quote(queue), err)
-		}
-		seqs = append(seqs, s)
-	}
-	if err := rows.Err(); err != nil {
+	seqs, err := collectSequences(rows, len(ms))
+	if err != nil {
 		return nil, convertError("send batch to queue "+quote(queue), err)
 	}
 	return seqs, nil
@@ -328,7 +320,7 @@ func scanMessages(rows pgx.Rows, capacity int) ([]Message, error) {
 // the newer lease intact. ErrMessageNotFound if there is no such message.
 func (c *Client) Delete(ctx context.Context, account, queue string, sequence int64, receipt Receipt) error {
 	var ok bool
-	err := c.pool.QueryRow(ctx, c.q.get("delete"), account, queue, sequence, receipt.uuid()).Scan(&ok)
+	err := c.ackRow(ctx, c.q.get("delete"), account, queue, sequence, receipt.uuid()).Scan(&ok)
 	if err != nil {
 		return convertError(fmt.Sprintf("delete message %d from queue %s", sequence, quote(queue)), err)
 	}
@@ -372,7 +364,54 @@ func (c *Client) Ack(ctx context.Context, account, queue string, acks []Ack) ([]
 			receipts[i] = a.Receipt.uuid()
 		}
 	}
-	return c.settle(ctx, "ack messages in queue "+quote(queue), c.q.get("ack"), len(acks), account, queue, seqs, receipts)
+	op := "ack messages in queue " + quote(queue)
+	if c.syncAcks {
+		return c.settle(ctx, op, c.q.get("ack"), len(acks), account, queue, seqs, receipts)
+	}
+	b := &pgx.Batch{}
+	b.Queue(c.q.get("async_commit"))
+	b.Queue(c.q.get("ack"), account, queue, seqs, receipts)
+	br := c.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, convertError(op, err)
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, convertError(op, err)
+	}
+	out, err := collectSequences(rows, len(acks))
+	if err != nil {
+		return nil, convertError(op, err)
+	}
+	return out, convertError(op, br.Close())
+}
+
+// ackRow runs a one-row acknowledgement statement, with asynchronous commit
+// unless the client was configured with SynchronousAcks. A batch runs as one
+// implicit transaction, so the setting covers exactly this statement.
+func (c *Client) ackRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if c.syncAcks {
+		return c.pool.QueryRow(ctx, sql, args...)
+	}
+	b := &pgx.Batch{}
+	b.Queue(c.q.get("async_commit"))
+	b.Queue(sql, args...)
+	return batchRow{br: c.pool.SendBatch(ctx, b)}
+}
+
+// batchRow reads the row of the last statement of a two-statement batch.
+type batchRow struct{ br pgx.BatchResults }
+
+func (r batchRow) Scan(dest ...any) error {
+	defer r.br.Close()
+	if _, err := r.br.Exec(); err != nil {
+		return err
+	}
+	if err := r.br.QueryRow().Scan(dest...); err != nil {
+		return err
+	}
+	return r.br.Close()
 }
 
 // Nack makes many messages visible again after their delays, recording
@@ -417,19 +456,21 @@ func (c *Client) settle(ctx context.Context, op, sql string, n int, args ...any)
 	if err != nil {
 		return nil, convertError(op, err)
 	}
+	out, err := collectSequences(rows, n)
+	return out, convertError(op, err)
+}
+
+func collectSequences(rows pgx.Rows, n int) ([]int64, error) {
+	defer rows.Close()
 	out := make([]int64, 0, n)
 	for rows.Next() {
 		var s int64
 		if err := rows.Scan(&s); err != nil {
-			rows.Close()
-			return nil, convertError(op, err)
+			return nil, err
 		}
 		out = append(out, s)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, convertError(op, err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // Peek returns up to max messages that Receive would return next, without

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sluicehq/sluice/pgqueue"
 )
 
@@ -497,5 +498,50 @@ func TestConcurrentReceiversNeverShareALease(t *testing.T) {
 	}
 	if s := e.stats("q"); s.Total != 0 {
 		t.Fatalf("left %+v", s)
+	}
+}
+
+// Acks commit asynchronously in their own transaction only; the setting
+// never leaks onto the pooled connection. SynchronousAcks turns it off.
+func TestAckCommitModes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{})
+	cfg := e.pool.Config()
+	cfg.MaxConns = 1
+	one, err := pgxpool.NewWithConfig(e.ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	for _, sync := range []bool{false, true} {
+		c, err := pgqueue.New(one, pgqueue.Options{Schema: e.schema, SynchronousAcks: sync})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := e.send("q", `1`), e.send("q", `2`)
+		msgs, err := c.Receive(e.ctx, acct, "q", pgqueue.ReceiveOptions{Max: 2})
+		if err != nil || len(msgs) != 2 {
+			t.Fatalf("receive %v %v", msgs, err)
+		}
+		if err := c.Delete(e.ctx, acct, "q", a, msgs[0].Receipt); err != nil {
+			t.Fatalf("sync=%v delete: %v", sync, err)
+		}
+		if err := c.Delete(e.ctx, acct, "q", a, msgs[0].Receipt); !errors.Is(err, pgqueue.ErrMessageNotFound) {
+			t.Fatalf("sync=%v second delete: %v", sync, err)
+		}
+		if err := c.Delete(e.ctx, acct, "q", b, pgqueue.Receipt{1}); !errors.Is(err, pgqueue.ErrStaleReceipt) {
+			t.Fatalf("sync=%v stale delete: %v", sync, err)
+		}
+		if acked, err := c.Ack(e.ctx, acct, "q", []pgqueue.Ack{{Sequence: b, Receipt: msgs[1].Receipt}}); err != nil || len(acked) != 1 {
+			t.Fatalf("sync=%v ack: %v %v", sync, acked, err)
+		}
+		if _, err := c.Ack(e.ctx, acct, "missing", []pgqueue.Ack{{Sequence: b}}); !errors.Is(err, pgqueue.ErrQueueNotFound) {
+			t.Fatalf("sync=%v ack on missing queue: %v", sync, err)
+		}
+		var setting string
+		if err := one.QueryRow(e.ctx, "SHOW synchronous_commit").Scan(&setting); err != nil || setting != "on" {
+			t.Fatalf("sync=%v: synchronous_commit on the pooled connection is %q (%v)", sync, setting, err)
+		}
 	}
 }

@@ -47,6 +47,9 @@ SELECT {{schema}}.account_delete($1, $2, $3, $4)
 -- name: set_visibility
 SELECT {{schema}}.account_set_visibility($1, $2, $3, $4, $5)
 
+-- name: async_commit
+SELECT set_config('synchronous_commit', 'off', true)
+
 -- name: ack
 SELECT s FROM {{schema}}.account_ack($1, $2, $3, $4) s
 

@@ -510,25 +510,28 @@ BEGIN
     IF vt < 0 OR vt > 43200 THEN
         PERFORM out_of_range('visibility_timeout_seconds', vt, 0, 43200);
     END IF;
+    -- The claim is an ARRAY(...) sub-select rather than a CTE joined to the
+    -- UPDATE: PL/pgSQL caches a generic plan, and for a join the generic
+    -- plan may hash the whole queue; = ANY(array) always probes the
+    -- primary key, so receive costs the same at any backlog.
     RETURN QUERY
-    WITH claimed AS (
-        SELECT c.sequence
-          FROM messages c
-         WHERE c.queue_id = q.id
-           AND c.visible_at <= now()
-           AND c.receive_count < q.max_receive_count
-           AND (c.expires_at IS NULL OR c.expires_at > now())
-         ORDER BY c.visible_at, c.sequence
-         LIMIT p_max_messages
-           FOR UPDATE SKIP LOCKED
-    ), leased AS (
+    WITH leased AS (
         UPDATE messages m
            SET visible_at = now() + make_interval(secs => vt),
                receive_count = m.receive_count + 1,
                final_lease = (m.receive_count + 1 >= q.max_receive_count),
                receipt = gen_random_uuid()
-          FROM claimed
-         WHERE m.queue_id = q.id AND m.sequence = claimed.sequence
+         WHERE m.queue_id = q.id
+           AND m.sequence = ANY (ARRAY(
+               SELECT c.sequence
+                 FROM messages c
+                WHERE c.queue_id = q.id
+                  AND c.visible_at <= now()
+                  AND c.receive_count < q.max_receive_count
+                  AND (c.expires_at IS NULL OR c.expires_at > now())
+                ORDER BY c.visible_at, c.sequence
+                LIMIT p_max_messages
+                  FOR UPDATE SKIP LOCKED))
         RETURNING m.sequence, m.body, m.headers, m.receive_count, m.created_at, m.visible_at, m.receipt
     )
     SELECT l.sequence, l.body, l.headers, l.receive_count, l.created_at, l.visible_at, l.receipt
@@ -796,15 +799,15 @@ BEGIN
     IF p_max_messages IS NOT NULL AND p_max_messages < 1 THEN
         PERFORM out_of_range('max_messages', p_max_messages, 1, 2147483647);
     END IF;
-    WITH picked AS (
-        SELECT d.sequence FROM dead_letters d
+    WITH moved AS (
+        DELETE FROM dead_letters d
          WHERE d.queue_id = qid
-         ORDER BY d.failed_at, d.sequence
-         LIMIT p_max_messages
-           FOR UPDATE SKIP LOCKED
-    ), moved AS (
-        DELETE FROM dead_letters d USING picked
-         WHERE d.queue_id = qid AND d.sequence = picked.sequence
+           AND d.sequence = ANY (ARRAY(
+               SELECT p.sequence FROM dead_letters p
+                WHERE p.queue_id = qid
+                ORDER BY p.failed_at, p.sequence
+                LIMIT p_max_messages
+                  FOR UPDATE SKIP LOCKED))
         RETURNING d.*
     )
     INSERT INTO messages (queue_id, sequence, visible_at, created_at, expires_at, body, headers)
@@ -941,15 +944,17 @@ BEGIN
         RETURN 0;
     END IF;
 
-    WITH due AS (
-        SELECT queue_id, sequence FROM messages
-         WHERE final_lease AND visible_at <= now()
-         ORDER BY visible_at
-         LIMIT 10000
-           FOR UPDATE SKIP LOCKED
-    ), moved AS (
-        DELETE FROM messages m USING due
-         WHERE m.queue_id = due.queue_id AND m.sequence = due.sequence
+    -- Rows are picked by ctid = ANY(ARRAY(... FOR UPDATE SKIP LOCKED)):
+    -- locked rows keep their ctid, and the plan is a TID scan whatever the
+    -- table's size.
+    WITH moved AS (
+        DELETE FROM messages m
+         WHERE m.ctid = ANY (ARRAY(
+               SELECT ctid FROM messages
+                WHERE final_lease AND visible_at <= now()
+                ORDER BY visible_at
+                LIMIT 10000
+                  FOR UPDATE SKIP LOCKED))
         RETURNING m.*
     )
     INSERT INTO dead_letters (queue_id, sequence, body, headers, receive_count, created_at, expires_at, reason, last_error)
@@ -959,49 +964,53 @@ BEGIN
     GET DIAGNOSTICS n = ROW_COUNT;
     total := total + n;
 
-    WITH due AS (
-        SELECT queue_id, sequence FROM messages
-         WHERE expires_at IS NOT NULL AND expires_at <= now()
-         ORDER BY expires_at
-         LIMIT 10000
-           FOR UPDATE SKIP LOCKED
-    )
-    DELETE FROM messages m USING due
-     WHERE m.queue_id = due.queue_id AND m.sequence = due.sequence;
+    DELETE FROM messages m
+     WHERE m.ctid = ANY (ARRAY(
+           SELECT ctid FROM messages
+            WHERE expires_at IS NOT NULL AND expires_at <= now()
+            ORDER BY expires_at
+            LIMIT 10000
+              FOR UPDATE SKIP LOCKED));
     GET DIAGNOSTICS n = ROW_COUNT;
     total := total + n;
 
     -- Retention. Sequences grow with time, so the oldest messages of a queue
     -- are at the head of its primary key: only queues whose head is past
     -- retention are visited, and each visit reads at most 1,000 rows.
-    WITH due AS (
-        SELECT h.queue_id, h.sequence
-          FROM queues q
-         CROSS JOIN LATERAL (
-               SELECT m.queue_id, m.sequence, m.created_at FROM messages m
-                WHERE m.queue_id = q.id
-                ORDER BY m.sequence
-                LIMIT 1000
-                  FOR UPDATE SKIP LOCKED) h
-         WHERE h.created_at < now() - make_interval(secs => q.retention_seconds)
-           AND (SELECT o.created_at FROM messages o WHERE o.queue_id = q.id ORDER BY o.sequence LIMIT 1)
-               < now() - make_interval(secs => q.retention_seconds)
-    )
-    DELETE FROM messages m USING due
-     WHERE m.queue_id = due.queue_id AND m.sequence = due.sequence;
+    DELETE FROM messages m
+     WHERE m.ctid = ANY (ARRAY(
+           SELECT h.ctid
+             FROM queues q
+            CROSS JOIN LATERAL (
+                  SELECT o.ctid, o.created_at FROM messages o
+                   WHERE o.queue_id = q.id
+                   ORDER BY o.sequence
+                   LIMIT 1000
+                     FOR UPDATE SKIP LOCKED) h
+            WHERE h.created_at < now() - make_interval(secs => q.retention_seconds)
+              AND (SELECT f.created_at FROM messages f WHERE f.queue_id = q.id ORDER BY f.sequence LIMIT 1)
+                  < now() - make_interval(secs => q.retention_seconds)));
     GET DIAGNOSTICS n = ROW_COUNT;
     total := total + n;
 
-    DELETE FROM dead_letters d USING queues q
-     WHERE d.queue_id = q.id
-       AND d.failed_at < now() - make_interval(secs => q.retention_seconds);
+    DELETE FROM dead_letters d
+     WHERE d.ctid = ANY (ARRAY(
+           SELECT h.ctid
+             FROM queues q
+            CROSS JOIN LATERAL (
+                  SELECT o.ctid FROM dead_letters o
+                   WHERE o.queue_id = q.id
+                     AND o.failed_at < now() - make_interval(secs => q.retention_seconds)
+                   ORDER BY o.failed_at
+                   LIMIT 1000
+                     FOR UPDATE SKIP LOCKED) h));
 
-    DELETE FROM dedup_keys d USING (
-        SELECT queue_id, dedup_key FROM dedup_keys
-         WHERE expires_at <= now()
-         LIMIT 10000
-           FOR UPDATE SKIP LOCKED) due
-     WHERE d.queue_id = due.queue_id AND d.dedup_key = due.dedup_key;
+    DELETE FROM dedup_keys d
+     WHERE d.ctid = ANY (ARRAY(
+           SELECT ctid FROM dedup_keys
+            WHERE expires_at <= now()
+            LIMIT 10000
+              FOR UPDATE SKIP LOCKED));
 
     DELETE FROM wake_interest WHERE until < now() - interval '1 minute';
 
