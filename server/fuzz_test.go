@@ -1,0 +1,110 @@
+package server
+
+import (
+	"errors"
+	"net/url"
+	"testing"
+)
+
+// Every decoder of untrusted request bodies must either accept or return
+// an *apiError with a 4xx status: never panic, never an internal error.
+
+func checkDecodeError(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Status < 400 || ae.Status >= 500 || ae.Message == "" {
+		t.Fatalf("decoder returned %v (%T), want a 4xx apiError", err, err)
+	}
+}
+
+func FuzzDecodeSend(f *testing.F) {
+	for _, s := range []string{`{}`, `[1,2]`, `[]`, `"x"`, `{"a":`, "\xff", `[` + `{}` + `]`, ` {"a":[1,{"b":null}]} `} {
+		f.Add([]byte(s), "delay_seconds=5&dedup_key=k")
+	}
+	f.Add([]byte(`[1]`), "delay_seconds=1.5")
+	f.Fuzz(func(t *testing.T, body []byte, query string) {
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			return
+		}
+		req, err := decodeSend(body, q)
+		checkDecodeError(t, err)
+		if err == nil && req.single == nil && (len(req.batch) < 1 || len(req.batch) > maxBatch) {
+			t.Fatalf("accepted a batch of %d", len(req.batch))
+		}
+		if err == nil && (req.delay < 0 || req.delay.Seconds() > maxDelay) {
+			t.Fatalf("accepted delay %v", req.delay)
+		}
+	})
+}
+
+func FuzzDecodeReceive(f *testing.F) {
+	for _, s := range []string{`{}`, `{"max_messages":10,"wait_seconds":20,"visibility_timeout_seconds":0,"delete":true}`,
+		`{"max_messages":1.5}`, `{"max_messages":"1"}`, `{"x":1}`, `[]`, `null`, `{"max_messages":-0}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if len(body) == 0 {
+			body = nil
+		}
+		o, err := decodeReceive(body)
+		checkDecodeError(t, err)
+		if err == nil && (o.Max < 1 || o.Max > maxBatch || o.Wait < 0 || o.Wait.Seconds() > 20 || o.VisibilityTimeout < 0) {
+			t.Fatalf("accepted %+v", o)
+		}
+	})
+}
+
+func FuzzDecodeVisibility(f *testing.F) {
+	for _, s := range []string{`{"seconds":0}`, `{"seconds":43200,"receipt":"0b1e3c4a-8f1d-4d3e-9a7b-2c5d6e7f8a9b"}`, `{"seconds":1e3}`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		d, _, err := decodeVisibility(body)
+		checkDecodeError(t, err)
+		if err == nil && (d < 0 || d.Seconds() > maxDelay) {
+			t.Fatalf("accepted %v", d)
+		}
+	})
+}
+
+func FuzzDecodeQueueOptions(f *testing.F) {
+	for _, s := range []string{`{"name":"q"}`, `{"name":"q","max_receive_count":3}`, `{"delay_seconds":0.5}`, `{"name":1}`, `[]`} {
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, withName bool) {
+		_, _, err := decodeQueueOptions(body, withName)
+		checkDecodeError(t, err)
+	})
+}
+
+func FuzzDecodeTrigger(f *testing.F) {
+	for _, s := range []string{`{"kind":"queue","queue":"q","function":"f"}`,
+		`{"kind":"cron","cron_spec":"*/5 * * * *","queue":"q","enqueue_body":{"a":1},"timezone":"Europe/Paris"}`,
+		`{"kind":"cron","cron_spec":"@every 1s","function":"f"}`, `{"kind":"queue","batch_size":1e9}`} {
+		f.Add([]byte(s), "t")
+	}
+	f.Fuzz(func(t *testing.T, body []byte, name string) {
+		_, err := decodeTrigger(body, "000000000001", name)
+		checkDecodeError(t, err)
+	})
+}
+
+func FuzzDecodeDeploy(f *testing.F) {
+	f.Add("memory_mb=64&timeout_ms=30000&alias=live&env=A=b&env=C=d")
+	f.Add("memory_mb=0&env==x")
+	f.Fuzz(func(t *testing.T, query string) {
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			return
+		}
+		cfg, _, err := decodeDeploy(q)
+		checkDecodeError(t, err)
+		if err == nil && (cfg.MemoryMiB < 1 || cfg.Timeout <= 0) {
+			t.Fatalf("accepted %+v", cfg)
+		}
+	})
+}

@@ -1,0 +1,182 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/internal/wasmbuild"
+)
+
+func TestQueueManagement(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct, tok := e.admin("")
+	base := "/v1/accounts/" + acct + "/queues"
+
+	var q queueJSON
+	e.do(tok, "POST", base, `{"name":"orders","visibility_timeout_seconds":0,"max_receive_count":3,"dedup_window_seconds":0}`).expect(201).decode(&q)
+	if q.Name != "orders" || q.VisibilityTimeoutSeconds != 0 || q.MaxReceiveCount != 3 || q.DedupWindowSeconds != 0 ||
+		q.RetentionSeconds != 345600 || q.MaxMessageBytes != 262144 || q.CreatedAt.IsZero() {
+		t.Fatalf("created %+v", q)
+	}
+	e.do(tok, "POST", base, `{"name":"audit"}`).expect(201)
+	e.do(tok, "POST", "/"+acct+"/orders/messages", `[1,2]`).expect(201)
+
+	var list struct{ Queues []queueJSON }
+	e.do(tok, "GET", base, "").expect(200).decode(&list)
+	if len(list.Queues) != 2 || list.Queues[0].Name != "audit" || list.Queues[0].Stats != nil {
+		t.Fatalf("list %+v", list.Queues)
+	}
+	e.do(tok, "GET", base+"?live=true", "").expect(200).decode(&list)
+	if list.Queues[1].Stats == nil || list.Queues[1].Stats.Ready != 2 || list.Queues[0].Stats == nil {
+		t.Fatalf("live list %+v", list.Queues)
+	}
+
+	e.do(tok, "PATCH", base+"/orders", `{"max_receive_count":7}`).expect(200).decode(&q)
+	if q.MaxReceiveCount != 7 || q.VisibilityTimeoutSeconds != 0 || !q.UpdatedAt.After(q.CreatedAt) {
+		t.Fatalf("updated %+v", q)
+	}
+	e.do(tok, "GET", base+"/orders", "").expect(200).decode(&q)
+	if q.MaxReceiveCount != 7 || q.Stats == nil || q.Stats.Ready != 2 {
+		t.Fatalf("get %+v %+v", q, q.Stats)
+	}
+	e.do(tok, "DELETE", base+"/orders", "").expect(204)
+	e.do(tok, "GET", base+"/orders", "").expectError(404, "queue_not_found")
+	e.do(tok, "DELETE", base+"/orders", "").expectError(404, "queue_not_found")
+	e.do(tok, "POST", "/"+acct+"/orders/messages", `{}`).expectError(404, "queue_not_found")
+}
+
+func (e *env) deploy(token, account, name, query string, module []byte) *response {
+	e.t.Helper()
+	req, err := http.NewRequest("POST", e.ts.URL+"/v1/accounts/"+account+"/functions/"+name+"/versions"+query, bytes.NewReader(module))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/wasm")
+	return e.send(token, req)
+}
+
+func TestFunctionManagement(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct := newAccount()
+	tok := e.key(acct, []string{ScopeDeploy})
+	module := wasmbuild.Handwritten("trap")
+
+	var d struct {
+		Version    int    `json:"version"`
+		Created    bool   `json:"created"`
+		AliasMoved bool   `json:"alias_moved"`
+		SHA256     string `json:"sha256"`
+	}
+	e.deploy(tok, acct, "f", "?memory_mb=32&timeout_ms=1000&env=TOKEN=s3cret&env=MODE=x", module).expect(201).decode(&d)
+	if d.Version != 1 || !d.Created || !d.AliasMoved || len(d.SHA256) != 64 {
+		t.Fatalf("deploy 1: %+v", d)
+	}
+	e.deploy(tok, acct, "f", "?memory_mb=32&timeout_ms=1000&env=TOKEN=s3cret&env=MODE=x", module).expect(201).decode(&d)
+	if d.Version != 1 || d.Created {
+		t.Fatalf("same deploy again: %+v", d)
+	}
+	e.deploy(tok, acct, "f", "?memory_mb=64", module).expect(201).decode(&d)
+	if d.Version != 2 || !d.Created {
+		t.Fatalf("deploy 2: %+v", d)
+	}
+
+	var fn functionJSON
+	e.do(tok, "GET", "/v1/accounts/"+acct+"/functions/f", "").expect(200).decode(&fn)
+	if fn.LatestVersion != 2 || fn.Aliases["live"] != 2 || len(fn.Versions) != 2 ||
+		fn.Versions[0].MemoryMiB != 32 || fn.Versions[0].TimeoutMS != 1000 || fn.Versions[0].Env["TOKEN"] != "****" {
+		t.Fatalf("function %+v", fn)
+	}
+	r := e.do(tok, "GET", "/v1/accounts/"+acct+"/functions/f", "")
+	if strings.Contains(string(r.body), "s3cret") {
+		t.Fatal("env value shown")
+	}
+	var rb struct{ Version int }
+	e.do(tok, "POST", "/v1/accounts/"+acct+"/functions/f/rollback", "").expect(200).decode(&rb)
+	if rb.Version != 1 {
+		t.Fatalf("rolled back to %d", rb.Version)
+	}
+	e.do(tok, "PUT", "/v1/accounts/"+acct+"/functions/f/aliases/canary", `{"version":2}`).expect(204)
+	e.do(tok, "PUT", "/v1/accounts/"+acct+"/functions/f/aliases/canary", `{"version":9}`).expectError(404, "not_found")
+	var list struct{ Functions []functionJSON }
+	e.do(tok, "GET", "/v1/accounts/"+acct+"/functions", "").expect(200).decode(&list)
+	if len(list.Functions) != 1 || list.Functions[0].Aliases["canary"] != 2 || list.Functions[0].Aliases["live"] != 1 {
+		t.Fatalf("functions %+v", list.Functions)
+	}
+
+	e.deploy(tok, acct, "g", "", wasmbuild.Handwritten("unknown-import")).expectError(400, "invalid_argument")
+	e.deploy(tok, acct, "g", "", []byte("not wasm")).expectError(400, "invalid_argument")
+	e.deploy(tok, acct, "g", "?memory_mb=0", module).expectError(400, "invalid_argument")
+	e.deploy(tok, acct, "g", "?timeout_ms=1.5", module).expectError(400, "invalid_argument")
+	e.deploy(tok, acct, "g", "?env=1BAD=x", module).expectError(400, "invalid_argument")
+	e.deploy(tok, acct, "bad name", "", module).expectError(400, "invalid_name")
+	// mq:* does not deploy.
+	mq := e.key(acct, []string{ScopeAllMQ})
+	e.deploy(mq, acct, "f", "", module).expectError(403, "forbidden")
+}
+
+func TestTriggersAndInvocations(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct, tok := e.admin("jobs")
+	base := "/v1/accounts/" + acct + "/triggers"
+	var put struct {
+		Name    string
+		Changed bool
+	}
+	e.do(tok, "PUT", base+"/work", `{"kind":"queue","queue":"jobs","function":"worker","batch_size":5,"lease_extension":false}`).expect(200).decode(&put)
+	if !put.Changed {
+		t.Fatal("new trigger not changed")
+	}
+	e.do(tok, "PUT", base+"/work", `{"kind":"queue","queue":"jobs","function":"worker","batch_size":5,"lease_extension":false}`).expect(200).decode(&put)
+	if put.Changed {
+		t.Fatal("same trigger again changed")
+	}
+	e.do(tok, "PUT", base+"/tick", `{"kind":"cron","cron_spec":"*/5 * * * *","queue":"jobs","enqueue_body":{"tick":true},"timezone":"Europe/Paris"}`).expect(200)
+	var list struct{ Triggers []triggerJSON }
+	e.do(tok, "GET", base, "").expect(200).decode(&list)
+	if len(list.Triggers) != 2 {
+		t.Fatalf("triggers %+v", list.Triggers)
+	}
+	tick, work := list.Triggers[0], list.Triggers[1]
+	if work.BatchSize != 5 || work.LeaseExtension || !work.Enabled || work.Source != "api" || work.Alias != "live" ||
+		tick.Timezone != "Europe/Paris" || string(tick.EnqueueBody) != `{"tick":true}` {
+		t.Fatalf("triggers %+v", list.Triggers)
+	}
+	e.do(tok, "DELETE", base+"/work", "").expect(204)
+	e.do(tok, "DELETE", base+"/work", "").expectError(404, "not_found")
+
+	// Invocations, as the engine records them.
+	ctx := context.Background()
+	for i, outcome := range []string{"success", "failure", "success"} {
+		if _, err := e.srv.Pool.Exec(ctx, fmt.Sprintf(`INSERT INTO %s.invocations (account, function, version, trigger_type, source,
+			batch_size, started_at, duration_ms, outcome, error) VALUES ($1, $2, 1, 'queue', 'jobs', 1, now() - $3 * interval '1 minute', 12.5, $4, $5)`,
+			e.srv.cfg.Schema), acct, "worker", i, outcome, map[bool]string{true: "", false: "boom"}[outcome == "success"]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var inv struct{ Invocations []invocationJSON }
+	e.do(tok, "GET", "/v1/accounts/"+acct+"/invocations", "").expect(200).decode(&inv)
+	if len(inv.Invocations) != 3 || !inv.Invocations[0].StartedAt.After(inv.Invocations[1].StartedAt) {
+		t.Fatalf("invocations %+v", inv.Invocations)
+	}
+	e.do(tok, "GET", "/v1/accounts/"+acct+"/invocations?outcome=failure&function=worker&limit=5", "").expect(200).decode(&inv)
+	if len(inv.Invocations) != 1 || inv.Invocations[0].Error != "boom" {
+		t.Fatalf("failures %+v", inv.Invocations)
+	}
+	e.do(tok, "GET", "/v1/accounts/"+acct+"/invocations?since=2999-01-01T00:00:00Z", "").expect(200).decode(&inv)
+	if len(inv.Invocations) != 0 {
+		t.Fatalf("future invocations %+v", inv.Invocations)
+	}
+	// Another account sees none of them.
+	other, otherTok := e.admin("")
+	e.do(otherTok, "GET", "/v1/accounts/"+other+"/invocations", "").expect(200).decode(&inv)
+	if len(inv.Invocations) != 0 {
+		t.Fatalf("other account sees %+v", inv.Invocations)
+	}
+}

@@ -1,0 +1,55 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct, tok := e.admin("orders")
+	e.do(tok, "POST", "/"+acct+"/orders/messages", `[1,2,3]`).expect(201)
+	e.do(tok, "POST", "/"+acct+"/orders/messages/receive", `{}`).expect(200)
+	if _, err := e.srv.Pool.Exec(context.Background(), fmt.Sprintf(`INSERT INTO %s.invocations (account, function, version,
+		trigger_type, source, batch_size, started_at, duration_ms, outcome) VALUES
+		($1, 'mailer', 1, 'queue', 'orders', 1, now(), 250, 'success'),
+		($1, 'mailer', 1, 'queue', 'orders', 1, now(), 2500, 'failure')`, e.srv.cfg.Schema), acct); err != nil {
+		t.Fatal(err)
+	}
+
+	r := e.do("", "GET", "/metrics", "").expect(200)
+	text := string(r.body)
+	for _, want := range []string{
+		fmt.Sprintf(`sluice_queue_messages{account="%s",queue="orders",state="ready"} 2`, acct),
+		fmt.Sprintf(`sluice_queue_messages{account="%s",queue="orders",state="inflight"} 1`, acct),
+		fmt.Sprintf(`sluice_invocations_total{account="%s",function="mailer",outcome="failure"} 1`, acct),
+		fmt.Sprintf(`sluice_invocation_duration_seconds_sum{account="%s",function="mailer",outcome="success"} 0.25`, acct),
+		`sluice_http_requests_total{code="201",route="POST /{account}/{queue}/messages"}`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	// Counted once: a second scrape does not count the same rows again.
+	text = string(e.do("", "GET", "/metrics", "").expect(200).body)
+	if !strings.Contains(text, fmt.Sprintf(`sluice_invocations_total{account="%s",function="mailer",outcome="success"} 1`, acct)) {
+		t.Errorf("second scrape recounted invocations:\n%s", grep(text, "sluice_invocations_total"))
+	}
+	if r.header.Get("Content-Type") == "" {
+		t.Error("no content type")
+	}
+}
+
+func grep(text, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
