@@ -4,14 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/server"
 )
 
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return dispatch(ctx, "keys", []subcommand{
-		{"create", "[--scope mq:* ...] [--queues 'orders-*'] [--description D]", "create an access key (its secret is shown once)", keysCreate},
+		{"create", "[--scope mq:* ...] [--queues 'orders-*'] [--description D] [--database]", "create an access key (its secret is shown once)", keysCreate},
 		{"list", "", "list the access keys", keysList},
 		{"revoke", "ID", "revoke an access key", keysRevoke},
 	}, args, stdout, stderr)
@@ -21,12 +25,14 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 var scopes = []string{"mq:send", "mq:receive", "mq:delete", "mq:purge", "mq:admin", "mq:*", "functions:deploy"}
 
 func keysCreate(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	f := newCLIFlags("keys create", "[--scope mq:* ...] [--queues 'orders-*'] [--description D]")
+	f := newCLIFlags("keys create", "[--scope mq:* ...] [--queues 'orders-*'] [--description D] [--database]")
 	var o client.KeyOptions
 	var sc, qs listFlag
 	f.Var(&sc, "scope", "scope to grant, repeatable or comma-separated: "+strings.Join(scopes, ", ")+" (default mq:*)")
 	f.Var(&qs, "queues", "limit the data plane to these queue-name patterns, repeatable or comma-separated (default *)")
 	f.StringVar(&o.Description, "description", "", "what the key is for")
+	database := f.Bool("database", false, "create it directly in DATABASE_URL instead of through the API (the first key of a new server)")
+	schema := f.String("schema", envOr("SLUICE_SCHEMA", "sluice"), "with --database: the database schema [SLUICE_SCHEMA]")
 	if _, err := f.parse(args, stdout); err != nil {
 		return err
 	}
@@ -39,22 +45,51 @@ func keysCreate(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		}
 	}
 	o.Scopes, o.Queues = sc, qs
-	c, err := f.client()
-	if err != nil {
-		return err
-	}
-	k, err := c.Keys.Create(ctx, o)
-	if err != nil {
-		return err
+	var k client.NewKey
+	endpoint := "URL"
+	if *database {
+		account := f.account
+		if account == "" {
+			account = envOr(client.EnvAccount, client.DefaultAccount)
+		}
+		var err error
+		url := os.Getenv("DATABASE_URL")
+		if url == "" {
+			return usageErrorf("--database: DATABASE_URL is not set")
+		}
+		if k, err = createKeyInDatabase(ctx, url, *schema, account, o); err != nil {
+			return err
+		}
+	} else {
+		c, err := f.client()
+		if err != nil {
+			return err
+		}
+		if k, err = c.Keys.Create(ctx, o); err != nil {
+			return err
+		}
+		endpoint = c.Endpoint()
 	}
 	return f.output(stdout, k, func(w io.Writer) error {
 		fmt.Fprintf(w, "created key %s (scopes %s)\n", k.ID, strings.Join(sc, " "))
 		fmt.Fprintf(w, "secret: %s\n", k.Secret)
 		fmt.Fprintf(w, "\nThe secret is shown only this once. Use the key with:\n")
 		fmt.Fprintf(w, "  export SLUICE_KEY=%s\n", k)
-		fmt.Fprintf(w, "or: sluice login --endpoint %s --key %s\n", c.Endpoint(), k)
+		fmt.Fprintf(w, "or: sluice login --endpoint %s --key %s\n", endpoint, k)
 		return nil
 	})
+}
+
+// createKeyInDatabase creates a key with the server's own method on
+// DATABASE_URL, for bootstrapping: no key exists yet to call the API with.
+func createKeyInDatabase(ctx context.Context, url, schema, account string, o client.KeyOptions) (client.NewKey, error) {
+	srv, err := server.Open(ctx, server.Config{DatabaseURL: url, Schema: schema, MaxConns: 2, Logger: zerolog.Nop()})
+	if err != nil {
+		return client.NewKey{}, err
+	}
+	defer srv.Stop(context.Background())
+	id, secret, err := srv.CreateKey(ctx, account, o.Scopes, o.Queues, o.Description)
+	return client.NewKey{ID: id, Secret: secret}, err
 }
 
 func contains(list []string, s string) bool {

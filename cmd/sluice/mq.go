@@ -110,7 +110,7 @@ func mqSend(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		for i, q := range seqs {
 			s[i] = strconv.FormatInt(q, 10)
 		}
-		_, err := fmt.Fprintf(w, "sent %d messages to %s: %s\n", len(seqs), queue, strings.Join(s, " "))
+		_, err := fmt.Fprintf(w, "sent %s to %s: %s\n", plural(len(seqs), "message"), queue, strings.Join(s, " "))
 		return err
 	})
 }
@@ -241,7 +241,7 @@ func mqVisibility(ctx context.Context, args []string, stdout, _ io.Writer) error
 
 // queueCount runs a verb on QUEUE that returns a count (purge, purge-dlq,
 // redrive) and prints it.
-func queueCount(ctx context.Context, args []string, stdout io.Writer, name, key, format string, withMax bool,
+func queueCount(ctx context.Context, args []string, stdout io.Writer, name, key, format, thing string, withMax bool,
 	call func(ctx context.Context, c *client.Client, queue string, max int) (int64, error)) error {
 	f := newCLIFlags("mq "+name, "QUEUE")
 	var max *int
@@ -268,23 +268,23 @@ func queueCount(ctx context.Context, args []string, stdout io.Writer, name, key,
 	if err != nil {
 		return err
 	}
-	return done(f, stdout, map[string]int64{key: count}, format, count, pos[0])
+	return done(f, stdout, map[string]int64{key: count}, format, plural(int(count), thing), pos[0])
 }
 
 func mqPurge(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	return queueCount(ctx, args, stdout, "purge", "purged", "purged %d messages from %s", false,
+	return queueCount(ctx, args, stdout, "purge", "purged", "purged %s from %s", "message", false,
 		func(ctx context.Context, c *client.Client, q string, _ int) (int64, error) { return c.MQ.Purge(ctx, q) })
 }
 
 func mqPurgeDLQ(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	return queueCount(ctx, args, stdout, "purge-dlq", "purged", "purged %d dead letters of %s", false,
+	return queueCount(ctx, args, stdout, "purge-dlq", "purged", "purged %s of %s", "dead letter", false,
 		func(ctx context.Context, c *client.Client, q string, _ int) (int64, error) {
 			return c.MQ.PurgeDLQ(ctx, q)
 		})
 }
 
 func mqRedrive(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	return queueCount(ctx, args, stdout, "redrive", "redriven", "redrove %d dead letters back into %s", true,
+	return queueCount(ctx, args, stdout, "redrive", "redriven", "redrove %s back into %s", "dead letter", true,
 		func(ctx context.Context, c *client.Client, q string, max int) (int64, error) {
 			return c.MQ.Redrive(ctx, q, max)
 		})
@@ -323,6 +323,14 @@ func mqDeleteDLQ(ctx context.Context, args []string, stdout, _ io.Writer) error 
 		return err
 	}
 	return done(f, stdout, map[string]any{"queue": queue, "sequence": seq, "deleted": true}, "deleted dead letter %d of %s", seq, queue)
+}
+
+// plural formats a count of things: "1 message", "3 messages".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // oneLine flattens s to one line of at most n runes, for table cells.

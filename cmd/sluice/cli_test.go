@@ -1,0 +1,392 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/client/clienttest"
+	"github.com/sluicehq/sluice/internal/wasmbuild"
+)
+
+// The CLI tests run `sluice` in-process (run) against a real server, each
+// test with its own server and config file.
+
+// hookSecretEnv names a variable holding a webhook secret for hooks create
+// (set once: tests run in parallel and may not use t.Setenv).
+const hookSecretEnv = "SLUICE_CLI_TEST_HOOK_SECRET"
+
+func init() { os.Setenv(hookSecretEnv, "whsec-test") }
+
+// cli runs sluice with args and the test's config file.
+type cli struct {
+	t      *testing.T
+	config string
+	srv    *clienttest.Server
+}
+
+func newCLI(t *testing.T) *cli {
+	srv := clienttest.New(t)
+	c := &cli{t: t, config: filepath.Join(t.TempDir(), "sluice", "config.json"), srv: srv}
+	key := srv.Key(t, client.DefaultAccount, clienttest.AllScopes, nil)
+	c.ok("login", "--endpoint", srv.URL, "--key", key)
+	return c
+}
+
+// run runs sluice and returns its exit code, stdout and stderr.
+func (c *cli) run(args ...string) (int, string, string) {
+	c.t.Helper()
+	var stdout, stderr bytes.Buffer
+	if len(args) > 0 && args[0] != "help" && args[0] != "version" {
+		// The config flag goes after the sub-command (or the command for
+		// the ones without sub-commands); flags may follow arguments.
+		args = append(args, "--config", c.config)
+	}
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// ok runs sluice, expects exit 0 and returns stdout.
+func (c *cli) ok(args ...string) string {
+	c.t.Helper()
+	code, out, errOut := c.run(args...)
+	if code != 0 {
+		c.t.Fatalf("sluice %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errOut)
+	}
+	return out
+}
+
+// json runs sluice with --json and decodes its output into v.
+func (c *cli) json(v any, args ...string) {
+	c.t.Helper()
+	out := c.ok(append(args, "--json")...)
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		c.t.Fatalf("sluice %s --json: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// fails runs sluice, expects exit code and stderr matching pattern.
+func (c *cli) fails(code int, pattern string, args ...string) {
+	c.t.Helper()
+	got, out, errOut := c.run(args...)
+	if got != code || !regexp.MustCompile(pattern).MatchString(errOut) {
+		c.t.Errorf("sluice %s: exit %d, stderr %q (stdout %q); want exit %d, stderr matching %q",
+			strings.Join(args, " "), got, errOut, out, code, pattern)
+	}
+}
+
+func TestCLIMessages(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	if out := c.ok("queues", "create", "orders", "--max-receive-count", "3", "--visibility-timeout", "60"); !strings.Contains(out, "created queue orders") {
+		t.Errorf("create: %s", out)
+	}
+	var q client.Queue
+	c.json(&q, "queues", "get", "orders")
+	if q.MaxReceiveCount != 3 || q.VisibilityTimeoutSeconds != 60 || q.Stats == nil {
+		t.Errorf("get: %+v", q)
+	}
+
+	// Relaxed JSON, a batch, a file and stdin-free forms.
+	var one struct{ Sequence int64 }
+	c.json(&one, "mq", "send", "orders", "--body", "{hello:world,n:1}")
+	var batch struct{ Sequences []int64 }
+	c.json(&batch, "mq", "send", "orders", "--body", "[{id:1},{id:2}]")
+	if one.Sequence < 1 || len(batch.Sequences) != 2 || batch.Sequences[0] <= one.Sequence {
+		t.Fatalf("sequences %d %v", one.Sequence, batch.Sequences)
+	}
+	file := filepath.Join(t.TempDir(), "body.json")
+	if err := os.WriteFile(file, []byte(`{"from": "file"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := c.ok("mq", "send", "orders", "--body-file", file); !regexp.MustCompile(`^sent message \d+ to orders\n$`).MatchString(out) {
+		t.Errorf("send from a file: %q", out)
+	}
+	if out := c.ok("mq", "send", "--body", "[[1,2]]", "orders"); !strings.Contains(out, "sent 1 message to orders") {
+		t.Errorf("send one array body: %q", out)
+	}
+
+	out := c.ok("mq", "peek", "orders")
+	for _, want := range []string{"SEQ", "RECEIVES", "BODY", `"hello":"world"`, `{"from":"file"}`, "[1,2]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("peek table lacks %q:\n%s", want, out)
+		}
+	}
+
+	var got struct{ Messages []client.Message }
+	c.json(&got, "mq", "receive", "orders", "--max-messages", "2", "--wait-seconds", "1")
+	if len(got.Messages) != 2 || got.Messages[0].Sequence != one.Sequence || got.Messages[0].Receipt == "" {
+		t.Fatalf("receive: %+v", got)
+	}
+	m := got.Messages[0]
+	seq := strconv.FormatInt(m.Sequence, 10)
+	c.fails(1, `409 stale_receipt`, "mq", "delete", "orders", seq, "--receipt", "6f1c2a4e-8f7b-4c1d-9e2a-3b4c5d6e7f80")
+	if out := c.ok("mq", "delete", "orders", seq, "--receipt", m.Receipt); out != "deleted message "+seq+" of orders\n" {
+		t.Errorf("delete: %q", out)
+	}
+	c.fails(1, `not found.*\(404 message_not_found\)`, "mq", "delete", "orders", seq)
+	c.ok("mq", "visibility", "orders", strconv.FormatInt(got.Messages[1].Sequence, 10), "--seconds", "0")
+
+	var del struct{ Messages []client.Message }
+	c.json(&del, "mq", "receive", "orders", "--max-messages", "10", "--delete")
+	if len(del.Messages) != 4 {
+		t.Errorf("receive --delete: %d messages, want 4", len(del.Messages))
+	}
+	if out := c.ok("mq", "receive", "orders"); out != "no messages in orders\n" {
+		t.Errorf("empty receive: %q", out)
+	}
+	c.ok("mq", "send", "orders", "--body", "{a:1}", "--delay-seconds", "600")
+	var purged map[string]int64
+	c.json(&purged, "mq", "purge", "orders")
+	if purged["purged"] != 1 {
+		t.Errorf("purge: %v", purged)
+	}
+
+	var list struct{ Queues []client.Queue }
+	c.json(&list, "queues", "list", "--live")
+	if len(list.Queues) != 1 || list.Queues[0].Stats == nil {
+		t.Errorf("list --live: %+v", list)
+	}
+	if out := c.ok("queues", "list", "--live"); !strings.Contains(out, "OLDEST READY") || !strings.Contains(out, "orders") {
+		t.Errorf("list --live table:\n%s", out)
+	}
+	if out := c.ok("queues", "update", "orders", "--max-receive-count", "7"); !regexp.MustCompile(`max receive count: +7\n`).MatchString(out) {
+		t.Errorf("update:\n%s", out)
+	}
+	c.ok("queues", "delete", "orders")
+	c.fails(1, `queue "orders" not found.*\(404 queue_not_found\)`, "queues", "get", "orders")
+}
+
+func TestCLIDeadLetters(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.ok("queues", "create", "mail", "--max-receive-count", "1")
+	for range 3 {
+		c.ok("mq", "send", "mail", "--body", "{to:ada}")
+	}
+	c.ok("mq", "receive", "mail", "--max-messages", "3", "--visibility-timeout", "1")
+	var dead struct{ Messages []client.DeadLetter }
+	deadline := time.Now().Add(15 * time.Second)
+	for len(dead.Messages) < 3 { // the sweeper moves them once their leases expire
+		if time.Now().After(deadline) {
+			t.Fatalf("dead letters: %+v", dead)
+		}
+		time.Sleep(100 * time.Millisecond)
+		c.json(&dead, "mq", "receive-dlq", "mail")
+	}
+	if out := c.ok("mq", "receive-dlq", "mail", "--max-messages", "1"); !strings.Contains(out, "REASON") || strings.Count(out, "\n") != 2 {
+		t.Errorf("receive-dlq table:\n%s", out)
+	}
+	c.ok("mq", "delete-dlq", "mail", strconv.FormatInt(dead.Messages[0].Sequence, 10))
+	if out := c.ok("mq", "redrive", "mail", "--max-messages", "1"); out != "redrove 1 dead letter back into mail\n" {
+		t.Errorf("redrive: %q", out)
+	}
+	var purged map[string]int64
+	c.json(&purged, "mq", "purge-dlq", "mail")
+	if purged["purged"] != 1 {
+		t.Errorf("purge-dlq: %v", purged)
+	}
+}
+
+func TestCLIUsageErrors(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.ok("queues", "create", "q")
+	tests := []struct {
+		args    []string
+		pattern string
+	}{
+		{[]string{"mq", "fly"}, `unknown sub-command "fly"`},
+		{[]string{"mq", "send"}, `missing QUEUE`},
+		{[]string{"mq", "send", "q"}, `missing --body JSON or --body-file FILE`},
+		{[]string{"mq", "send", "q", "--body", "{a:1}", "--body-file", "x"}, `not both`},
+		{[]string{"mq", "send", "q", "--body", "{bad"}, `--body: relaxedjson: at byte \d+`},
+		{[]string{"mq", "send", "q", "--body", "[]"}, `batch of 1 to 10 messages, got 0`},
+		{[]string{"mq", "send", "q", "--body", "[1,2,3,4,5,6,7,8,9,10,11]"}, `got 11`},
+		{[]string{"mq", "send", "q", "--body", "{a:1}", "--delay-seconds", "-1"}, `delay_seconds -1: must be 0 to 43200`},
+		{[]string{"mq", "send", "../etc", "--body", "{a:1}"}, `queue name "../etc"`},
+		{[]string{"mq", "send", "q", "extra", "--body", "{a:1}"}, `unexpected argument "extra"`},
+		{[]string{"mq", "receive", "q", "--max-messages", "11"}, `max_messages 11: must be 1 to 10`},
+		{[]string{"mq", "receive", "q", "--max-messages", "1.5"}, `invalid value "1.5" for flag -max-messages`},
+		{[]string{"mq", "receive", "q", "--wait-seconds", "21"}, `wait_seconds 21: must be 0 to 20`},
+		{[]string{"mq", "receive", "q", "--visibility-timeout", "0"}, `--visibility-timeout 0`},
+		{[]string{"mq", "receive", "q", "--bogus"}, `flag provided but not defined: -bogus`},
+		{[]string{"mq", "peek", "q", "--max-messages", "101"}, `max_messages 101: must be 1 to 100`},
+		{[]string{"mq", "delete", "q", "0"}, `sequence "0": want a positive integer`},
+		{[]string{"mq", "delete", "q", "abc"}, `sequence "abc"`},
+		{[]string{"mq", "visibility", "q", "1"}, `missing --seconds`},
+		{[]string{"mq", "redrive", "q", "--max-messages", "-3"}, `--max-messages -3`},
+		{[]string{"queues", "create", "q2", "--max-receive-count", "0"}, `--max-receive-count 0: must be 1 to 1000`},
+		{[]string{"queues", "create", "q2", "--retention-seconds", "99999999999"}, `invalid value|must be 60 to 1209600`},
+		{[]string{"queues", "update", "q"}, `nothing to update`},
+		{[]string{"invocations", "--outcome", "meh"}, `--outcome "meh"`},
+		{[]string{"invocations", "--limit", "0"}, `--limit 0`},
+		{[]string{"keys", "create", "--scope", "mq:everything"}, `--scope "mq:everything"`},
+		{[]string{"hooks", "create", "h", "--queue", "q"}, `missing --verify`},
+		{[]string{"hooks", "create", "h", "--queue", "q", "--verify", "github"}, `needs --secret-env`},
+		{[]string{"hooks", "create", "h", "--queue", "q", "--verify", "github", "--secret-env", "SLUICE_CLI_TEST_UNSET"}, `SLUICE_CLI_TEST_UNSET: the variable is unset`},
+		{[]string{"functions", "set-alias", "f", "live", "zero"}, `version "zero"`},
+		{[]string{"queues", "get", "q", "--account", "12"}, `account "12": want 12 digits`},
+	}
+	for _, tt := range tests {
+		c.fails(2, tt.pattern, tt.args...)
+	}
+
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"mq"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "missing sub-command: use send, receive") {
+		t.Errorf("mq: exit %d, %q", code, stderr.String())
+	}
+	// Without a login or env, the verbs say how to log in.
+	stderr.Reset()
+	code := run(context.Background(), []string{"queues", "list", "--config", filepath.Join(t.TempDir(), "none.json")}, &stdout, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "sluice login") {
+		t.Errorf("no login: exit %d, %q", code, stderr.String())
+	}
+	// Help is not an error.
+	if code, out, _ := c.run("mq", "send", "-h"); code != 0 || !strings.Contains(out, "usage: sluice mq send QUEUE") || !strings.Contains(out, "-body-file") {
+		t.Errorf("mq send -h: %d %q", code, out)
+	}
+	if code, out, _ := c.run("keys", "help"); code != 0 || !strings.Contains(out, "revoke ID") {
+		t.Errorf("keys help: %d %q", code, out)
+	}
+}
+
+func TestCLILogin(t *testing.T) {
+	t.Parallel()
+	srv := clienttest.New(t)
+	config := filepath.Join(t.TempDir(), "config.json")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"login", "--endpoint", srv.URL, "--key", "nope:nope", "--config", config}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "refused the key") {
+		t.Errorf("bad key: exit %d, %q", code, stderr.String())
+	}
+	if _, err := os.Stat(config); !os.IsNotExist(err) {
+		t.Errorf("a refused login wrote the config: %v", err)
+	}
+	stdout.Reset()
+	key := srv.Key(t, "000000000009", []string{"mq:send"}, nil)
+	code = run(context.Background(), []string{"login", "--endpoint", srv.URL + "/", "--key", key, "--account", "000000000009", "--config", config, "--json"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("login with a send-only key: exit %d, %s", code, stderr.String())
+	}
+	var res map[string]string
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || res["account"] != "000000000009" || res["config"] != config {
+		t.Errorf("login --json: %s (%v)", stdout.String(), err)
+	}
+	fi, err := os.Stat(config)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("config: %v %v", fi, err)
+	}
+	cfg, _, err := client.ReadConfig(config)
+	if err != nil || cfg.Endpoint != srv.URL || cfg.Key != key || cfg.Account != "000000000009" {
+		t.Errorf("saved config %+v, %v", cfg, err)
+	}
+	// The saved key's account and scopes apply: it may not list queues.
+	stderr.Reset()
+	code = run(context.Background(), []string{"queues", "list", "--config", config}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "403 forbidden") {
+		t.Errorf("send-only key listing queues: exit %d, %q", code, stderr.String())
+	}
+}
+
+func TestKeyInDatabase(t *testing.T) {
+	t.Parallel()
+	srv := clienttest.New(t)
+	k, err := createKeyInDatabase(context.Background(), os.Getenv(clienttest.EnvVar), srv.Schema, "000000000003",
+		client.KeyOptions{Scopes: []string{"mq:admin"}, Description: "bootstrap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(srv.URL, k.ID, k.Secret, client.WithAccount("000000000003"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := c.Keys.List(context.Background())
+	if err != nil || len(keys) != 1 || keys[0].ID != k.ID || keys[0].Description != "bootstrap" {
+		t.Errorf("keys of the bootstrap key's account: %+v, %v", keys, err)
+	}
+}
+
+func TestCLIAdmin(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.ok("queues", "create", "events")
+
+	// Keys.
+	var nk client.NewKey
+	c.json(&nk, "keys", "create", "--scope", "mq:send,mq:receive", "--queues", "orders-*", "--description", "ci")
+	if nk.ID == "" || nk.Secret == "" {
+		t.Fatalf("keys create: %+v", nk)
+	}
+	if out := c.ok("keys", "list"); !strings.Contains(out, nk.ID) || !strings.Contains(out, "mq:send,mq:receive") || !strings.Contains(out, "orders-*") {
+		t.Errorf("keys list:\n%s", out)
+	}
+	c.ok("keys", "revoke", nk.ID)
+	var keys struct{ Keys []client.Key }
+	c.json(&keys, "keys", "list")
+	for _, k := range keys.Keys {
+		if k.ID == nk.ID && k.RevokedAt == nil {
+			t.Errorf("revoked key not marked: %+v", k)
+		}
+	}
+	if out := c.ok("keys", "create"); !strings.Contains(out, "secret: ") || !strings.Contains(out, "export SLUICE_KEY=") {
+		t.Errorf("keys create for people:\n%s", out)
+	}
+
+	// Hooks.
+	if out := c.ok("hooks", "create", "gh", "--queue", "events", "--verify", "github", "--secret-env", hookSecretEnv); !strings.Contains(out, "/hooks/000000000001/gh") {
+		t.Errorf("hooks create: %q", out)
+	}
+	var hooks struct{ Hooks []client.Hook }
+	c.json(&hooks, "hooks", "list")
+	if len(hooks.Hooks) != 1 || hooks.Hooks[0].SecretCount != 1 || hooks.Hooks[0].Verify != "github" {
+		t.Errorf("hooks list: %+v", hooks)
+	}
+	c.ok("hooks", "delete", "gh")
+	c.fails(1, `404`, "hooks", "delete", "gh")
+
+	// Functions, via the API.
+	if out := c.ok("functions", "list"); !strings.Contains(out, "no functions") {
+		t.Errorf("functions list, empty: %q", out)
+	}
+	module := filepath.Join(t.TempDir(), "trap.wasm")
+	if err := os.WriteFile(module, wasmbuild.Handwritten("trap"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := c.ok("functions", "deploy", "trapper", module); !strings.Contains(out, "deployed version 1") || !strings.Contains(out, "alias live now points at version 1") {
+		t.Errorf("deploy: %q", out)
+	}
+	c.ok("functions", "deploy", "trapper", module, "--memory-mb", "32", "--env", "MODE=x")
+	if out := c.ok("functions", "get", "trapper"); !strings.Contains(out, "live=2") || !strings.Contains(out, "32 MB") {
+		t.Errorf("get:\n%s", out)
+	}
+	var rb map[string]any
+	c.json(&rb, "functions", "rollback", "trapper")
+	if rb["version"] != float64(1) {
+		t.Errorf("rollback: %v", rb)
+	}
+	c.ok("functions", "set-alias", "trapper", "canary", "2")
+	var fns struct{ Functions []client.Function }
+	c.json(&fns, "functions", "list")
+	if len(fns.Functions) != 1 || fns.Functions[0].Aliases["live"] != 1 || fns.Functions[0].Aliases["canary"] != 2 {
+		t.Errorf("functions list: %+v", fns)
+	}
+	c.fails(1, `404`, "functions", "rollback", "nope")
+
+	var invs struct{ Invocations []client.Invocation }
+	c.json(&invs, "invocations", "--function", "trapper", "--since", "1h")
+	if len(invs.Invocations) != 0 {
+		t.Errorf("invocations: %+v", invs)
+	}
+	if out := c.ok("invocations"); out != "no invocations\n" {
+		t.Errorf("invocations, empty: %q", out)
+	}
+}
