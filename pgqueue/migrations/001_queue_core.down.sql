@@ -43,6 +43,7 @@ DROP FUNCTION account_subscribe(text,text,text);
 DROP FUNCTION account_unsubscribe(text,text,text);
 DROP FUNCTION account_update_queue(text,text,jsonb);
 DROP FUNCTION apply_queue_options(queues,jsonb);
+DROP FUNCTION bad_body(text,jsonb,bigint,integer);
 DROP FUNCTION check_name(text,text);
 DROP FUNCTION create_account(text,text);
 DROP FUNCTION out_of_range(text,bigint,bigint,bigint);

@@ -215,6 +215,19 @@ BEGIN
 END
 $$;
 
+-- Raise the error for a NULL or oversized body at batch position p_ord
+-- (1-based); typed jsonb so it can stand in a CASE on the error path.
+CREATE FUNCTION bad_body(p_queue text, p_body jsonb, p_ord bigint, p_max integer) RETURNS jsonb
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    IF p_body IS NULL THEN
+        PERFORM raise_error('SQ005', format('invalid body NULL at batch index %s: use a JSON value', p_ord - 1));
+    END IF;
+    PERFORM too_large(p_queue, octet_length(p_body::text), p_max);
+    RETURN p_body;
+END
+$$;
+
 -- Merge an options object into a queue row, validating every key.
 CREATE FUNCTION apply_queue_options(q queues, p_options jsonb) RETURNS queues
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
@@ -427,6 +440,7 @@ DECLARE
     n integer := coalesce(cardinality(p_bodies), 0);
     bad record;
     i integer;
+    visible timestamptz;
 BEGIN
     SELECT * INTO q FROM queues WHERE account = p_account AND name = p_queue;
     IF NOT FOUND THEN PERFORM queue_not_found(p_account, p_queue); END IF;
@@ -436,6 +450,24 @@ BEGIN
     IF n > 1000 THEN PERFORM out_of_range('batch size', n, 1, 1000); END IF;
     IF p_delay_seconds IS NOT NULL AND (p_delay_seconds < 0 OR p_delay_seconds > 43200) THEN
         PERFORM out_of_range('delay_seconds', p_delay_seconds, 0, 43200);
+    END IF;
+
+    IF p_headers IS NULL AND p_delays IS NULL AND p_expires_in IS NULL AND p_dedup_keys IS NULL THEN
+        -- Common case: bodies only. One pass checks sizes (calling
+        -- bad_body only to raise) and inserts.
+        visible := now() + make_interval(secs => greatest(coalesce(p_delay_seconds, 0), q.delay_seconds));
+        RETURN QUERY
+        INSERT INTO messages (queue_id, visible_at, body)
+        SELECT q.id, visible,
+               CASE WHEN b.body IS NULL OR octet_length(b.body::text) > q.max_message_bytes
+                    THEN bad_body(p_queue, b.body, b.ord, q.max_message_bytes)
+                    ELSE b.body END
+          FROM unnest(p_bodies) WITH ORDINALITY AS b(body, ord)
+        RETURNING sequence;
+        IF visible <= now() AND EXISTS (SELECT 1 FROM wake_interest w WHERE w.queue_id = q.id AND w.until > now()) THEN
+            PERFORM pg_notify(current_schema() || '_wake', p_account || '/' || p_queue);
+        END IF;
+        RETURN;
     END IF;
 
     SELECT b.ord, b.body, octet_length(b.body::text) AS size INTO bad
