@@ -1,0 +1,301 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/pgtest"
+	"github.com/sluicehq/sluice/pgqueue"
+)
+
+// The HTTP API against the queue core underneath it, on the same database,
+// with concurrent clients (GOMAXPROCS × benchParallelism goroutines):
+//
+//	go test ./server -run XXX -bench . -benchtime 3000x
+//
+// Each benchmark reports ops/s and per-operation latency percentiles;
+// BenchmarkHTTPNoDatabase is the HTTP layer alone (TCP, auth, body, JSON
+// check, error rendering) with no database work behind it.
+
+const benchParallelism = 8
+
+// benchServer is a started Server listening on TCP, as `sluice serve` runs.
+type benchServer struct {
+	srv     *Server
+	base    string
+	token   string
+	account string
+	client  *http.Client
+}
+
+func newBenchServer(b *testing.B) *benchServer {
+	b.Helper()
+	_, schema := pgtest.Schema(b)
+	ctx := context.Background()
+	srv, err := Open(ctx, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
+		MaxConns: 16, CacheDir: b.TempDir(), Logger: zerolog.Nop(), HTTPAddr: "127.0.0.1:0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := srv.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	account := "000000000001"
+	id, secret, err := srv.CreateKey(ctx, account, []string{ScopeAllMQ}, nil, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := srv.Queue.CreateQueue(ctx, account, "bench", pgqueue.Settings{}); err != nil {
+		b.Fatal(err)
+	}
+	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}
+	b.Cleanup(tr.CloseIdleConnections)
+	return &benchServer{srv: srv, base: "http://" + srv.Addr(), token: id + ":" + secret, account: account,
+		client: &http.Client{Transport: tr}}
+}
+
+func (s *benchServer) do(method, path string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequest(method, s.base+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := s.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	return res.StatusCode, out, err
+}
+
+// latencies collects per-operation durations from parallel goroutines.
+type latencies struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (l *latencies) add(ds []time.Duration) {
+	l.mu.Lock()
+	l.d = append(l.d, ds...)
+	l.mu.Unlock()
+}
+
+func (l *latencies) report(b *testing.B, elapsed time.Duration) {
+	slices.Sort(l.d)
+	if len(l.d) == 0 {
+		return
+	}
+	pct := func(p float64) float64 {
+		return float64(l.d[min(len(l.d)-1, int(p*float64(len(l.d))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// runParallel runs op b.N times over the parallel goroutines, timing each.
+func runParallel(b *testing.B, op func() error) {
+	var lat latencies
+	var failures atomic.Int64
+	var firstErr atomic.Value
+	b.SetParallelism(benchParallelism)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		var ds []time.Duration
+		for pb.Next() {
+			t0 := time.Now()
+			if err := op(); err != nil {
+				failures.Add(1)
+				firstErr.CompareAndSwap(nil, err)
+			}
+			ds = append(ds, time.Since(t0))
+		}
+		lat.add(ds)
+	})
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if n := failures.Load(); n > 0 {
+		b.Fatalf("%d operations failed, first: %v", n, firstErr.Load())
+	}
+	lat.report(b, elapsed)
+}
+
+var benchBody = []byte(`{"order_id":12345,"customer":"c-981","items":[{"sku":"A-1","qty":2}],"total_cents":4599}`)
+
+func BenchmarkHTTPSend(b *testing.B) {
+	s := newBenchServer(b)
+	path := "/" + s.account + "/bench/messages"
+	runParallel(b, func() error {
+		code, body, err := s.do("POST", path, benchBody)
+		if err == nil && code != 201 {
+			err = fmt.Errorf("send: %d %s", code, body)
+		}
+		return err
+	})
+}
+
+func BenchmarkPgqueueSend(b *testing.B) {
+	s := newBenchServer(b)
+	ctx := context.Background()
+	runParallel(b, func() error {
+		_, err := s.srv.Queue.Send(ctx, s.account, "bench", pgqueue.NewMessage{Body: benchBody})
+		return err
+	})
+}
+
+// fill sends n messages for the receive benchmarks, outside the timer.
+func (s *benchServer) fill(b *testing.B, n int) {
+	b.Helper()
+	ctx := context.Background()
+	batch := make([]pgqueue.NewMessage, 0, 1000)
+	for sent := 0; sent < n; sent += len(batch) {
+		batch = batch[:0]
+		for range min(1000, n-sent) {
+			batch = append(batch, pgqueue.NewMessage{Body: benchBody})
+		}
+		if _, err := s.srv.Queue.SendBatch(ctx, s.account, "bench", batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHTTPReceiveDelete: one op is a receive of one message and the
+// delete of it with its receipt (two requests).
+func BenchmarkHTTPReceiveDelete(b *testing.B) {
+	s := newBenchServer(b)
+	s.fill(b, b.N)
+	recv := "/" + s.account + "/bench/messages/receive"
+	var empty atomic.Int64
+	runParallel(b, func() error {
+		code, body, err := s.do("POST", recv, []byte(`{"visibility_timeout_seconds":60}`))
+		if err != nil || code != 200 {
+			return fmt.Errorf("receive: %d %s %v", code, body, err)
+		}
+		var out struct{ Messages []messageJSON }
+		if err := json.Unmarshal(body, &out); err != nil {
+			return err
+		}
+		if len(out.Messages) == 0 {
+			empty.Add(1)
+			return nil
+		}
+		m := out.Messages[0]
+		code, body, err = s.do("DELETE", fmt.Sprintf("/%s/bench/messages/%d?receipt=%s", s.account, m.Sequence, m.Receipt), nil)
+		if err == nil && code != 204 {
+			err = fmt.Errorf("delete: %d %s", code, body)
+		}
+		return err
+	})
+	b.ReportMetric(float64(empty.Load()), "empty-receives")
+}
+
+func BenchmarkPgqueueReceiveDelete(b *testing.B) {
+	s := newBenchServer(b)
+	s.fill(b, b.N)
+	ctx := context.Background()
+	var empty atomic.Int64
+	runParallel(b, func() error {
+		ms, err := s.srv.Queue.Receive(ctx, s.account, "bench", pgqueue.ReceiveOptions{Max: 1, VisibilityTimeout: time.Minute})
+		if err != nil {
+			return err
+		}
+		if len(ms) == 0 {
+			empty.Add(1)
+			return nil
+		}
+		return s.srv.Queue.Delete(ctx, s.account, "bench", ms[0].Sequence, ms[0].Receipt)
+	})
+	b.ReportMetric(float64(empty.Load()), "empty-receives")
+}
+
+// BenchmarkHTTPNoDatabase is the HTTP layer's own cost: an authenticated
+// send of a batch of 11, refused with 400 before any database work.
+func BenchmarkHTTPNoDatabase(b *testing.B) {
+	s := newBenchServer(b)
+	path := "/" + s.account + "/bench/messages"
+	body := bytes.Repeat([]byte(`1,`), 10)
+	body = append(append([]byte("["), body...), []byte(`1]`)...)
+	if _, _, err := s.do("POST", path, body); err != nil { // warm the key cache
+		b.Fatal(err)
+	}
+	runParallel(b, func() error {
+		code, out, err := s.do("POST", path, body)
+		if err == nil && code != 400 {
+			err = fmt.Errorf("want 400, got %d %s", code, out)
+		}
+		return err
+	})
+}
+
+// BenchmarkHandlerNoDatabase is the same refused send through the
+// Handler directly (no network, no client): the server's own CPU per
+// request for routing, auth (cached key), body read, JSON check and error.
+func BenchmarkHandlerNoDatabase(b *testing.B) {
+	s := newBenchServer(b)
+	h := s.srv.Handler()
+	path := "/" + s.account + "/bench/messages"
+	body := []byte(`[1,2,3,4,5,6,7,8,9,10,11]`)
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest("POST", path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+s.token)
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != 400 {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}
+
+// BenchmarkHandlerSend is a send through the Handler directly: the
+// database work plus the server's HTTP layer, without network or client.
+func BenchmarkHandlerSend(b *testing.B) {
+	s := newBenchServer(b)
+	h := s.srv.Handler()
+	path := "/" + s.account + "/bench/messages"
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest("POST", path, bytes.NewReader(benchBody))
+		req.Header.Set("Authorization", "Bearer "+s.token)
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != 201 {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}
+
+// BenchmarkPgqueueSendSerial is one client sending through pgqueue, to
+// compare with BenchmarkHandlerSend.
+func BenchmarkPgqueueSendSerial(b *testing.B) {
+	s := newBenchServer(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.srv.Queue.Send(ctx, s.account, "bench", pgqueue.NewMessage{Body: benchBody}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
