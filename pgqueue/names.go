@@ -3,6 +3,7 @@ package pgqueue
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
@@ -23,6 +24,9 @@ func checkName(kind, name string) error {
 // quote renders s as a JSON string, the way the SQL API quotes names in
 // its messages.
 func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
 }
