@@ -73,6 +73,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if a := srv.Addr(); a != "" {
 			fmt.Fprintf(stdout, "  curl http://%s/healthz\n", a)
 		}
+		if err := devLogin(ctx, srv, pgqueue.DefaultAccount, stdout); err != nil {
+			logger.Warn().Err(err).Msg("logging the CLI in failed")
+		}
 		fmt.Fprintln(stdout, "Ctrl-C stops it.")
 		return nil
 	})
