@@ -545,3 +545,23 @@ func TestAckCommitModes(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseReceipt(f *testing.F) {
+	f.Add("3da9b9b9-7e3e-4b4c-9deb-1b9c1a6897ce")
+	f.Add("")
+	f.Add("3DA9B9B97E3E4B4C9DEB1B9C1A6897CE")
+	f.Add("{3da9b9b9-7e3e-4b4c-9deb-1b9c1a6897ce}")
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := pgqueue.ParseReceipt(s)
+		if err != nil {
+			if !errors.Is(err, pgqueue.ErrInvalidArgument) {
+				t.Fatalf("ParseReceipt(%q): %v is not ErrInvalidArgument", s, err)
+			}
+			return
+		}
+		back, err := pgqueue.ParseReceipt(r.String())
+		if err != nil || back != r {
+			t.Fatalf("ParseReceipt(%q) = %v, which does not round-trip: %v %v", s, r, back, err)
+		}
+	})
+}

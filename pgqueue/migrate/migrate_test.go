@@ -1,4 +1,4 @@
-package pgqueue_test
+package migrate_test
 
 import (
 	"context"
