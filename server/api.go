@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
@@ -396,6 +397,9 @@ func (a *api) toAPIError(err error) *apiError {
 	return errorf(http.StatusInternalServerError, "internal", "internal error; the server log has the details")
 }
 
+// isConnError reports a database that cannot be reached: a failed
+// connect, or the pool closed under a request during shutdown (pgxpool
+// reports that only as the text "closed pool").
 func isConnError(err error) bool {
 	var ce *pgconn.ConnectError
 	return errors.As(err, &ce) || strings.Contains(err.Error(), "closed pool")
@@ -471,7 +475,7 @@ func decodeJSON(body []byte, v any) error {
 	if body == nil {
 		return nil
 	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError

@@ -45,6 +45,9 @@ func TestAccessKeys(t *testing.T) {
 		t.Fatalf("limited key lists %+v", list.Queues)
 	}
 	e.do(limited, "POST", "/v1/accounts/"+acct+"/queues", `{"name":"billing2"}`).expectError(403, "forbidden")
+	e.do(limited, "PUT", "/v1/accounts/"+acct+"/triggers/t", `{"kind":"queue","queue":"billing","function":"f"}`).expectError(403, "forbidden")
+	e.do(limited, "POST", "/v1/accounts/"+acct+"/hooks", `{"name":"h","queue":"billing","verify":"none"}`).expectError(403, "forbidden")
+	e.do(limited, "PUT", "/v1/accounts/"+acct+"/triggers/t", `{"kind":"queue","queue":"orders-eu","function":"f"}`).expect(200)
 	// A limited key cannot mint a wider one, nor scopes it lacks.
 	e.do(limited, "POST", "/v1/accounts/"+acct+"/keys", `{"scopes":["mq:send"],"queues":["*"]}`).expectError(403, "forbidden")
 	e.do(limited, "POST", "/v1/accounts/"+acct+"/keys", `{"scopes":["functions:deploy"],"queues":["orders-*"]}`).expectError(403, "forbidden")

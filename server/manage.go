@@ -568,6 +568,9 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
+	if t.Queue != "" && !c.key.allowsQueue(t.Queue) {
+		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s", c.key.id, strings.Join(c.key.queues, ", "))
+	}
 	changed, err := a.s.Triggers.Put(r.Context(), t)
 	if err != nil {
 		return err
