@@ -1,0 +1,56 @@
+// Command record logs every execution of every message it gets, for the
+// reliability suite (reliability/): one "exec" line per message at the start
+// of a batch (message id, attempt, the batch's start time in Unix
+// milliseconds and the message's send-to-function latency) and one "end"
+// line when the batch is done, so a checker reading the server's logs knows
+// what ran, how often, when, and whether the function got to its end.
+//
+// A message body may steer it:
+//
+//	{"sleep_ms": {"1": 5000, "*": 100}}  sleep before returning: per attempt, "*" for any other
+//	{"fail": true}                        fail the message (retryable) every time
+//
+// RECORD_SLEEP_MS in the function's env is a default sleep per batch.
+package main
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/sluicehq/sluice/sdk"
+)
+
+type steer struct {
+	SleepMS map[string]int `json:"sleep_ms"`
+	Fail    bool           `json:"fail"`
+}
+
+func main() {
+	defaultSleep, _ := strconv.Atoi(os.Getenv("RECORD_SLEEP_MS"))
+	sdk.Handle(func(ctx sdk.Context, b sdk.Batch) sdk.Result {
+		start := time.Now()
+		sleep := defaultSleep
+		var res sdk.Result
+		for _, m := range b.Messages {
+			var s steer
+			_ = m.Decode(&s)
+			ctx.Log("exec", "id", m.ID, "attempt", m.Attempt, "t_ms", start.UnixMilli(),
+				"lat_ms", float64(start.Sub(m.CreatedAt).Microseconds())/1000)
+			if ms, ok := s.SleepMS[strconv.Itoa(m.Attempt)]; ok {
+				sleep = max(sleep, ms)
+			} else if ms, ok := s.SleepMS["*"]; ok {
+				sleep = max(sleep, ms)
+			}
+			if s.Fail {
+				res.Retry(m.ID, 0, errors.New("record: message "+m.ID+" is poison"))
+			}
+		}
+		if sleep > 0 {
+			time.Sleep(time.Duration(sleep) * time.Millisecond)
+		}
+		ctx.Log("end", "messages", len(b.Messages), "t_ms", time.Now().UnixMilli())
+		return res
+	})
+}
