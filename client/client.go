@@ -215,13 +215,19 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 // decodeError turns a non-2xx response into an *Error.
 func decodeError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return errorFrom(resp.StatusCode, b)
+}
+
+// errorFrom builds the *Error of a response with status and body: the
+// API's error body, or else a summary of whatever came.
+func errorFrom(status int, b []byte) *Error {
 	var env struct {
 		Error struct {
 			Code    string `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	e := &Error{Status: resp.StatusCode}
+	e := &Error{Status: status}
 	if json.Unmarshal(b, &env) == nil && env.Error.Code != "" {
 		e.Code, e.Message = env.Error.Code, env.Error.Message
 		if e.Message == "" {
@@ -229,25 +235,30 @@ func decodeError(resp *http.Response) error {
 		}
 		return e
 	}
-	e.Code = fmt.Sprintf("http_%d", resp.StatusCode)
-	text := strings.TrimSpace(string(b))
-	if len(text) > 200 {
-		text = text[:200] + "..."
+	e.Code = fmt.Sprintf("http_%d", status)
+	text := strings.ToValidUTF8(strings.TrimSpace(string(b)), "?")
+	if r := []rune(text); len(r) > 200 {
+		text = string(r[:200]) + "..."
 	}
 	if text == "" {
-		text = http.StatusText(resp.StatusCode)
+		text = http.StatusText(status)
 	}
 	e.Message = "unexpected response: " + text
 	return e
 }
 
-// list decodes a list response: a bare JSON array, or an object whose
-// field key holds the array.
+// listOf sends r and decodes its list response (see decodeList).
 func listOf[T any](ctx context.Context, c *Client, r request, key string) ([]T, error) {
 	var raw json.RawMessage
 	if err := c.do(ctx, r, &raw); err != nil {
 		return nil, err
 	}
+	return decodeList[T](raw, key)
+}
+
+// decodeList decodes a list: a bare JSON array, or an object whose field
+// key holds the array. An empty body or null is an empty list.
+func decodeList[T any](raw []byte, key string) ([]T, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '{' {
 		var obj map[string]json.RawMessage
