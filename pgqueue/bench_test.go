@@ -227,6 +227,36 @@ func BenchmarkReceiveDeleteSyncAcks(b *testing.B) {
 	}
 }
 
+// BenchmarkNoCoalescing is the reference workloads (batch 10, 8 clients)
+// with Options.NoCoalescing and SynchronousAcks: one statement and one
+// synchronous commit per call, like the baseline.
+func BenchmarkNoCoalescing(b *testing.B) {
+	e := benchSetup(b)
+	plain, err := pgqueue.New(e.c.Pool(), pgqueue.Options{Schema: e.schema, NoCoalescing: true, SynchronousAcks: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pe := benchEnv{c: plain, schema: e.schema}
+	msgs := make([]pgqueue.NewMessage, 10)
+	for i := range msgs {
+		msgs[i] = pgqueue.NewMessage{Body: benchBody}
+	}
+	b.Run("send_batch/backlog=empty/clients=8/batch=10", func(b *testing.B) {
+		benchQueue(b, e, "sendb_empty", 0)
+		parallel(b, 8, 10, func(ctx context.Context) error {
+			_, err := plain.SendBatch(ctx, acct, "sendb_empty", msgs)
+			return err
+		})
+	})
+	for _, backlog := range benchBacklog {
+		b.Run(fmt.Sprintf("receive_delete/backlog=%s/clients=8/batch=10", backlogName(backlog)), func(b *testing.B) {
+			q := fmt.Sprintf("recv_%s", backlogName(backlog))
+			benchQueue(b, e, q, backlog+int64(b.N*10))
+			receiveDelete(b, pe, q, 8, 10)
+		})
+	}
+}
+
 // BenchmarkReceiveBacklog shows receive+delete cost as the backlog grows.
 func BenchmarkReceiveBacklog(b *testing.B) {
 	e := benchSetup(b)

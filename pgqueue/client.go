@@ -45,11 +45,22 @@ type Options struct {
 	// at-least-once delivery allows, and acks cost half as much. Sends,
 	// receives, nacks and DLQ moves are always synchronous.
 	SynchronousAcks bool
+	// NoCoalescing makes every call its own statement. By default
+	// concurrent sends, receives and acks on the same queue are coalesced
+	// into shared statements and commits (see Client).
+	NoCoalescing bool
 }
 
 // Client is the Go API of the queue core. It is safe for concurrent use.
 // Every method takes the account number explicitly; use DefaultAccount for
 // the account the SQL API's short forms use.
+//
+// Concurrent Send, SendBatch, Receive and Ack calls on the same queue are
+// coalesced: while two statements for the queue are in flight, later calls
+// wait for one of them and then go together in one statement and one
+// commit. Each call still gets exactly its own results and errors. Sends
+// with a dedup key, transactional sends and every other method are never
+// coalesced. Options.NoCoalescing turns this off.
 type Client struct {
 	pool     *pgxpool.Pool
 	schema   string
@@ -57,6 +68,7 @@ type Client struct {
 	poll     time.Duration
 	syncAcks bool
 	q        queries
+	co       *coalescers // nil when coalescing is off
 	// waiting, when set by tests, is called each time a long poll starts
 	// waiting for a wake-up.
 	waiting func()
@@ -93,7 +105,11 @@ func New(pool *pgxpool.Pool, opts Options) (*Client, error) {
 	if poll == 0 {
 		poll = 500 * time.Millisecond
 	}
-	return &Client{pool: pool, schema: schema, listener: opts.Listener, poll: poll, syncAcks: opts.SynchronousAcks, q: loadQueries(schema)}, nil
+	c := &Client{pool: pool, schema: schema, listener: opts.Listener, poll: poll, syncAcks: opts.SynchronousAcks, q: loadQueries(schema)}
+	if !opts.NoCoalescing {
+		c.initCoalescers()
+	}
+	return c, nil
 }
 
 // Schema returns the schema the client works in.

@@ -148,7 +148,17 @@ func nullText(s string) *string {
 // Send sends one message and returns its sequence (or, for a repeated dedup
 // key, the first message's sequence).
 func (c *Client) Send(ctx context.Context, account, queue string, m NewMessage) (int64, error) {
-	return c.SendTx(ctx, c.pool, account, queue, m)
+	if c.co == nil || m.DedupKey != "" {
+		return c.SendTx(ctx, c.pool, account, queue, m)
+	}
+	if err := m.check(0); err != nil {
+		return 0, err
+	}
+	seqs, err := c.co.send.Do(ctx, groupKey(account, queue), []NewMessage{m})
+	if err != nil {
+		return 0, err
+	}
+	return seqs[0], nil
 }
 
 // SendTx is Send inside the caller's transaction (or any DB): the message
@@ -169,11 +179,32 @@ func (c *Client) SendTx(ctx context.Context, tx DB, account, queue string, m New
 // SendBatch sends messages in one statement and returns their sequences in
 // order. Up to 1000 messages; all or none are stored.
 func (c *Client) SendBatch(ctx context.Context, account, queue string, ms []NewMessage) ([]int64, error) {
-	return c.SendBatchTx(ctx, c.pool, account, queue, ms)
+	if c.co == nil || len(ms) == 0 || len(ms) > maxStatement || hasDedupKey(ms) {
+		return c.SendBatchTx(ctx, c.pool, account, queue, ms)
+	}
+	for i, m := range ms {
+		if err := m.check(i); err != nil {
+			return nil, err
+		}
+	}
+	return c.co.send.Do(ctx, groupKey(account, queue), ms)
+}
+
+func hasDedupKey(ms []NewMessage) bool {
+	for _, m := range ms {
+		if m.DedupKey != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // SendBatchTx is SendBatch inside the caller's transaction.
 func (c *Client) SendBatchTx(ctx context.Context, tx DB, account, queue string, ms []NewMessage) ([]int64, error) {
+	return c.sendBatch(ctx, tx, account, queue, ms)
+}
+
+func (c *Client) sendBatch(ctx context.Context, tx DB, account, queue string, ms []NewMessage) ([]int64, error) {
 	if len(ms) == 0 {
 		return nil, nil
 	}
@@ -288,6 +319,17 @@ func (c *Client) longPoll(ctx context.Context, account, queue string, o ReceiveO
 }
 
 func (c *Client) receiveOnce(ctx context.Context, account, queue string, max int, vt *int) ([]Message, error) {
+	if c.co == nil || max < 1 || max > maxStatement {
+		return c.receiveRows(ctx, account, queue, max, vt)
+	}
+	v := ""
+	if vt != nil {
+		v = fmt.Sprint(*vt)
+	}
+	return c.co.receive.Do(ctx, groupKey(account, queue, v), max)
+}
+
+func (c *Client) receiveRows(ctx context.Context, account, queue string, max int, vt *int) ([]Message, error) {
 	rows, err := c.pool.Query(ctx, c.q.get("receive"), account, queue, max, vt)
 	if err != nil {
 		return nil, convertError("receive from queue "+quote(queue), err)
@@ -353,6 +395,13 @@ func (c *Client) Ack(ctx context.Context, account, queue string, acks []Ack) ([]
 	if len(acks) == 0 {
 		return nil, nil
 	}
+	if c.co != nil && len(acks) <= maxStatement {
+		return c.co.ack.Do(ctx, groupKey(account, queue), acks)
+	}
+	return c.ack(ctx, account, queue, acks)
+}
+
+func (c *Client) ack(ctx context.Context, account, queue string, acks []Ack) ([]int64, error) {
 	seqs := make([]int64, len(acks))
 	var receipts []pgtype.UUID
 	for i, a := range acks {

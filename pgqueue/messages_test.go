@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -564,4 +565,59 @@ func FuzzParseReceipt(f *testing.F) {
 			t.Fatalf("ParseReceipt(%q) = %v, which does not round-trip: %v %v", s, r, back, err)
 		}
 	})
+}
+
+// Coalesced calls keep their own results and errors: one caller's
+// oversized body fails only that caller.
+func TestCoalescedSendsFailAlone(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{MaxMessageBytes: 50})
+	var wg sync.WaitGroup
+	const callers = 24
+	seqsBy := make([][]int64, callers)
+	errsBy := make([]error, callers)
+	for i := range callers {
+		wg.Go(func() {
+			ms := []pgqueue.NewMessage{{Body: body(i)}, {Body: body(i + 1000)}}
+			if i == 7 {
+				ms[1].Body = json.RawMessage(`"` + strings.Repeat("x", 100) + `"`)
+			}
+			seqsBy[i], errsBy[i] = e.c.SendBatch(e.ctx, acct, "q", ms)
+		})
+	}
+	wg.Wait()
+	seen := map[int64]bool{}
+	for i := range callers {
+		if i == 7 {
+			if !errors.Is(errsBy[i], pgqueue.ErrMessageTooLarge) {
+				t.Fatalf("caller 7: %v, want ErrMessageTooLarge", errsBy[i])
+			}
+			continue
+		}
+		if errsBy[i] != nil || len(seqsBy[i]) != 2 || seqsBy[i][0] >= seqsBy[i][1] {
+			t.Fatalf("caller %d: %v %v", i, seqsBy[i], errsBy[i])
+		}
+		for _, s := range seqsBy[i] {
+			if seen[s] {
+				t.Fatalf("sequence %d returned twice", s)
+			}
+			seen[s] = true
+		}
+	}
+	if s := e.stats("q"); s.Total != 2*(callers-1) {
+		t.Fatalf("stored %d messages, want %d", s.Total, 2*(callers-1))
+	}
+	// Each message's body is the one its caller sent.
+	msgs := e.receive("q", pgqueue.ReceiveOptions{Max: 100})
+	for _, m := range msgs {
+		var v struct{ N int }
+		if err := json.Unmarshal(m.Body, &v); err != nil {
+			t.Fatal(err)
+		}
+		i := v.N % 1000
+		if !slices.Contains(seqsBy[i], m.Sequence) {
+			t.Fatalf("message %d with body %s was not returned to caller %d (%v)", m.Sequence, m.Body, i, seqsBy[i])
+		}
+	}
 }
