@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -103,6 +104,13 @@ func serve(ctx context.Context, cfg server.Config, then func(context.Context, *s
 	<-ctx.Done()
 	cfg.Logger.Info().Msg("shutting down: no new work; running batches may finish")
 	if err := srv.Stop(context.Background()); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			// The grace period ended: what still ran was cut short and its
+			// leases released, so another process takes it at once. That is
+			// a graceful stop (exit 0), worth a warning.
+			cfg.Logger.Warn().Err(err).Msg("stopped: batches still running after the grace period were cut short and their leases released")
+			return nil
+		}
 		return fmt.Errorf("stop: %w", err)
 	}
 	return nil
