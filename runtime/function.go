@@ -137,6 +137,19 @@ type instance struct {
 	io      *invocationIO // the current invocation's, nil between batches
 }
 
+// yield implements the guest's sched_yield, which fuel-checked modules
+// call every fuelPeriod steps: it stops the guest once its invocation must
+// stop by unwinding it with an exit error.
+func (in *instance) yield() {
+	if io := in.io; io != nil {
+		select {
+		case <-io.done:
+			panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
+		default:
+		}
+	}
+}
+
 // sleep implements the guest's clock sleeps, cut short when the invocation
 // is stopped so a sleeping guest cannot outlive its timeout.
 func (in *instance) sleep(ns int64) {
@@ -168,7 +181,7 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte, cfg FunctionConfig) (*F
 	limit := uint64(cfg.MemoryMiB) << 20
 	kind, err := r.inspect(code.cm, limit)
 	if err != nil {
-		r.release(ctx, code.sum, code)
+		r.release(ctx, code)
 		return nil, fmt.Errorf("load function %s v%d (module %s): %w", cfg.Name, cfg.Version, code.hash[:12], err)
 	}
 	mc := wazero.NewModuleConfig().
@@ -202,7 +215,7 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte, cfg FunctionConfig) (*F
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		r.release(ctx, code.sum, code)
+		r.release(ctx, code)
 		return nil, ErrClosed
 	}
 	r.functions[f] = struct{}{}
@@ -308,6 +321,7 @@ func (f *Function) Stats() Stats {
 var (
 	errTimeout        = errors.New("timeout")
 	errOutputTooLarge = errors.New("output too large")
+	errRuntimeClosed  = errors.New("runtime closed")
 )
 
 var inputPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
@@ -341,10 +355,16 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 		return Result{}, fmt.Errorf("invoke %s v%d invocation %s: waiting for an instance: %w", f.cfg.Name, f.cfg.Version, inv.ID, ctx.Err())
 	}
 	defer func() { <-f.slots }()
+	if !f.rt.enter() {
+		return Result{}, fmt.Errorf("invoke %s v%d invocation %s: %w", f.cfg.Name, f.cfg.Version, inv.ID, ErrClosed)
+	}
+	defer f.rt.running.Done()
 
 	start := time.Now()
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	stop := context.AfterFunc(f.rt.base, func() { cancel(errRuntimeClosed) })
+	defer stop()
 	tctx, tcancel := context.WithTimeoutCause(cctx, f.cfg.Timeout, errTimeout)
 	defer tcancel()
 	iio := &invocationIO{
@@ -402,11 +422,12 @@ func (f *Function) runCommand(ctx context.Context, iio *invocationIO, input []by
 		f.live--
 		f.mu.Unlock()
 	}()
-	mod, err := f.rt.wr.InstantiateModule(f.memoryContext(ctx, inst), f.code.cm, f.modCfg.
+	mod, err := f.code.wr.InstantiateModule(f.memoryContext(ctx, inst), f.code.cm, f.modCfg.
 		WithStdin(bytes.NewReader(input)).
 		WithStdout(stdoutWriter{inst}).
 		WithStderr(stderrWriter{inst}).
-		WithNanosleep(inst.sleep))
+		WithNanosleep(inst.sleep).
+		WithOsyield(inst.yield))
 	if mod != nil {
 		_ = mod.Close(context.Background())
 	}
@@ -472,10 +493,11 @@ func (f *Function) getInstance(ctx context.Context, iio *invocationIO) (*instanc
 	f.live++
 	f.mu.Unlock()
 	inst := &instance{reactor: true, io: iio, mem: &limitedMemory{limit: f.limit, acct: &f.mem}}
-	mod, err := f.rt.wr.InstantiateModule(f.memoryContext(ctx, inst), f.code.cm, f.modCfg.
+	mod, err := f.code.wr.InstantiateModule(f.memoryContext(ctx, inst), f.code.cm, f.modCfg.
 		WithStdout(stdoutWriter{inst}).
 		WithStderr(stderrWriter{inst}).
-		WithNanosleep(inst.sleep))
+		WithNanosleep(inst.sleep).
+		WithOsyield(inst.yield))
 	if err == nil && mod.IsClosed() {
 		err = &abiError{"module exited during _initialize"}
 	}
@@ -576,6 +598,8 @@ func (f *Function) contextFailure(ctx context.Context) *BatchFailure {
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errOutputTooLarge):
 		return &BatchFailure{Kind: FailureOutputTooLarge, Message: fmt.Sprintf("output_too_large: output over the %d-byte limit", f.cfg.MaxStdoutBytes)}
+	case errors.Is(cause, errRuntimeClosed):
+		return &BatchFailure{Kind: FailureCanceled, Message: "canceled: the runtime closed while the batch ran"}
 	case errors.Is(cause, errTimeout):
 		return &BatchFailure{Kind: FailureTimeout, Message: fmt.Sprintf("timeout: batch ran longer than %s", f.cfg.Timeout)}
 	case errors.Is(cause, context.DeadlineExceeded):
@@ -660,7 +684,7 @@ func (f *Function) Close(ctx context.Context) error {
 	f.rt.mu.Lock()
 	delete(f.rt.functions, f)
 	f.rt.mu.Unlock()
-	f.rt.release(ctx, f.code.sum, f.code)
+	f.rt.release(ctx, f.code)
 	return nil
 }
 

@@ -286,3 +286,39 @@ func TestConcurrentInvocations(t *testing.T) {
 		}
 	})
 }
+
+// TestTimeoutStopsSpin stops a fuel-checked module that spins in an empty
+// loop and never calls the host on its own.
+func TestTimeoutStopsSpin(t *testing.T) {
+	t.Parallel()
+	rt, _ := newRuntime(t)
+	f, err := rt.Load(context.Background(), wasmbuild.Handwritten("spin"), runtime.FunctionConfig{Name: "spin", Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close(context.Background())
+	start := time.Now()
+	wantFailure(t, invoke(t, f, batch(`1`)), runtime.FailureTimeout, "longer than 300ms")
+	if elapsed := time.Since(start); elapsed > 375*time.Millisecond {
+		t.Fatalf("stopped after %s, want within 375ms", elapsed)
+	}
+}
+
+// TestRuntimeCloseStopsRunningBatch closes the runtime under a spinning
+// batch: the batch fails as canceled instead of running to its timeout.
+func TestRuntimeCloseStopsRunningBatch(t *testing.T) {
+	t.Parallel()
+	rt, err := runtime.New(context.Background(), runtime.Config{CompilationCacheDir: compileCacheDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := load(t, rt, hostile, wasmbuild.Reactor, runtime.FunctionConfig{Timeout: time.Minute})
+	time.AfterFunc(300*time.Millisecond, func() { rt.Close(context.Background()) })
+	res, err := f.Invoke(context.Background(), do("loop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failure == nil || res.Failure.Kind != runtime.FailureCanceled {
+		t.Fatalf("failure %+v, want canceled", res.Failure)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -30,15 +31,24 @@ type Config struct {
 	Logger zerolog.Logger
 }
 
-// Runtime hosts WebAssembly functions: one wazero runtime and compilation
-// cache shared by every Function loaded into it. It is safe for concurrent
-// use.
+// Runtime hosts WebAssembly functions: wazero runtimes and compilation
+// caches shared by every Function loaded into it. It is safe for
+// concurrent use.
 type Runtime struct {
-	wr    wazero.Runtime
-	cache wazero.CompilationCache
-	log   zerolog.Logger
+	// fuel runs modules rewritten by guard.AddFuelChecks (every module
+	// importing sched_yield, as every Go module does): they stop themselves
+	// through the host's sched_yield, so wazero need not check on every
+	// loop iteration. ctx runs every other module with wazero's
+	// WithCloseOnContextDone, after guard.AddEntryChecks.
+	fuel, ctx engine
+	log       zerolog.Logger
 	// host lists the functions the host provides, by import module, name.
 	host map[string]map[string]api.FunctionDefinition
+	// base is canceled by Close, stopping every running batch; running
+	// counts them so Close can wait before freeing the engines.
+	base       context.Context
+	cancelBase context.CancelFunc
+	running    sync.WaitGroup
 
 	mu        sync.Mutex
 	closed    bool
@@ -46,11 +56,50 @@ type Runtime struct {
 	functions map[*Function]struct{}
 }
 
+// engine is one wazero runtime with its cache and WASI host module.
+type engine struct {
+	wr    wazero.Runtime
+	cache wazero.CompilationCache
+}
+
+func newEngine(ctx context.Context, dir string, closeOnDone bool) (engine, api.Module, error) {
+	var cache wazero.CompilationCache
+	if dir != "" {
+		c, err := wazero.NewCompilationCacheWithDir(dir)
+		if err != nil {
+			return engine{}, nil, fmt.Errorf("runtime: compilation cache %s: %w", dir, err)
+		}
+		cache = c
+	} else {
+		cache = wazero.NewCompilationCache()
+	}
+	wr := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
+		WithCompilationCache(cache).
+		WithCloseOnContextDone(closeOnDone))
+	wasi, err := wasi_snapshot_preview1.Instantiate(ctx, wr)
+	if err != nil {
+		_ = wr.Close(ctx)
+		_ = cache.Close(ctx)
+		return engine{}, nil, fmt.Errorf("runtime: instantiate wasi: %w", err)
+	}
+	return engine{wr: wr, cache: cache}, wasi.(api.Module), nil
+}
+
+func (e engine) close(ctx context.Context) error {
+	err := e.wr.Close(ctx)
+	if cerr := e.cache.Close(ctx); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // compiledModule is a module compiled once and shared by the Functions
 // loaded from the same bytes.
 type compiledModule struct {
 	ready chan struct{} // closed once cm or err is set
 	cm    wazero.CompiledModule
+	wr    wazero.Runtime // the engine that compiled it
+	fuel  bool           // compiled with fuel checks
 	err   error
 	refs  int
 	sum   [32]byte
@@ -59,34 +108,29 @@ type compiledModule struct {
 
 // New returns a Runtime. Close it to free its compiled code.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
-	var cache wazero.CompilationCache
-	if cfg.CompilationCacheDir != "" {
-		c, err := wazero.NewCompilationCacheWithDir(cfg.CompilationCacheDir)
-		if err != nil {
-			return nil, fmt.Errorf("runtime: compilation cache %s: %w", cfg.CompilationCacheDir, err)
-		}
-		cache = c
-	} else {
-		cache = wazero.NewCompilationCache()
+	var fuelDir, ctxDir string
+	if d := cfg.CompilationCacheDir; d != "" {
+		fuelDir, ctxDir = filepath.Join(d, "fuel"), filepath.Join(d, "ctx")
 	}
-	rc := wazero.NewRuntimeConfig().
-		WithCompilationCache(cache).
-		WithCloseOnContextDone(true)
-	wr := wazero.NewRuntimeWithConfig(ctx, rc)
-	wasi, err := wasi_snapshot_preview1.Instantiate(ctx, wr)
+	fuel, wasi, err := newEngine(ctx, fuelDir, false)
 	if err != nil {
-		_ = wr.Close(ctx)
-		_ = cache.Close(ctx)
-		return nil, fmt.Errorf("runtime: instantiate wasi: %w", err)
+		return nil, err
 	}
-	defs := wasi.(api.Module).ExportedFunctionDefinitions()
+	ctxEngine, _, err := newEngine(ctx, ctxDir, true)
+	if err != nil {
+		_ = fuel.close(ctx)
+		return nil, err
+	}
+	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	return &Runtime{
-		wr:        wr,
-		cache:     cache,
-		log:       cfg.Logger,
-		host:      map[string]map[string]api.FunctionDefinition{wasi_snapshot_preview1.ModuleName: defs},
-		compiled:  map[[32]byte]*compiledModule{},
-		functions: map[*Function]struct{}{},
+		base:       base,
+		cancelBase: cancel,
+		fuel:       fuel,
+		ctx:        ctxEngine,
+		log:        cfg.Logger,
+		host:       map[string]map[string]api.FunctionDefinition{wasi_snapshot_preview1.ModuleName: wasi.ExportedFunctionDefinitions()},
+		compiled:   map[[32]byte]*compiledModule{},
+		functions:  map[*Function]struct{}{},
 	}, nil
 }
 
@@ -108,7 +152,7 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte) (*compiledModule, er
 	c.refs++
 	r.mu.Unlock()
 	if !ok {
-		c.cm, c.err = r.compileGuarded(ctx, wasm)
+		c.err = r.compileGuarded(ctx, c, wasm)
 		if c.err != nil {
 			c.err = fmt.Errorf("compile module %s: %w", c.hash[:12], c.err)
 		}
@@ -117,35 +161,62 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte) (*compiledModule, er
 	select {
 	case <-c.ready:
 	case <-ctx.Done():
-		r.release(ctx, sum, c)
+		r.release(ctx, c)
 		return nil, ctx.Err()
 	}
 	if c.err != nil {
 		err := c.err
-		r.release(ctx, sum, c)
+		r.release(ctx, c)
 		return nil, err
 	}
 	return c, nil
 }
 
-// compileGuarded compiles wasm after guard.AddEntryChecks, so a timeout
-// or cancellation stops even loop-free code (see package guard).
-func (r *Runtime) compileGuarded(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
+// fuelPeriod is how many function entries and loop iterations a guest runs
+// between calls to the host's sched_yield. At a few nanoseconds each, a
+// period takes tens of microseconds: that bounds how late a timeout stops
+// a guest and how long the guest can hold up the Go garbage collector.
+const fuelPeriod = 4096
+
+// guardEntries is switched off only by benchmarks measuring the cost of
+// the guards.
+var guardEntries = true
+
+// compileGuarded compiles wasm with fuel checks when the module allows it,
+// else with entry checks on the engine that checks its context, so a
+// timeout or cancellation stops even loop-free code (see package guard).
+func (r *Runtime) compileGuarded(ctx context.Context, c *compiledModule, wasm []byte) error {
+	if !guardEntries {
+		c.wr = r.ctx.wr
+		cm, err := r.ctx.wr.CompileModule(ctx, wasm)
+		c.cm = cm
+		return err
+	}
+	if fueled, _, err := guard.AddFuelChecks(wasm, fuelPeriod); err == nil {
+		if cm, err := r.fuel.wr.CompileModule(ctx, fueled); err == nil {
+			c.cm, c.wr, c.fuel = cm, r.fuel.wr, true
+			return nil
+		}
+		// A module the fuel rewrite cannot handle falls back below, where
+		// compiling the original reports any real error.
+	}
 	guarded, _, err := guard.AddEntryChecks(wasm)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return r.wr.CompileModule(ctx, guarded)
+	cm, err := r.ctx.wr.CompileModule(ctx, guarded)
+	c.cm, c.wr = cm, r.ctx.wr
+	return err
 }
 
 // release drops one reference to a compiled module, freeing it with the
 // last.
-func (r *Runtime) release(ctx context.Context, sum [32]byte, c *compiledModule) {
+func (r *Runtime) release(ctx context.Context, c *compiledModule) {
 	r.mu.Lock()
 	c.refs--
 	last := c.refs == 0
-	if last && r.compiled[sum] == c {
-		delete(r.compiled, sum)
+	if last && r.compiled[c.sum] == c {
+		delete(r.compiled, c.sum)
 	}
 	r.mu.Unlock()
 	if last {
@@ -156,8 +227,21 @@ func (r *Runtime) release(ctx context.Context, sum [32]byte, c *compiledModule) 
 	}
 }
 
-// Close closes every Function loaded into the Runtime (instances still
-// running are stopped) and frees the compiled code. It is idempotent.
+// enter registers a batch about to run; it reports false once the runtime
+// is closed.
+func (r *Runtime) enter() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
+	r.running.Add(1)
+	return true
+}
+
+// Close closes every Function loaded into the Runtime and frees the
+// compiled code. Batches still running are stopped (they fail with
+// FailureCanceled) and waited for until ctx is done. It is idempotent.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if r.closed {
@@ -170,11 +254,21 @@ func (r *Runtime) Close(ctx context.Context) error {
 		fns = append(fns, f)
 	}
 	r.mu.Unlock()
+	r.cancelBase()
+	waited := make(chan struct{})
+	go func() {
+		r.running.Wait()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+	case <-ctx.Done(): // close anyway; the batches still running fail
+	}
 	for _, f := range fns {
 		f.closeInstances(ctx)
 	}
-	err := r.wr.Close(ctx)
-	if cerr := r.cache.Close(ctx); err == nil {
+	err := r.fuel.close(ctx)
+	if cerr := r.ctx.close(ctx); err == nil {
 		err = cerr
 	}
 	if err != nil {

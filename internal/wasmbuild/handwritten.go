@@ -10,6 +10,8 @@ import "fmt"
 //	"unknown-import"  command importing env.foo, which no host provides
 //	"no-entry"        module exporting neither _start nor reactor exports
 //	"trap"            command whose _start executes unreachable
+//	"spin"            command importing wasi sched_yield (as Go modules
+//	                  do) whose _start is an empty infinite loop
 //
 // It panics on an unknown name (a programmer error).
 func Handwritten(name string) []byte {
@@ -37,6 +39,15 @@ func Handwritten(name string) []byte {
 		)
 	case "no-entry":
 		return concat(header, section(5, 0x01, 0x00, 0x01))
+	case "spin":
+		return concat(header,
+			section(1, 0x02, 0x60, 0x00, 0x01, 0x7f, 0x60, 0x00, 0x00), // types: ()->i32, ()->()
+			section(2, concat([]byte{0x01}, name6("wasi_snapshot_preview1"), name6("sched_yield"), []byte{0x00, 0x00})...),
+			section(3, 0x01, 0x01),
+			section(5, 0x01, 0x00, 0x01),
+			section(7, concat([]byte{0x02}, name6("_start"), []byte{0x00, 0x01}, name6("memory"), []byte{0x02, 0x00})...),
+			section(10, concat([]byte{0x01}, body(0x03, 0x40, 0x0c, 0x00, 0x0b))...), // loop br 0 end
+		)
 	case "trap":
 		return concat(header,
 			section(1, 0x01, 0x60, 0x00, 0x00),

@@ -73,3 +73,40 @@ func FuzzAddEntryChecks(f *testing.F) {
 		}
 	})
 }
+
+func TestAddFuelChecks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	for _, name := range []string{"echo", "runtime/testdata/hostile"} {
+		for _, mode := range []wasmbuild.Mode{wasmbuild.Command, wasmbuild.Reactor} {
+			in := wasmbuild.MustRead(t, name, mode)
+			out, fuel, err := AddFuelChecks(in, 1000)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, mode, err)
+			}
+			if fuel.Sites < 2000 {
+				t.Fatalf("%s %s: only %d sites", name, mode, fuel.Sites)
+			}
+			if _, err := r.CompileModule(ctx, out); err != nil {
+				t.Fatalf("%s %s: rewritten module does not compile: %v", name, mode, err)
+			}
+		}
+	}
+	if _, _, err := AddFuelChecks(wasmbuild.Handwritten("recursion"), 1000); !errors.Is(err, ErrNoYield) {
+		t.Fatalf("module without sched_yield: %v, want ErrNoYield", err)
+	}
+}
+
+func FuzzAddFuelChecks(f *testing.F) {
+	for _, name := range []string{"recursion", "unknown-import", "no-entry", "trap", "spin"} {
+		f.Add(wasmbuild.Handwritten(name))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		_, _, err := AddFuelChecks(in, 100)
+		if err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrNoYield) {
+			t.Fatalf("unexpected error %v", err)
+		}
+	})
+}

@@ -1,0 +1,241 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	goruntime "runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/sluicehq/sluice/internal/wasmbuild"
+	"github.com/sluicehq/sluice/runtime/internal/abi"
+)
+
+func benchRuntime(b *testing.B, cacheDir string) *Runtime {
+	b.Helper()
+	rt, err := New(context.Background(), Config{CompilationCacheDir: cacheDir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rt.Close(context.Background()) })
+	return rt
+}
+
+func benchLoad(b *testing.B, rt *Runtime, name string, mode wasmbuild.Mode, cfg FunctionConfig) *Function {
+	b.Helper()
+	cfg.Name = name
+	f, err := rt.Load(context.Background(), wasmbuild.MustRead(b, name, mode), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return f
+}
+
+// smallBatch is n messages with ~60-byte bodies.
+func smallBatch(n int) Invocation {
+	inv := Invocation{ID: "bench", Trigger: Trigger{Type: "queue", Source: "bench"}}
+	created := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for i := range n {
+		inv.Messages = append(inv.Messages, Message{
+			ID: strconv.Itoa(1000 + i), Attempt: 1, CreatedAt: created,
+			Body: json.RawMessage(`{"order":` + strconv.Itoa(i) + `,"email":"someone@example.com"}`),
+		})
+	}
+	return inv
+}
+
+// BenchmarkCompile loads a standard-Go module (echo, ~3.5 MB) into a fresh
+// Runtime: cold compiles it, cache-hit finds it in the on-disk
+// compilation cache.
+func BenchmarkCompile(b *testing.B) {
+	wasm := wasmbuild.MustRead(b, "echo", wasmbuild.Reactor)
+	ctx := context.Background()
+	run := func(b *testing.B, dir string) {
+		for b.Loop() {
+			rt, err := New(ctx, Config{CompilationCacheDir: dir})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := rt.Load(ctx, wasm, FunctionConfig{Name: "echo"}); err != nil {
+				b.Fatal(err)
+			}
+			rt.Close(ctx)
+		}
+	}
+	b.Run("cold", func(b *testing.B) { run(b, "") })
+	b.Run("cache-hit", func(b *testing.B) {
+		dir := b.TempDir()
+		run(&testing.B{}, dir) // warm the cache outside the timing
+		rt, _ := New(ctx, Config{CompilationCacheDir: dir})
+		rt.Load(ctx, wasm, FunctionConfig{Name: "echo"})
+		rt.Close(ctx)
+		b.ResetTimer()
+		run(b, dir)
+	})
+}
+
+// BenchmarkInvoke runs the noop function (SDK, encoding/json) on batches of
+// small messages, end to end through Function.Invoke.
+func BenchmarkInvoke(b *testing.B) {
+	for _, mode := range []wasmbuild.Mode{wasmbuild.Reactor, wasmbuild.Command} {
+		for _, n := range []int{1, 10, 100} {
+			b.Run(fmt.Sprintf("%s/batch=%d", mode, n), func(b *testing.B) {
+				rt := benchRuntime(b, benchCacheDir(b))
+				f := benchLoad(b, rt, "noop", mode, FunctionConfig{PoolSize: 1})
+				inv := smallBatch(n)
+				ctx := context.Background()
+				b.ReportAllocs()
+				for b.Loop() {
+					res, err := f.Invoke(ctx, inv)
+					if err != nil || res.Failure != nil {
+						b.Fatal(err, res.Failure)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkReactorUnguarded is BenchmarkInvoke/reactor/batch=100 without
+// the entry checks of package guard, to show what they cost.
+func BenchmarkReactorUnguarded(b *testing.B) {
+	guardEntries = false
+	defer func() { guardEntries = true }()
+	rt := benchRuntime(b, "")
+	f := benchLoad(b, rt, "noop", wasmbuild.Reactor, FunctionConfig{PoolSize: 1})
+	inv := smallBatch(100)
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := f.Invoke(context.Background(), inv); err != nil || res.Failure != nil {
+			b.Fatal(err, res.Failure)
+		}
+	}
+}
+
+// BenchmarkHostSide measures the host's own work per batch of 100 small
+// messages, without running any guest code: encoding the input, parsing an
+// output failing one message, and mapping it onto the batch.
+func BenchmarkHostSide(b *testing.B) {
+	inv := smallBatch(100)
+	out := []byte(`{"batchItemFailures":[{"itemIdentifier":"1042","retryAfterSeconds":30,"error":"smtp 451"}]}`)
+	buf := make([]byte, 0, 16<<10)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		buf, err = appendInput(buf[:0], "noop", 1, &inv)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, f := outcomes(&inv, out); f != nil {
+			b.Fatal(f)
+		}
+	}
+	b.ReportMetric(float64(len(buf)), "input-bytes")
+}
+
+// BenchmarkCommandPhases splits a command-mode invocation into its parts:
+// instantiate (wazero only, no start function), go-runtime-start (an empty
+// Go main: instantiate plus Go runtime start and exit), and sdk-json (the
+// noop SDK function on a batch of 100, adding stdin, JSON decode, stdout).
+func BenchmarkCommandPhases(b *testing.B) {
+	ctx := context.Background()
+	b.Run("instantiate", func(b *testing.B) {
+		rt := benchRuntime(b, benchCacheDir(b))
+		f := benchLoad(b, rt, "noop", wasmbuild.Command, FunctionConfig{})
+		cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions()
+		for b.Loop() {
+			inst := &instance{mem: &limitedMemory{limit: f.limit}}
+			mod, err := f.code.wr.InstantiateModule(f.memoryContext(ctx, inst), f.code.cm, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			mod.Close(ctx)
+		}
+	})
+	b.Run("go-runtime-start", func(b *testing.B) {
+		rt := benchRuntime(b, benchCacheDir(b))
+		f := benchLoad(b, rt, "runtime/testdata/empty", wasmbuild.Command, FunctionConfig{})
+		inv := smallBatch(1)
+		for b.Loop() {
+			if res, err := f.Invoke(ctx, inv); err != nil || res.Failure != nil {
+				b.Fatal(err, res.Failure)
+			}
+		}
+	})
+	b.Run("sdk-json-100", func(b *testing.B) {
+		rt := benchRuntime(b, benchCacheDir(b))
+		f := benchLoad(b, rt, "noop", wasmbuild.Command, FunctionConfig{})
+		inv := smallBatch(100)
+		for b.Loop() {
+			if res, err := f.Invoke(ctx, inv); err != nil || res.Failure != nil {
+				b.Fatal(err, res.Failure)
+			}
+		}
+	})
+}
+
+// BenchmarkPooledInstanceMemory starts 8 reactor instances of the noop
+// function and reports the linear memory and Go heap each one holds.
+func BenchmarkPooledInstanceMemory(b *testing.B) {
+	const n = 8
+	for b.Loop() {
+		rt := benchRuntime(b, benchCacheDir(b))
+		f := benchLoad(b, rt, "noop", wasmbuild.Reactor, FunctionConfig{PoolSize: n})
+		inv := smallBatch(10)
+		var before, after goruntime.MemStats
+		goruntime.GC()
+		goruntime.ReadMemStats(&before)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				f.Invoke(context.Background(), inv)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		goruntime.GC()
+		goruntime.ReadMemStats(&after)
+		s := f.Stats()
+		b.ReportMetric(float64(s.MemoryBytes)/float64(s.Instances), "linear-bytes/instance")
+		b.ReportMetric(float64(int64(after.HeapInuse)-int64(before.HeapInuse))/float64(s.Instances), "heap-bytes/instance")
+		b.ReportMetric(float64(s.Instances), "instances")
+		rt.Close(context.Background())
+	}
+}
+
+// BenchmarkParseOutput parses an output failing 10 messages.
+func BenchmarkParseOutput(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"batchItemFailures":[`)
+	for i := range 10 {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, `{"itemIdentifier":"%d","retryAfterSeconds":30,"error":"smtp 451"}`, 1000+i)
+	}
+	buf.WriteString(`]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := abi.ParseOutput(buf.Bytes()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchCacheDir(b *testing.B) string {
+	dir, err := wasmbuild.CacheDir()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return dir + "/wazero"
+}
