@@ -26,11 +26,13 @@ func TestBadInput(t *testing.T) {
 	acct, tok := e.admin("q")
 	q := "/" + acct + "/q"
 	deep := strings.Repeat("[", 65) + strings.Repeat("]", 65)
-	for _, tc := range []struct {
+	type badCase struct {
 		name, method, path, body, ctype string
 		status                          int
 		code                            string
-	}{
+	}
+	var cases []badCase
+	for _, tc := range []badCase{
 		{"body over 1 MiB", "POST", q + "/messages", `{"x":"` + strings.Repeat("a", 1<<20) + `"}`, "", 413, "body_too_large"},
 		{"invalid JSON", "POST", q + "/messages", `{"x":`, "", 400, "invalid_json"},
 		{"trailing garbage", "POST", q + "/messages", `{"x":1} {}`, "", 400, "invalid_json"},
@@ -102,27 +104,33 @@ func TestBadInput(t *testing.T) {
 		{"deploy not wasm", "POST", "/v1/accounts/" + acct + "/functions/f/versions", `{}`, "", 415, "unsupported_media_type"},
 		{"alias fractional", "PUT", "/v1/accounts/" + acct + "/functions/f/aliases/live", `{"version":1.5}`, "", 400, "invalid_argument"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var body io.Reader
-			if tc.body != "" || tc.ctype != "" {
-				body = strings.NewReader(tc.body)
-			}
-			req, err := http.NewRequest(tc.method, e.ts.URL+tc.path, body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if body != nil {
-				ct := tc.ctype
-				if ct == "" {
-					ct = "application/json"
-				}
-				req.Header.Set("Content-Type", ct)
-			}
-			r := e.send(tok, req)
-			r.t = t
-			r.expectError(tc.status, tc.code)
-		})
+		cases = append(cases, tc)
 	}
+	t.Run("cases", func(t *testing.T) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				var body io.Reader
+				if tc.body != "" || tc.ctype != "" {
+					body = strings.NewReader(tc.body)
+				}
+				req, err := http.NewRequest(tc.method, e.ts.URL+tc.path, body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if body != nil {
+					ct := tc.ctype
+					if ct == "" {
+						ct = "application/json"
+					}
+					req.Header.Set("Content-Type", ct)
+				}
+				sub := *e
+				sub.t = t
+				sub.send(tok, req).expectError(tc.status, tc.code)
+			})
+		}
+	})
 	// Nothing was half-written: no rejected send or batch left a message.
 	if n := len(e.do(tok, "GET", q+"/messages?max_messages=100", "").expect(200).messages()); n != 0 {
 		t.Fatalf("%d messages after rejected sends", n)
