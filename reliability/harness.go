@@ -22,6 +22,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/functions/manifest"
+	"github.com/sluicehq/sluice/internal/localpg"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/server"
@@ -129,7 +130,7 @@ func NewEnv(t testing.TB, manifestYAML string, opts EnvOptions) *Env {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	e := &Env{t: t, URL: url, Schema: "rel_" + hex.EncodeToString(b[:]), Dir: t.TempDir(), kills: map[string]time.Time{}}
-	pcfg, err := pgxpool.ParseConfig(url)
+	pcfg, err := pgxpool.ParseConfig(withAppName(url))
 	if err != nil {
 		t.Fatalf("reliability: database URL: %v", err)
 	}
@@ -143,7 +144,7 @@ func NewEnv(t testing.TB, manifestYAML string, opts EnvOptions) *Env {
 		}
 		e.Pool.Close()
 	})
-	e.Server, err = server.Open(ctx, server.Config{DatabaseURL: url, Schema: e.Schema, Migrate: true, MaxConns: 4, Logger: zerolog.Nop()})
+	e.Server, err = server.Open(ctx, server.Config{DatabaseURL: withAppName(url), Schema: e.Schema, Migrate: true, MaxConns: 4, Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatalf("reliability: open server on schema %s: %v", e.Schema, err)
 	}
@@ -168,6 +169,55 @@ func NewEnv(t testing.TB, manifestYAML string, opts EnvOptions) *Env {
 	// Registered last, so it runs first: no process outlives its schema.
 	t.Cleanup(e.stopAll)
 	return e
+}
+
+// AppName is the application_name of the test's own connections, so
+// ServeConns can tell them from the serve processes'.
+const AppName = "sluice-reliability"
+
+func withAppName(url string) string {
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	return url + sep + "application_name=" + AppName
+}
+
+// ServeConns counts the database's client connections that are not the
+// test's own (those of the serve processes).
+func (e *Env) ServeConns(ctx context.Context) (int, error) {
+	var n int
+	err := e.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE backend_type = 'client backend' AND datname = current_database()
+		AND application_name <> $1`, AppName).Scan(&n)
+	return n, err
+}
+
+// PrivateCluster starts a private, durable Postgres cluster (fsync and
+// synchronous commit on) in a folder under /tmp for one test, stopped and
+// removed when it ends. Restart it at will: no one else uses it.
+func PrivateCluster(t testing.TB) *localpg.Cluster {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", "sluice-reliability-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server runs as the postgres user when we are root: let it in.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := localpg.Start(context.Background(), filepath.Join(dir, "pg"), localpg.Options{Durable: true})
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Fatalf("reliability: private Postgres: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(context.Background()); err != nil {
+			t.Logf("reliability: stop private Postgres: %v", err)
+		}
+		os.RemoveAll(dir)
+	})
+	return c
 }
 
 // Node is one `sluice serve` process (one incarnation: a restart is a new
