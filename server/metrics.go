@@ -21,11 +21,13 @@ import (
 //     depthCacheTTL, since the view counts rows.
 //   - sluice_invocations_total{account,function,outcome} and
 //     sluice_invocation_duration_seconds (histogram): read at scrape time
-//     from the invocations table, forward from the last id this process saw,
-//     and accumulated in the process. They count every invocation of every
-//     process sharing the database (aggregate across Sluice processes
-//     with max, not sum) that the invocation log holds when first scraped
-//     and after.
+//     from the invocations table, forward by id, and accumulated in the
+//     process. They count every invocation of every process sharing the
+//     database (aggregate across Sluice processes with max, not sum) that
+//     the invocation log holds when first scraped and after. Rows of
+//     several processes may commit out of id order, so the last
+//     settleWindow of rows is read again at each scrape and counted once
+//     (by id).
 //   - sluice_http_requests_total{route,code} and
 //     sluice_http_request_duration_seconds{route}: counted in the process.
 //   - the Go runtime and process collectors.
@@ -38,10 +40,13 @@ type metrics struct {
 	invDur   *prometheus.HistogramVec
 	errors   prometheus.Counter
 
-	mu             sync.Mutex // serializes refreshes
-	lastInvocation int64
-	depthAt        time.Time
-	depth          []depthRow // replaced whole, read under mu
+	mu sync.Mutex // serializes refreshes
+	// invFloor: every invocation with a smaller or equal id has been
+	// counted; invSeen: the ids above it counted so far.
+	invFloor int64
+	invSeen  map[int64]struct{}
+	depthAt  time.Time
+	depth    []depthRow // replaced whole, read under mu
 }
 
 type depthRow struct {
@@ -56,6 +61,9 @@ const (
 	// queries per scrape; a backlog beyond that is read by later scrapes.
 	invocationBatch   = 10000
 	invocationBatches = 5
+	// settleWindow is how long after an invocation ends its record is
+	// surely committed, along with every record of a smaller id.
+	settleWindow = 30 * time.Second
 )
 
 var (
@@ -66,7 +74,7 @@ var (
 )
 
 func newMetrics(a *api) *metrics {
-	m := &metrics{a: a, reg: prometheus.NewRegistry()}
+	m := &metrics{a: a, reg: prometheus.NewRegistry(), invSeen: map[int64]struct{}{}}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_http_requests_total",
 		Help: "HTTP API requests by route and status code."}, []string{"route", "code"})
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_http_request_duration_seconds",
@@ -108,20 +116,28 @@ func (m *metrics) refresh(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pool := m.a.s.Pool
+	after, floor, prefixSettled := m.invFloor, m.invFloor, true
 	for range invocationBatches {
-		rows, err := pool.Query(ctx, m.a.q.Get("invocations_after"), m.lastInvocation, invocationBatch)
+		rows, err := pool.Query(ctx, m.a.q.Get("invocations_after"), after, invocationBatch, settleWindow.Seconds())
 		if err != nil {
 			return err
 		}
 		var id int64
 		var account, function, outcome string
 		var ms float64
+		var settled bool
 		n := 0
-		_, err = pgx.ForEachRow(rows, []any{&id, &account, &function, &outcome, &ms}, func() error {
-			m.invs.WithLabelValues(account, function, outcome).Inc()
-			m.invDur.WithLabelValues(account, function, outcome).Observe(ms / 1000)
-			m.lastInvocation = id
+		_, err = pgx.ForEachRow(rows, []any{&id, &account, &function, &outcome, &ms, &settled}, func() error {
 			n++
+			after = id
+			if _, dup := m.invSeen[id]; !dup {
+				m.invSeen[id] = struct{}{}
+				m.invs.WithLabelValues(account, function, outcome).Inc()
+				m.invDur.WithLabelValues(account, function, outcome).Observe(ms / 1000)
+			}
+			if prefixSettled = prefixSettled && settled; prefixSettled {
+				floor = id
+			}
 			return nil
 		})
 		if err != nil {
@@ -129,6 +145,12 @@ func (m *metrics) refresh(ctx context.Context) error {
 		}
 		if n < invocationBatch {
 			break
+		}
+	}
+	m.invFloor = floor
+	for id := range m.invSeen {
+		if id <= floor {
+			delete(m.invSeen, id)
 		}
 	}
 	if time.Since(m.depthAt) < depthCacheTTL {

@@ -53,3 +53,38 @@ func grep(text, prefix string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestMetricsLateCommits: another process's invocation rows may commit
+// after rows with larger ids were scraped; they are still counted, once.
+func TestMetricsLateCommits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct := newAccount()
+	insert := func(id int64, ago string) {
+		t.Helper()
+		if _, err := e.srv.Pool.Exec(context.Background(), fmt.Sprintf(`INSERT INTO %s.invocations (id, account, function, version,
+			trigger_type, source, batch_size, started_at, duration_ms, outcome) OVERRIDING SYSTEM VALUE VALUES
+			($1, $2, 'f', 1, 'queue', 'q', 1, now() - $3::interval, 5, 'success')`, e.srv.cfg.Schema), id, acct, ago); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func() string {
+		text := string(e.do("", "GET", "/metrics", "").expect(200).body)
+		return grep(text, fmt.Sprintf(`sluice_invocations_total{account="%s"`, acct))
+	}
+	want := func(n int) {
+		t.Helper()
+		if got, w := count(), fmt.Sprintf(`sluice_invocations_total{account="%s",function="f",outcome="success"} %d`, acct, n); got != w {
+			t.Fatalf("got %q, want %q", got, w)
+		}
+	}
+	insert(1, "1 hour")
+	insert(10, "1 second")
+	insert(11, "1 second")
+	want(3)
+	insert(5, "2 seconds") // committed late, below ids already counted
+	want(4)
+	want(4)
+	insert(3, "1 hour") // above the settled floor (id 1), so still read
+	want(5)
+}

@@ -115,12 +115,12 @@ SELECT id, function, version, trigger_id, trigger_type, source, batch_size, star
  LIMIT $5
 
 -- name: invocations_after
--- The metrics collector reads the invocation log forward from the last id it saw.
-SELECT id, account, function, outcome, duration_ms
+-- The metrics collector reads the invocation log forward by id. settled
+-- marks rows that finished long enough ago that every row with a smaller
+-- id is committed too (the engine writes a record within seconds).
+SELECT id, account, function, outcome, duration_ms,
+       started_at + duration_ms * interval '1 millisecond' < now() - make_interval(secs => $3) AS settled
   FROM {{schema}}.invocations
  WHERE id > $1
  ORDER BY id
  LIMIT $2
-
--- name: last_invocation
-SELECT coalesce(max(id), 0) FROM {{schema}}.invocations
