@@ -1,0 +1,186 @@
+package reliability_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/reliability"
+)
+
+// TestHostileFunctions: an infinite loop, a deep recursion, a memory bomb,
+// endless stdout and a trap, all at once, while a healthy function serves
+// a steady load. Each hostile batch must fail within its limits with the
+// right failure kind; the healthy function's p99 send-to-function latency
+// must stay within 2× its baseline (asserted by the full suite; the short
+// one reports it); the server's memory must stay bounded.
+func TestHostileFunctions(t *testing.T) {
+	t.Parallel()
+	const (
+		memoryMiB   = 32
+		timeout     = 2 * time.Second
+		concurrency = 5
+	)
+	rounds := reliability.Size(1, 3)
+	phase := reliability.Size(6*time.Second, 20*time.Second)
+	env := reliability.NewEnv(t, fmt.Sprintf(`
+queues:
+  healthy: {max_receive_count: 5}
+  hostile: {max_receive_count: 2}
+functions:
+  record: {build: ./record, reactor: true}
+  hostile: {build: ../runtime/testdata/hostile, memory_mb: %d, timeout: %s}
+triggers:
+  - {queue: healthy, function: record, batch_size: 1, concurrency: 2}
+  - {queue: hostile, function: hostile, batch_size: 1, concurrency: %d, backoff: {initial: 100ms, max: 200ms}}
+`, memoryMiB, timeout, concurrency), reliability.EnvOptions{})
+	ctx := context.Background()
+	node := env.StartNode("a")
+
+	// Memory of the serve process, sampled all along.
+	var maxRSS atomic.Int64
+	sampleCtx, stopSampling := context.WithCancel(ctx)
+	var sampling sync.WaitGroup
+	sampling.Add(1)
+	go func() {
+		defer sampling.Done()
+		for sampleCtx.Err() == nil {
+			if r := node.RSS(); r > maxRSS.Load() {
+				maxRSS.Store(r)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+
+	load := reliability.StartLoad(ctx, 1, 50*time.Millisecond, func(ctx context.Context) ([]int64, error) {
+		return reliability.SendN(ctx, env.Queue, "healthy", 1, 1, nil)
+	})
+	time.Sleep(phase) // baseline
+	baselineRSS := maxRSS.Load()
+	hostileFrom := time.Now()
+	kinds := map[string]string{"loop": "timeout", "recurse": "memory_limit", "membomb": "memory_limit",
+		"stdout": "output_too_large", "trap": "trap"}
+	var order []string
+	for range rounds {
+		for do := range kinds {
+			order = append(order, do)
+		}
+	}
+	hostile, err := reliability.SendN(ctx, env.Queue, "hostile", len(order), len(order), func(i int) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"do":%q}`, order[i]))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.WaitDrained(ctx, "hostile", 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	hostileTo := time.Now()
+	if d := hostileTo.Sub(hostileFrom); d < phase {
+		time.Sleep(phase - d)
+	}
+	sends := load.Stop()
+	if _, err := env.WaitDrained(ctx, "healthy", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	stopSampling()
+	sampling.Wait()
+	if code, _ := node.Term(30 * time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+
+	// Every hostile batch failed with the right kind, within its limits.
+	rows, err := env.Pool.Query(ctx, `SELECT message_ids[1], coalesce(failure_kind, ''), coalesce(error, ''), duration_ms
+		FROM `+env.Schema+`.invocations WHERE function = 'hostile' ORDER BY started_at`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kindOf := map[int64]string{}
+	for i, seq := range hostile {
+		kindOf[seq] = order[i]
+	}
+	runs := map[string]int{}
+	var slowest time.Duration
+	for rows.Next() {
+		var seq int64
+		var kind, msg string
+		var ms float64
+		if err := rows.Scan(&seq, &kind, &msg, &ms); err != nil {
+			t.Fatal(err)
+		}
+		do := kindOf[seq]
+		runs[do]++
+		took := time.Duration(ms * float64(time.Millisecond))
+		slowest = max(slowest, took)
+		if kind != kinds[do] {
+			t.Errorf("hostile %q (message %d): failure %q (%s), want %q", do, seq, kind, msg, kinds[do])
+		}
+		if took > timeout+time.Second {
+			t.Errorf("hostile %q (message %d) took %s, past its %s timeout", do, seq, took, timeout)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for do := range kinds {
+		if runs[do] != 2*rounds {
+			t.Errorf("hostile %q ran %d times, want %d (max receive count 2, %d rounds)", do, runs[do], 2*rounds, rounds)
+		}
+	}
+
+	// The healthy function's latency before and during the hostile ones.
+	logs, err := env.ReadLogs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, during []float64
+	type slow struct {
+		at  time.Duration
+		lat float64
+	}
+	var worst []slow
+	for _, x := range logs.Execs {
+		if x.Trigger != "queue:healthy" {
+			continue
+		}
+		at := time.UnixMilli(x.StartMS)
+		switch {
+		case at.Before(hostileFrom):
+			before = append(before, x.LatencyMS)
+		case at.Before(hostileTo):
+			during = append(during, x.LatencyMS)
+			worst = append(worst, slow{at.Sub(hostileFrom), x.LatencyMS})
+		}
+	}
+	sort.Slice(worst, func(i, j int) bool { return worst[i].lat > worst[j].lat })
+	for _, w := range worst[:min(5, len(worst))] {
+		t.Logf("slowest healthy runs during the hostile ones: %.1f ms at +%s", w.lat, w.at.Round(time.Millisecond))
+	}
+	p99b, p99d := reliability.Percentile(before, 99), reliability.Percentile(during, 99)
+	v := reliability.Check(reliability.Acked(sends), logs, "healthy", reliability.CheckOptions{})
+	bound := baselineRSS + int64(concurrency*memoryMiB)<<20 + 256<<20
+	t.Logf("hostile functions (%d rounds of loop, recurse, membomb, stdout, trap; %d MiB, %s): slowest failure %s; healthy p50/p99 send-to-function %.1f/%.1f ms before (%d msgs), %.1f/%.1f ms during (%d msgs); serve RSS %d MiB at baseline, peak %d MiB (bound %d MiB); healthy: %s",
+		rounds, memoryMiB, timeout, slowest.Round(time.Millisecond), reliability.Percentile(before, 50), p99b, len(before),
+		reliability.Percentile(during, 50), p99d, len(during), baselineRSS>>20, maxRSS.Load()>>20, bound>>20, v)
+	// A latency ratio is a measurement: the short suite (CI, shared
+	// machines) reports it; the full suite holds it to the issue's 2×.
+	if p99d > 2*p99b {
+		msg := fmt.Sprintf("healthy p99 %.1f ms during the hostile functions, %.1f× its baseline %.1f ms (want within 2×)", p99d, p99d/p99b, p99b)
+		if reliability.Full() {
+			t.Error(msg)
+		} else {
+			t.Log(msg + "; asserted only by the full suite")
+		}
+	}
+	if maxRSS.Load() > bound {
+		t.Errorf("serve RSS peaked at %d MiB, past baseline + concurrency × memory limit + 256 MiB = %d MiB", maxRSS.Load()>>20, bound>>20)
+	}
+	if err := v.Err(); err != nil {
+		t.Errorf("broken promises:\n%v", err)
+	}
+}
