@@ -71,6 +71,9 @@ func (s *TriggersService) Put(ctx context.Context, t Trigger) (changed bool, err
 	if err := checkTriggerName(t.Name); err != nil {
 		return false, err
 	}
+	// What the server sets is not sent back, so a listed trigger can be
+	// changed and put again.
+	t.Source, t.UpdatedAt = "", time.Time{}
 	var out struct {
 		Changed bool `json:"changed"`
 	}
@@ -234,24 +237,35 @@ func (s *HooksService) List(ctx context.Context) ([]Hook, error) {
 	return listOf[Hook](ctx, s.c, request{method: http.MethodGet, path: s.c.managePath("hooks")}, "hooks")
 }
 
-// Create creates hook h.
-func (s *HooksService) Create(ctx context.Context, h Hook) error {
+// Create creates hook h, or replaces the hook of that name, and reports
+// whether it was created. The queue must exist.
+func (s *HooksService) Create(ctx context.Context, h Hook) (created bool, err error) {
 	if err := checkName("hook", h.Name); err != nil {
-		return err
+		return false, err
 	}
 	if err := checkName("queue", h.Queue); err != nil {
-		return err
+		return false, err
 	}
 	switch h.Verify {
 	case "standard", "github", "stripe":
 		if len(h.Secrets) == 0 {
-			return invalidf("hook %s: verify %s needs a secret", h.Name, h.Verify)
+			return false, invalidf("hook %s: verify %s needs a secret", h.Name, h.Verify)
 		}
 	case "none":
 	default:
-		return invalidf("hook %s: verify %q: use standard, github, stripe or none", h.Name, h.Verify)
+		return false, invalidf("hook %s: verify %q: use standard, github, stripe or none", h.Name, h.Verify)
 	}
-	return s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("hooks"), body: h}, nil)
+	body := struct {
+		Name    string   `json:"name"`
+		Queue   string   `json:"queue"`
+		Verify  string   `json:"verify"`
+		Secrets []string `json:"secrets,omitempty"`
+	}{h.Name, h.Queue, h.Verify, h.Secrets}
+	var out struct {
+		Created bool `json:"created"`
+	}
+	err = s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("hooks"), body: body}, &out)
+	return out.Created, err
 }
 
 // Delete deletes hook name.

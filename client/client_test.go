@@ -354,6 +354,15 @@ func TestFunctionsTriggersInvocations(t *testing.T) {
 	if len(trs) != 1 || trs[0].Function != "trapper" || trs[0].Source != "api" || trs[0].Enabled == nil || !*trs[0].Enabled {
 		t.Fatalf("triggers: %+v", trs)
 	}
+	// A listed trigger can be changed and put back.
+	tr := trs[0]
+	tr.Concurrency = 2
+	if changed := must[bool](t)(c.Triggers.Put(ctx, tr)); !changed {
+		t.Error("put a listed trigger back changed: not changed")
+	}
+	if again := must[bool](t)(c.Triggers.Put(ctx, tr)); again {
+		t.Error("the same put twice: changed")
+	}
 	seq := must[int64](t)(c.MQ.Send(ctx, "work", map[string]int{"n": 1}))
 	var invs []client.Invocation
 	eventually(t, "a failed invocation", func() bool {
@@ -380,14 +389,17 @@ func TestHooks(t *testing.T) {
 	srv := clienttest.New(t)
 	c := srv.Client(t)
 	must[client.Queue](t)(c.Queues.Create(ctx, "events", client.QueueSettings{}))
-	if err := c.Hooks.Create(ctx, client.Hook{Name: "gh", Queue: "events", Verify: "github", Secrets: []string{"s3cret"}}); err != nil {
-		t.Fatal(err)
+	if created, err := c.Hooks.Create(ctx, client.Hook{Name: "gh", Queue: "events", Verify: "github", Secrets: []string{"s3cret"}}); err != nil || !created {
+		t.Fatalf("create: %v %v", created, err)
 	}
-	if err := c.Hooks.Create(ctx, client.Hook{Name: "open", Queue: "events", Verify: "none"}); err != nil {
+	if created, err := c.Hooks.Create(ctx, client.Hook{Name: "gh", Queue: "events", Verify: "github", Secrets: []string{"new", "old"}}); err != nil || created {
+		t.Fatalf("replace: %v %v", created, err)
+	}
+	if _, err := c.Hooks.Create(ctx, client.Hook{Name: "open", Queue: "events", Verify: "none"}); err != nil {
 		t.Fatal(err)
 	}
 	hooks := must[[]client.Hook](t)(c.Hooks.List(ctx))
-	if len(hooks) != 2 || hooks[0].Name != "gh" || hooks[0].SecretCount != 1 || len(hooks[0].Secrets) != 0 || hooks[0].Verify != "github" {
+	if len(hooks) != 2 || hooks[0].Name != "gh" || hooks[0].SecretCount != 2 || len(hooks[0].Secrets) != 0 || hooks[0].Verify != "github" {
 		t.Fatalf("hooks: %+v", hooks)
 	}
 	resp, err := http.Post(srv.URL+"/hooks/"+c.Account()+"/open", "application/json", strings.NewReader(`{"hello":"world"}`))
@@ -407,7 +419,7 @@ func TestHooks(t *testing.T) {
 	if err := c.Hooks.Delete(ctx, "open"); !client.IsNotFound(err) {
 		t.Errorf("delete twice: %v", err)
 	}
-	if err := c.Hooks.Create(ctx, client.Hook{Name: "x", Queue: "missing", Verify: "none"}); !client.IsNotFound(err) {
+	if _, err := c.Hooks.Create(ctx, client.Hook{Name: "x", Queue: "missing", Verify: "none"}); !client.IsNotFound(err) {
 		t.Errorf("hook on a missing queue: %v", err)
 	}
 }

@@ -196,7 +196,8 @@ func TestRequests(t *testing.T) {
 			return c.Keys.Revoke(ctx, "a/b c")
 		}, "DELETE", "/api/v1/accounts/" + acct + "/keys/a/b c", "", "", ""},
 		{"create hook", 201, `{}`, func(c *Client) error {
-			return c.Hooks.Create(ctx, Hook{Name: "gh", Queue: "events", Verify: "github", Secrets: []string{"x"}})
+			_, err := c.Hooks.Create(ctx, Hook{Name: "gh", Queue: "events", Verify: "github", Secrets: []string{"x"}})
+			return err
 		}, "POST", "/api/v1/accounts/" + acct + "/hooks", "", "application/json", `{"name":"gh","queue":"events","verify":"github","secrets":["x"]}`},
 	}
 	for _, tt := range tests {
@@ -341,10 +342,12 @@ func TestRefusedBeforeSending(t *testing.T) {
 		}, CodeInvalidArgument, `outcome "ok"`},
 		{"key without scope", func(c *Client) error { _, err := c.Keys.Create(ctx, KeyOptions{}); return err }, CodeInvalidArgument, "scope"},
 		{"hook verify", func(c *Client) error {
-			return c.Hooks.Create(ctx, Hook{Name: "h", Queue: "q", Verify: "md5"})
+			_, err := c.Hooks.Create(ctx, Hook{Name: "h", Queue: "q", Verify: "md5"})
+			return err
 		}, CodeInvalidArgument, `verify "md5"`},
 		{"hook without secret", func(c *Client) error {
-			return c.Hooks.Create(ctx, Hook{Name: "h", Queue: "q", Verify: "stripe"})
+			_, err := c.Hooks.Create(ctx, Hook{Name: "h", Queue: "q", Verify: "stripe"})
+			return err
 		}, CodeInvalidArgument, "needs a secret"},
 	}
 	for _, tt := range tests {

@@ -13,7 +13,7 @@ import (
 func runHooks(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return dispatch(ctx, "hooks", []subcommand{
 		{"list", "", "list the webhook endpoints", hooksList},
-		{"create", "NAME --queue Q --verify standard|github|stripe|none --secret-env VAR", "turn signed webhooks into messages of a queue", hooksCreate},
+		{"create", "NAME --queue Q --verify standard|github|stripe|none --secret-env VAR", "turn signed webhooks into messages of a queue (replaces a hook of that name)", hooksCreate},
 		{"delete", "NAME", "delete a webhook endpoint", hooksDelete},
 	}, args, stdout, stderr)
 }
@@ -86,12 +86,16 @@ func hooksCreate(ctx context.Context, args []string, stdout, _ io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if err := c.Hooks.Create(ctx, h); err != nil {
+	created, err := c.Hooks.Create(ctx, h)
+	if err != nil {
 		return err
 	}
-	url := hookURL(c, h.Name)
-	return done(f, stdout, map[string]any{"name": h.Name, "queue": h.Queue, "verify": h.Verify, "url": url},
-		"created hook %s: deliveries to %s go to queue %s", h.Name, url, h.Queue)
+	url, verb := hookURL(c, h.Name), "replaced"
+	if created {
+		verb = "created"
+	}
+	return done(f, stdout, map[string]any{"name": h.Name, "queue": h.Queue, "verify": h.Verify, "url": url, "created": created},
+		"%s hook %s: deliveries to %s go to queue %s", verb, h.Name, url, h.Queue)
 }
 
 func hooksDelete(ctx context.Context, args []string, stdout, _ io.Writer) error {
