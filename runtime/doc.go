@@ -54,15 +54,32 @@
 //   - MemoryMiB caps linear memory: growth past it is refused, and a module
 //     that then exits or traps fails with FailureMemoryLimit. The host only
 //     ever allocates up to the limit per instance.
-//   - Timeout caps a batch's wall-clock time, instantiation included. The
-//     module is closed when the deadline passes (wazero checks at function
-//     entries and loop heads, so loop-free call trees stop too), and guest
-//     sleeps are cut short. The caller's ctx cancels the same way
-//     (FailureCanceled).
+//   - Timeout caps a batch's wall-clock time, instantiation included; the
+//     caller's ctx and Runtime.Close stop a batch the same way
+//     (FailureCanceled). See "Stopping guests" below.
 //   - MaxStdoutBytes (default 1 MiB) caps the output; a command writing more
 //     is stopped at once (FailureOutputTooLarge).
 //   - MaxStderrBytes (default 64 KiB) caps the stderr kept and logged per
 //     batch; the excess is dropped and a marker line says how much.
+//
+// # Stopping guests
+//
+// Compiled WebAssembly cannot be preempted by Go: a guest that never calls
+// the host can neither be stopped nor let the Go runtime stop the world for
+// a collection, which stalls the whole process. Load therefore rewrites
+// every module before compiling it (package runtime/internal/guard):
+//
+//   - A module importing wasi_snapshot_preview1.sched_yield (every Go
+//     module does) gets a countdown at each function entry and loop head
+//     that calls sched_yield every 4096 steps. The host's sched_yield
+//     unwinds the guest with an exit error once the batch must stop. Cost:
+//     a few instructions per step, one host call per period.
+//   - Any other module runs on a wazero runtime with WithCloseOnContextDone,
+//     which checks at every loop head by calling into Go (several times
+//     slower), plus an empty loop inserted at every function entry so that
+//     loop-free call trees are checked too.
+//
+// Guest sleeps (poll_oneoff) are cut short when the batch must stop.
 //
 // # Outcomes
 //
