@@ -121,7 +121,10 @@ func (a *api) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 				a.writeError(w, r, errorf(http.StatusInternalServerError, "internal", "internal error; the server log has the details"))
 			}
 		}
-		a.metrics.observeRequest(route, r.Method, w.status(), time.Since(start))
+		d := time.Since(start)
+		a.metrics.observeRequest(route, r.Method, w.status(), d)
+		a.log.Debug().Str("method", r.Method).Str("path", r.URL.Path).Str("route", route).
+			Int("status", w.status()).Float64("duration_ms", float64(d.Microseconds())/1000).Msg("http request")
 	}()
 	p := r.URL.Path
 	if p == "" || p[0] != '/' || path.Clean(p) != p && path.Clean(p)+"/" != p {
