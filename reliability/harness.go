@@ -193,10 +193,11 @@ func (e *Env) ServeConns(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// PrivateCluster starts a private, durable Postgres cluster (fsync and
-// synchronous commit on) in a folder under /tmp for one test, stopped and
-// removed when it ends. Restart it at will: no one else uses it.
-func PrivateCluster(t testing.TB) *localpg.Cluster {
+// PrivateCluster starts a private Postgres cluster in a folder under /tmp
+// for one test, stopped and removed when it ends; durable keeps fsync and
+// synchronous commit on (needed to survive a crash). Restart it at will: no
+// one else uses it.
+func PrivateCluster(t testing.TB, durable bool) *localpg.Cluster {
 	t.Helper()
 	dir, err := os.MkdirTemp("/tmp", "sluice-reliability-pg-")
 	if err != nil {
@@ -206,7 +207,7 @@ func PrivateCluster(t testing.TB) *localpg.Cluster {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c, err := localpg.Start(context.Background(), filepath.Join(dir, "pg"), localpg.Options{Durable: true})
+	c, err := localpg.Start(context.Background(), filepath.Join(dir, "pg"), localpg.Options{Durable: durable})
 	if err != nil {
 		os.RemoveAll(dir)
 		t.Fatalf("reliability: private Postgres: %v", err)
@@ -417,7 +418,16 @@ func (e *Env) WaitDrained(ctx context.Context, queue string, timeout time.Durati
 		select {
 		case <-ctx.Done():
 			return time.Since(start), ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(pollEvery(time.Since(start))):
 		}
 	}
+}
+
+// pollEvery is how often WaitDrained counts (Stats counts rows): often at
+// first, each second after a while.
+func pollEvery(waited time.Duration) time.Duration {
+	if waited < 5*time.Second {
+		return 100 * time.Millisecond
+	}
+	return time.Second
 }

@@ -22,7 +22,7 @@ func TestPostgresRestart(t *testing.T) {
 	t.Parallel()
 	restarts := reliability.Size(1, 3)
 	const nodes, maxConns = 2, 6
-	cluster := reliability.PrivateCluster(t)
+	cluster := reliability.PrivateCluster(t, true)
 	env := reliability.NewEnv(t, `
 queues:
   work: {visibility_timeout_seconds: 5, max_receive_count: 100}
