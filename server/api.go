@@ -122,7 +122,7 @@ func (a *api) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			}
 		}
 		d := time.Since(start)
-		a.metrics.observeRequest(route, r.Method, w.status(), d)
+		a.metrics.observeRequest(route, w.status(), d)
 		a.log.Debug().Str("method", r.Method).Str("path", r.URL.Path).Str("route", route).
 			Int("status", w.status()).Float64("duration_ms", float64(d.Microseconds())/1000).Msg("http request")
 	}()

@@ -92,7 +92,7 @@ func newMetrics(a *api) *metrics {
 	return m
 }
 
-func (m *metrics) observeRequest(route, _ string, code int, d time.Duration) {
+func (m *metrics) observeRequest(route string, code int, d time.Duration) {
 	m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
 	m.latency.WithLabelValues(route).Observe(d.Seconds())
 }
