@@ -23,7 +23,7 @@ func runDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {
-		return usageErrorf("DATABASE_URL is not set")
+		return deployViaAPI(ctx, *file, flagIfSet(fs, "account"), stdout)
 	}
 	m, err := manifest.ReadFile(*file)
 	if err != nil {
