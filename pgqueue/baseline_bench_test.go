@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/sluicehq/sluice/internal/pgtest"
 )
 
 //go:embed testdata/pgmq_style.sql
@@ -21,7 +20,7 @@ var pgmqStyleSQL string
 // testdata/pgmq_style.sql) on the same server, so the queue core's figures
 // can be compared side by side under the same load.
 func BenchmarkBaseline(b *testing.B) {
-	pool := pgtest.Pool(b)
+	pool := benchPool(b)
 	ident := pgx.Identifier{baselineSchema(b, pool)}.Sanitize()
 	bodies := make([]string, 10)
 	for i := range bodies {

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -59,7 +62,7 @@ func benchSetup(b *testing.B) benchEnv {
 	b.Helper()
 	benchOnce.Do(func() {
 		// The schema outlives each sub-benchmark; TestMain drops it.
-		pool := pgtest.Pool(b)
+		pool := benchPool(b)
 		schema := fmt.Sprintf("bench_%d", time.Now().UnixNano())
 		if err := migrate.Up(context.Background(), pool, schema, pgqueue.Migrations); err != nil {
 			b.Fatal(err)
@@ -105,12 +108,75 @@ func benchQueue(b *testing.B, e benchEnv, name string, n int64) {
 	}
 }
 
-// parallel runs op ops times split over clients goroutines and reports
-// msgs/s, counting perOp messages per op.
+var (
+	benchPoolOnce sync.Once
+	benchPoolP    *pgxpool.Pool
+)
+
+// benchPool is a pool of its own whose connections carry application_name
+// pgqueue_bench, so the benchmarks can find their server processes and
+// measure the CPU time they use.
+func benchPool(b *testing.B) *pgxpool.Pool {
+	b.Helper()
+	benchPoolOnce.Do(func() {
+		cfg, err := pgxpool.ParseConfig(pgtest.Pool(b).Config().ConnString())
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.ConnConfig.RuntimeParams["application_name"] = "pgqueue_bench"
+		cfg.MaxConns = 16
+		if benchPoolP, err = pgxpool.NewWithConfig(context.Background(), cfg); err != nil {
+			b.Fatal(err)
+		}
+	})
+	return benchPoolP
+}
+
+// cpuTime is the CPU time (user+system) used so far by this process and by
+// the Postgres server processes serving the benchmark pool. Postgres must
+// run on this machine (its /proc is read); background processes (WAL
+// writer, checkpointer) are not counted.
+func cpuTime(b *testing.B) (self, server time.Duration) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	rows, err := benchPool(b).Query(context.Background(), `SELECT pid FROM pg_stat_activity WHERE application_name = 'pgqueue_bench'`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the command name (which ends with ')'): utime is the
+		// 12th, stime the 13th, in clock ticks (100 per second on Linux).
+		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		server += time.Duration(u+st) * 10 * time.Millisecond
+	}
+	return self, server
+}
+
+// parallel runs op b.N times split over clients goroutines and reports
+// msgs/s (counting perOp messages per op) and the CPU time used per message
+// by the client process and by the Postgres backends. On a shared machine
+// msgs/s swings with other load; CPU time per message barely does, and
+// 2 cores / CPU per message bounds what an idle 2-core machine could do.
 func parallel(b *testing.B, clients, perOp int, op func(ctx context.Context) error) {
 	b.Helper()
 	ctx := context.Background()
 	b.ReportAllocs()
+	self0, server0 := cpuTime(b)
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -136,7 +202,11 @@ func parallel(b *testing.B, clients, perOp int, op func(ctx context.Context) err
 	for err := range errs {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N*perOp)/elapsed.Seconds(), "msgs/s")
+	msgs := float64(b.N * perOp)
+	b.ReportMetric(msgs/elapsed.Seconds(), "msgs/s")
+	self1, server1 := cpuTime(b)
+	b.ReportMetric(float64((self1-self0).Microseconds())/msgs, "client-cpu-us/msg")
+	b.ReportMetric(float64((server1-server0).Microseconds())/msgs, "server-cpu-us/msg")
 }
 
 var (

