@@ -153,3 +153,29 @@ func itoa(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+func TestStripeWebhook(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct, tok := e.admin("payments")
+	const secret = "whsec_stripe_test_secret"
+	e.do(tok, "POST", "/v1/accounts/"+acct+"/hooks", `{"name":"stripe","queue":"payments","verify":"stripe","secrets":["old-secret","`+secret+`"]}`).expect(201)
+	signed := func(body string) map[string]string {
+		return map[string]string{"Stripe-Signature": webhook.SignStripe(secret, time.Now(), []byte(body))}
+	}
+	// The delivery id is the event's id: without one, 400 and nothing sent.
+	e.hook(acct, "stripe", `{"type":"charge.succeeded"}`, signed(`{"type":"charge.succeeded"}`)).expectError(400, "invalid_argument")
+	body := `{"id":"evt_1","type":"charge.succeeded"}`
+	e.hook(acct, "stripe", body, signed(body)).expect(202)
+	e.hook(acct, "stripe", body, signed(body)).expect(200)
+	// Replaced with the old secret dropped: the new one still verifies, a
+	// signature with the old one no longer does.
+	e.do(tok, "POST", "/v1/accounts/"+acct+"/hooks", `{"name":"stripe","queue":"payments","verify":"stripe","secrets":["`+secret+`"]}`).expect(200)
+	body2 := `{"id":"evt_2","type":"charge.succeeded"}`
+	old := map[string]string{"Stripe-Signature": webhook.SignStripe("old-secret", time.Now(), []byte(body2))}
+	e.hook(acct, "stripe", body2, old).expectError(401, "invalid_signature")
+	e.hook(acct, "stripe", body2, signed(body2)).expect(202)
+	if n := len(e.do(tok, "GET", "/"+acct+"/payments/messages", "").expect(200).messages()); n != 2 {
+		t.Fatalf("%d messages, want 2", n)
+	}
+}
