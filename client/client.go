@@ -60,7 +60,9 @@ func WithAccount(account string) Option {
 }
 
 // WithHTTPClient makes the client send its requests with hc (its Timeout
-// should exceed the long-poll waits you use).
+// should exceed the long-poll waits you use). Without it, the client has
+// its own transport keeping up to 64 idle connections to the server, and
+// a DefaultTimeout per request.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *Client) { c.http = hc }
 }
@@ -110,7 +112,11 @@ func New(endpoint, keyID, secret string, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("client: account %q: want 12 digits, e.g. %s", c.account, DefaultAccount)
 	}
 	if c.http == nil {
-		c.http = &http.Client{Timeout: DefaultTimeout}
+		// The default transport keeps 2 idle connections per host: a
+		// client shared by many goroutines would keep opening new ones.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		c.http = &http.Client{Timeout: DefaultTimeout, Transport: t}
 	}
 	c.MQ = &MQService{c}
 	c.Queues = &QueuesService{c}
