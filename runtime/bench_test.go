@@ -71,11 +71,14 @@ func BenchmarkCompile(b *testing.B) {
 	b.Run("cold", func(b *testing.B) { run(b, "") })
 	b.Run("cache-hit", func(b *testing.B) {
 		dir := b.TempDir()
-		run(&testing.B{}, dir) // warm the cache outside the timing
-		rt, _ := New(ctx, Config{CompilationCacheDir: dir})
-		rt.Load(ctx, wasm, FunctionConfig{Name: "echo"})
+		rt, err := New(ctx, Config{CompilationCacheDir: dir}) // warm the cache
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := rt.Load(ctx, wasm, FunctionConfig{Name: "echo"}); err != nil {
+			b.Fatal(err)
+		}
 		rt.Close(ctx)
-		b.ResetTimer()
 		run(b, dir)
 	})
 }

@@ -192,7 +192,7 @@ func run(in []byte) ([]byte, error) {
 		return nil, errors.New("no handler registered (call sdk.Handle)")
 	}
 	var b Batch
-	if err := json.Unmarshal(in, &b); err != nil {
+	if err := decodeBatch(in, &b); err != nil {
 		return nil, fmt.Errorf("decode batch: %w", err)
 	}
 	ctx := Context{Function: b.Function, Trigger: b.Trigger}

@@ -1,0 +1,281 @@
+package sdk
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+// errSlowPath makes decodeBatch hand the input to encoding/json.
+var errSlowPath = errors.New("sdk: input needs the general decoder")
+
+// decodeBatch decodes a batch. The host always writes the same shape, which
+// a small scanner reads several times faster than encoding/json (whose
+// per-byte state machine is slow in WebAssembly); anything unexpected, such
+// as escaped strings or unknown keys, goes to encoding/json, so the result
+// is the same either way. Message headers and bodies alias one copy of in.
+func decodeBatch(in []byte, b *Batch) error {
+	d := decoder{buf: append([]byte(nil), in...)}
+	if err := d.batch(b); err == nil {
+		return nil
+	}
+	*b = Batch{}
+	return json.Unmarshal(in, b)
+}
+
+type decoder struct {
+	buf []byte
+	off int
+}
+
+func (d *decoder) ws() {
+	for d.off < len(d.buf) {
+		switch d.buf[d.off] {
+		case ' ', '\t', '\n', '\r':
+			d.off++
+		default:
+			return
+		}
+	}
+}
+
+// expect consumes c after optional whitespace.
+func (d *decoder) expect(c byte) error {
+	d.ws()
+	if d.off >= len(d.buf) || d.buf[d.off] != c {
+		return errSlowPath
+	}
+	d.off++
+	return nil
+}
+
+// peek returns the next non-space byte, 0 at the end.
+func (d *decoder) peek() byte {
+	d.ws()
+	if d.off >= len(d.buf) {
+		return 0
+	}
+	return d.buf[d.off]
+}
+
+// str reads a string without escapes or control characters.
+func (d *decoder) str() (string, error) {
+	if err := d.expect('"'); err != nil {
+		return "", err
+	}
+	start := d.off
+	for d.off < len(d.buf) {
+		c := d.buf[d.off]
+		switch {
+		case c == '"':
+			s := string(d.buf[start:d.off])
+			d.off++
+			return s, nil
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return "", errSlowPath // escapes, and UTF-8 validation, are encoding/json's job
+		}
+		d.off++
+	}
+	return "", errSlowPath
+}
+
+// int reads a JSON integer.
+func (d *decoder) int() (int, error) {
+	d.ws()
+	start := d.off
+	if d.off < len(d.buf) && d.buf[d.off] == '-' {
+		d.off++
+	}
+	for d.off < len(d.buf) && d.buf[d.off] >= '0' && d.buf[d.off] <= '9' {
+		d.off++
+	}
+	n, err := strconv.Atoi(string(d.buf[start:d.off]))
+	if err != nil || d.off-start > 1 && (d.buf[start] == '0' || d.buf[start] == '-' && d.buf[start+1] == '0') {
+		return 0, errSlowPath
+	}
+	return n, nil
+}
+
+// raw skips one JSON value and returns it; the scan is shallow, so the
+// value is checked with json.Valid.
+func (d *decoder) raw() (json.RawMessage, error) {
+	d.ws()
+	start := d.off
+	depth := 0
+	for d.off < len(d.buf) {
+		c := d.buf[d.off]
+		switch c {
+		case '"':
+			d.off++
+			for d.off < len(d.buf) && d.buf[d.off] != '"' {
+				if d.buf[d.off] == '\\' {
+					d.off++
+				}
+				d.off++
+			}
+			if d.off >= len(d.buf) {
+				return nil, errSlowPath
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return d.finishRaw(start)
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return d.finishRaw(start)
+			}
+		}
+		d.off++
+		if depth == 0 && (c == '}' || c == ']' || c == '"') {
+			return d.finishRaw(start)
+		}
+	}
+	return d.finishRaw(start)
+}
+
+func (d *decoder) finishRaw(start int) (json.RawMessage, error) {
+	v := d.buf[start:d.off]
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\n' || v[len(v)-1] == '\t' || v[len(v)-1] == '\r') {
+		v = v[:len(v)-1]
+	}
+	if len(v) == 0 || !json.Valid(v) {
+		return nil, errSlowPath
+	}
+	if string(v) == "null" {
+		return json.RawMessage("null"), nil
+	}
+	return v[:len(v):len(v)], nil
+}
+
+// object reads an object, calling field for each key; field must consume
+// the value.
+func (d *decoder) object(field func(key string) error) error {
+	if err := d.expect('{'); err != nil {
+		return err
+	}
+	if d.peek() == '}' {
+		d.off++
+		return nil
+	}
+	for {
+		k, err := d.str()
+		if err != nil {
+			return err
+		}
+		if err := d.expect(':'); err != nil {
+			return err
+		}
+		if err := field(k); err != nil {
+			return err
+		}
+		switch d.peek() {
+		case ',':
+			d.off++
+		case '}':
+			d.off++
+			return nil
+		default:
+			return errSlowPath
+		}
+	}
+}
+
+func (d *decoder) batch(b *Batch) error {
+	seen := 0
+	err := d.object(func(k string) error {
+		var err error
+		switch k {
+		case "version":
+			b.Version, err = d.int()
+		case "function":
+			err = d.object(func(k string) error {
+				var err error
+				switch k {
+				case "name":
+					b.Function.Name, err = d.str()
+				case "version":
+					b.Function.Version, err = d.int()
+				default:
+					err = errSlowPath
+				}
+				return err
+			})
+		case "trigger":
+			err = d.object(func(k string) error {
+				var err error
+				switch k {
+				case "type":
+					b.Trigger.Type, err = d.str()
+				case "source":
+					b.Trigger.Source, err = d.str()
+				default:
+					err = errSlowPath
+				}
+				return err
+			})
+		case "messages":
+			err = d.messages(b)
+		default:
+			err = errSlowPath
+		}
+		seen++
+		return err
+	})
+	if err != nil || seen != 4 || d.peek() != 0 {
+		return errSlowPath
+	}
+	return nil
+}
+
+func (d *decoder) messages(b *Batch) error {
+	if err := d.expect('['); err != nil {
+		return err
+	}
+	b.Messages = make([]Message, 0, 16)
+	if d.peek() == ']' {
+		d.off++
+		return nil
+	}
+	for {
+		var m Message
+		err := d.object(func(k string) error {
+			var err error
+			switch k {
+			case "id":
+				m.ID, err = d.str()
+			case "attempt":
+				m.Attempt, err = d.int()
+			case "created_at":
+				d.ws()
+				start := d.off
+				if _, err = d.str(); err == nil {
+					// The same parser encoding/json uses.
+					err = m.CreatedAt.UnmarshalJSON(d.buf[start:d.off])
+				}
+			case "headers":
+				m.Headers, err = d.raw()
+			case "body":
+				m.Body, err = d.raw()
+			default:
+				err = errSlowPath
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		b.Messages = append(b.Messages, m)
+		switch d.peek() {
+		case ',':
+			d.off++
+		case ']':
+			d.off++
+			return nil
+		default:
+			return errSlowPath
+		}
+	}
+}
