@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -195,7 +196,15 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("client: %s %s: %w", r.method, u.Redacted(), err)
+		var ue *url.Error // it repeats the method and URL
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		hint := ""
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			hint = " (is the server running there?)"
+		}
+		return fmt.Errorf("client: %s %s: %w%s", r.method, u.Redacted(), err, hint)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

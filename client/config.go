@@ -47,11 +47,14 @@ func (c Config) Client(opts ...Option) (*Client, error) {
 }
 
 // ConfigPath is the config file's path: $SLUICE_CONFIG, else
-// sluice/config.json in the user's config folder ($XDG_CONFIG_HOME, else
-// ~/.config on Linux).
+// sluice/config.json in $XDG_CONFIG_HOME, else in the user's config
+// folder (~/.config on Linux, ~/Library/Application Support on macOS).
 func ConfigPath() (string, error) {
 	if p := os.Getenv(EnvConfig); p != "" {
 		return p, nil
+	}
+	if dir := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "sluice", "config.json"), nil
 	}
 	dir, err := os.UserConfigDir()
 	if err != nil {

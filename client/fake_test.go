@@ -465,3 +465,18 @@ func TestContextCancel(t *testing.T) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}
 }
+
+func TestConnectionRefused(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there now
+	c, err := New(url, "k", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Queues.List(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "is the server running there?") || strings.Count(err.Error(), url) != 1 {
+		t.Errorf("err %v", err)
+	}
+}
