@@ -5,13 +5,16 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build test bench lint dev clean
+.PHONY: build test reliability bench lint dev clean
 
 build: ## build bin/sluice
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/sluice ./cmd/sluice
 
 test: ## run every test against TEST_DATABASE_URL or a private Postgres
 	scripts/test
+
+reliability: ## the reliability suite at the issue's full sizes (~30 min; needs TEST_DATABASE_URL; see RELIABILITY.md)
+	SLUICE_RELIABILITY=full $(GO) test -count=1 -v -timeout 90m ./reliability/
 
 bench: ## run the Go benchmarks (BENCH=regexp, PKG=./pgqueue/ to narrow)
 	scripts/bench $(or $(PKG),./...) $(or $(BENCH),.)

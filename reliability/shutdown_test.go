@@ -49,14 +49,14 @@ triggers:
 	// SIGTERM cuts it short and releases its lease, so the next node runs
 	// it at once instead of after the visibility timeout.
 	c := env.StartNode("c", "--grace", "1s")
+	if code, _ := b.Term(30 * time.Second); code != 0 {
+		t.Errorf("node b exited %d after SIGTERM, want 0", code)
+	}
 	long, err := reliability.SendN(ctx, env.Queue, "steady", 1, 1, func(int) json.RawMessage {
 		return json.RawMessage(`{"sleep_ms": {"1": 30000, "*": 0}}`)
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if code, _ := b.Term(30 * time.Second); code != 0 {
-		t.Errorf("node b exited %d after SIGTERM, want 0", code)
 	}
 	waitRun(t, env, "steady", long[0], 1)
 	codeC, tookC := c.Term(30 * time.Second)
