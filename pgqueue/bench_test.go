@@ -362,3 +362,84 @@ func receiveDelete(b *testing.B, e benchEnv, q string, clients, batch int) {
 		return nil
 	})
 }
+
+// BenchmarkSustained runs producers and consumers together on one queue
+// (8 senders and 8 receivers, batch 10, a steady backlog of 10,000) with
+// and without the Sweeper's VACUUM, and reports how large the messages
+// table and its indexes grew and what a receive cost at the end. It shows
+// why the Sweeper vacuums: without it (and with autovacuum off, as on the
+// machine these figures come from) every receive walks the dead index
+// entries that earlier receives and acks left at the head of the queue.
+func BenchmarkSustained(b *testing.B) {
+	e := benchSetup(b)
+	for _, vacuum := range []bool{false, true} {
+		b.Run(fmt.Sprintf("sweeper_vacuum=%v", vacuum), func(b *testing.B) {
+			ctx := context.Background()
+			q := fmt.Sprintf("sustained_%v", vacuum)
+			benchQueue(b, e, q, 10_000)
+			var sw *pgqueue.Sweeper
+			if vacuum {
+				sw = pgqueue.NewSweeper(e.c, pgqueue.SweeperOptions{Interval: 100 * time.Millisecond, VacuumThreshold: 20_000})
+				if err := sw.Start(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			msgs := make([]pgqueue.NewMessage, 10)
+			for i := range msgs {
+				msgs[i] = pgqueue.NewMessage{Body: benchBody}
+			}
+			var sends sync.WaitGroup
+			stop := make(chan struct{})
+			for range 8 {
+				sends.Go(func() {
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						if _, err := e.c.SendBatch(ctx, acct, q, msgs); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			parallel(b, 8, 10, func(ctx context.Context) error {
+				got, err := e.c.Receive(ctx, acct, q, pgqueue.ReceiveOptions{Max: 10})
+				if err != nil {
+					return err
+				}
+				acks := make([]pgqueue.Ack, len(got))
+				for i, m := range got {
+					acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
+				}
+				_, err = e.c.Ack(ctx, acct, q, acks)
+				return err
+			})
+			close(stop)
+			sends.Wait()
+			if sw != nil {
+				if err := sw.Stop(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var size int64
+			ident := pgx.Identifier{e.schema, "messages"}.Sanitize()
+			if err := e.c.Pool().QueryRow(ctx, `SELECT pg_total_relation_size($1)`, ident).Scan(&size); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(size)/(1<<20), "table+index-MB")
+			start := time.Now()
+			for range 20 {
+				if _, err := e.c.Receive(ctx, acct, q, pgqueue.ReceiveOptions{Max: 10}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(time.Since(start).Microseconds())/20, "final-receive-us")
+			if _, err := e.c.Purge(ctx, acct, q); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
