@@ -340,7 +340,7 @@ func (c *Client) receiveRows(ctx context.Context, account, queue string, max int
 
 func scanMessages(rows pgx.Rows, capacity int) ([]Message, error) {
 	defer rows.Close()
-	msgs := make([]Message, 0, capacity)
+	msgs := make([]Message, 0, max(0, min(capacity, maxStatement)))
 	for rows.Next() {
 		var m Message
 		var receipt pgtype.UUID

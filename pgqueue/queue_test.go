@@ -145,6 +145,14 @@ func TestInvalidNamesAndArguments(t *testing.T) {
 			_, err := e.c.Receive(e.ctx, acct, "small", pgqueue.ReceiveOptions{Max: 1001})
 			return err
 		}(), "invalid max_messages 1001: use 1 to 1000"},
+		{"negative max", func() error {
+			_, err := e.c.Receive(e.ctx, acct, "small", pgqueue.ReceiveOptions{Max: -3})
+			return err
+		}(), "invalid max_messages -3: use 1 to 1000"},
+		{"negative peek", func() error {
+			_, err := e.c.Peek(e.ctx, acct, "small", -1)
+			return err
+		}(), "invalid max_messages -1: use 1 to 1000"},
 		{"wait too long", func() error {
 			_, err := e.c.Receive(e.ctx, acct, "small", pgqueue.ReceiveOptions{Wait: time.Minute})
 			return err
