@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"unsafe"
 )
 
 // errSlowPath makes decodeBatch hand the input to encoding/json.
@@ -68,7 +69,11 @@ func (d *decoder) str() (string, error) {
 		c := d.buf[d.off]
 		switch {
 		case c == '"':
-			s := string(d.buf[start:d.off])
+			var s string
+			if d.off > start {
+				// d.buf is this batch's own copy and never changes.
+				s = unsafe.String(&d.buf[start], d.off-start)
+			}
 			d.off++
 			return s, nil
 		case c == '\\' || c < 0x20 || c >= 0x80:
@@ -150,84 +155,110 @@ func (d *decoder) finishRaw(start int) (json.RawMessage, error) {
 	return v[:len(v):len(v)], nil
 }
 
-// object reads an object, calling field for each key; field must consume
-// the value.
-func (d *decoder) object(field func(key string) error) error {
-	if err := d.expect('{'); err != nil {
-		return err
-	}
-	if d.peek() == '}' {
+// next advances to the next key of an object whose '{' was consumed
+// (first reports whether none was read yet): it returns the key and
+// consumes the ':', or reports the end of the object.
+func (d *decoder) next(first bool) (key string, more bool, err error) {
+	switch d.peek() {
+	case '}':
 		d.off++
-		return nil
-	}
-	for {
-		k, err := d.str()
-		if err != nil {
-			return err
+		return "", false, nil
+	case ',':
+		if first {
+			return "", false, errSlowPath
 		}
-		if err := d.expect(':'); err != nil {
-			return err
-		}
-		if err := field(k); err != nil {
-			return err
-		}
-		switch d.peek() {
-		case ',':
-			d.off++
-		case '}':
-			d.off++
-			return nil
-		default:
-			return errSlowPath
+		d.off++
+	default:
+		if !first {
+			return "", false, errSlowPath
 		}
 	}
+	if key, err = d.str(); err != nil {
+		return "", false, err
+	}
+	return key, true, d.expect(':')
 }
 
 func (d *decoder) batch(b *Batch) error {
+	if err := d.expect('{'); err != nil {
+		return err
+	}
 	seen := 0
-	err := d.object(func(k string) error {
-		var err error
+	for first := true; ; first = false {
+		k, more, err := d.next(first)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+		seen++
 		switch k {
 		case "version":
 			b.Version, err = d.int()
 		case "function":
-			err = d.object(func(k string) error {
-				var err error
-				switch k {
-				case "name":
-					b.Function.Name, err = d.str()
-				case "version":
-					b.Function.Version, err = d.int()
-				default:
-					err = errSlowPath
-				}
-				return err
-			})
+			err = d.function(&b.Function)
 		case "trigger":
-			err = d.object(func(k string) error {
-				var err error
-				switch k {
-				case "type":
-					b.Trigger.Type, err = d.str()
-				case "source":
-					b.Trigger.Source, err = d.str()
-				default:
-					err = errSlowPath
-				}
-				return err
-			})
+			err = d.trigger(&b.Trigger)
 		case "messages":
 			err = d.messages(b)
 		default:
 			err = errSlowPath
 		}
-		seen++
-		return err
-	})
-	if err != nil || seen != 4 || d.peek() != 0 {
+		if err != nil {
+			return err
+		}
+	}
+	if seen != 4 || d.peek() != 0 {
 		return errSlowPath
 	}
 	return nil
+}
+
+func (d *decoder) function(f *Function) error {
+	if err := d.expect('{'); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		k, more, err := d.next(first)
+		if err != nil || !more {
+			return err
+		}
+		switch k {
+		case "name":
+			f.Name, err = d.str()
+		case "version":
+			f.Version, err = d.int()
+		default:
+			err = errSlowPath
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (d *decoder) trigger(t *Trigger) error {
+	if err := d.expect('{'); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		k, more, err := d.next(first)
+		if err != nil || !more {
+			return err
+		}
+		switch k {
+		case "type":
+			t.Type, err = d.str()
+		case "source":
+			t.Source, err = d.str()
+		default:
+			err = errSlowPath
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 func (d *decoder) messages(b *Batch) error {
@@ -240,34 +271,10 @@ func (d *decoder) messages(b *Batch) error {
 		return nil
 	}
 	for {
-		var m Message
-		err := d.object(func(k string) error {
-			var err error
-			switch k {
-			case "id":
-				m.ID, err = d.str()
-			case "attempt":
-				m.Attempt, err = d.int()
-			case "created_at":
-				d.ws()
-				start := d.off
-				if _, err = d.str(); err == nil {
-					// The same parser encoding/json uses.
-					err = m.CreatedAt.UnmarshalJSON(d.buf[start:d.off])
-				}
-			case "headers":
-				m.Headers, err = d.raw()
-			case "body":
-				m.Body, err = d.raw()
-			default:
-				err = errSlowPath
-			}
-			return err
-		})
-		if err != nil {
+		b.Messages = append(b.Messages, Message{})
+		if err := d.message(&b.Messages[len(b.Messages)-1]); err != nil {
 			return err
 		}
-		b.Messages = append(b.Messages, m)
 		switch d.peek() {
 		case ',':
 			d.off++
@@ -276,6 +283,40 @@ func (d *decoder) messages(b *Batch) error {
 			return nil
 		default:
 			return errSlowPath
+		}
+	}
+}
+
+func (d *decoder) message(m *Message) error {
+	if err := d.expect('{'); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		k, more, err := d.next(first)
+		if err != nil || !more {
+			return err
+		}
+		switch k {
+		case "id":
+			m.ID, err = d.str()
+		case "attempt":
+			m.Attempt, err = d.int()
+		case "created_at":
+			d.ws()
+			start := d.off
+			if _, err = d.str(); err == nil {
+				// The same parser encoding/json uses.
+				err = m.CreatedAt.UnmarshalJSON(d.buf[start:d.off])
+			}
+		case "headers":
+			m.Headers, err = d.raw()
+		case "body":
+			m.Body, err = d.raw()
+		default:
+			err = errSlowPath
+		}
+		if err != nil {
+			return err
 		}
 	}
 }
