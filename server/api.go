@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -73,10 +74,17 @@ type api struct {
 
 	data, manage, hooks, ops *http.ServeMux
 	nextPrune                atomic.Int64 // unix nanos of the next delivery prune
+
+	// stopping is closed when an http.Server serving the API shuts down,
+	// which ends long polls at once (with what they have: nothing).
+	stopping chan struct{}
+	stopOnce sync.Once
+	hooked   sync.Map // *http.Server → true once its shutdown is watched
 }
 
 func newAPI(s *Server) *api {
-	a := &api{s: s, log: s.log, q: namedsql.MustParse(queriesSQL, s.cfg.Schema), keys: newKeyCache(keyCacheTTL)}
+	a := &api{s: s, log: s.log, q: namedsql.MustParse(queriesSQL, s.cfg.Schema), keys: newKeyCache(keyCacheTTL),
+		stopping: make(chan struct{})}
 	a.metrics = newMetrics(a)
 	a.routes()
 	return a
@@ -126,6 +134,7 @@ func (a *api) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		a.log.Debug().Str("method", r.Method).Str("path", r.URL.Path).Str("route", route).
 			Int("status", w.status()).Float64("duration_ms", float64(d.Microseconds())/1000).Msg("http request")
 	}()
+	a.watchShutdown(r)
 	p := r.URL.Path
 	if p == "" || p[0] != '/' || path.Clean(p) != p && path.Clean(p)+"/" != p {
 		a.writeError(w, r, badRequest("path %q is not canonical: no . or .. segments or repeated slashes", p))
@@ -155,6 +164,35 @@ func (a *api) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	route = pattern
 	mux.ServeHTTP(w, r)
+}
+
+// watchShutdown registers, once per http.Server, a shutdown hook that
+// ends the long polls it serves: Shutdown waits for running requests, and a
+// long poll would otherwise hold it up to 20 s.
+func (a *api) watchShutdown(r *http.Request) {
+	hs, ok := r.Context().Value(http.ServerContextKey).(*http.Server)
+	if !ok {
+		return
+	}
+	if _, seen := a.hooked.Load(hs); seen {
+		return
+	}
+	if _, seen := a.hooked.LoadOrStore(hs, true); !seen {
+		hs.RegisterOnShutdown(func() { a.stopOnce.Do(func() { close(a.stopping) }) })
+	}
+}
+
+// untilShutdown returns a context ended with ctx or when the API shuts down.
+func (a *api) untilShutdown(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-a.stopping:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // responseWriter remembers the status written, for metrics and for the

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -193,7 +194,17 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 			return err
 		}
 	}
-	ms, err := a.s.Queue.Receive(r.Context(), c.account, c.queue, o.ReceiveOptions)
+	ctx := r.Context()
+	if o.Wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = a.untilShutdown(ctx)
+		defer cancel()
+	}
+	ms, err := a.s.Queue.Receive(ctx, c.account, c.queue, o.ReceiveOptions)
+	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
+		// The server is shutting down: the long poll ends empty.
+		ms, err = nil, nil
+	}
 	if err != nil {
 		return err
 	}

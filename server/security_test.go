@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/pgtest"
+	"github.com/sluicehq/sluice/pgqueue"
 )
 
 // TestBadInput sends what a careless or hostile client sends: each gets
@@ -250,5 +251,61 @@ func TestSlowHeaders(t *testing.T) {
 		case <-time.After(15 * time.Second):
 			t.Fatal("slow client still connected after 15s: no header timeout")
 		}
+	}
+}
+
+// TestStopEndsLongPolls: a server stopping answers its long polls at once
+// (empty) instead of making Stop wait for them.
+func TestStopEndsLongPolls(t *testing.T) {
+	t.Parallel()
+	_, schema := pgtest.Schema(t)
+	ctx := context.Background()
+	srv, err := Open(ctx, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
+		MaxConns: 4, CacheDir: t.TempDir(), Logger: zerolog.Nop(), HTTPAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id, secret, err := srv.CreateKey(ctx, "000000000001", []string{ScopeAllMQ}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + srv.Addr() + "/000000000001/q/messages"
+	post := func(path, body string) (int, string) {
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+id+":"+secret)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if _, err := srv.Queue.CreateQueue(ctx, "000000000001", "q", pgqueue.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		code int
+		body string
+	}
+	done := make(chan answer, 1)
+	go func() {
+		code, body := post("/receive", `{"wait_seconds":20}`)
+		done <- answer{code, body}
+	}()
+	time.Sleep(500 * time.Millisecond) // let the long poll start
+	start := time.Now()
+	if err := srv.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Fatalf("stop waited %v for a long poll", d)
+	}
+	if a := <-done; a.code != 200 || !strings.Contains(a.body, `"messages":[]`) {
+		t.Fatalf("long poll answered %d %s, want 200 with no messages", a.code, a.body)
 	}
 }
