@@ -196,7 +196,14 @@ func (l *Listener) run(ctx context.Context, conn *pgx.Conn, done chan struct{}) 
 		}
 	}()
 	backoff := 100 * time.Millisecond
+	nextRenew := time.Now().Add(interestTTL / 3)
 	for ctx.Err() == nil {
+		// Renew on a schedule, not only when idle: a queue that is woken
+		// all the time must keep its registration too.
+		if time.Now().After(nextRenew) {
+			l.renew(ctx)
+			nextRenew = time.Now().Add(interestTTL / 3)
+		}
 		if conn == nil {
 			var err error
 			if conn, err = l.connect(ctx); err != nil {
@@ -212,7 +219,7 @@ func (l *Listener) run(ctx context.Context, conn *pgx.Conn, done chan struct{}) 
 			// Notifications may have been missed while disconnected.
 			l.wakeAll()
 		}
-		waitCtx, cancel := context.WithTimeout(ctx, interestTTL/3)
+		waitCtx, cancel := context.WithDeadline(ctx, nextRenew)
 		n, err := conn.WaitForNotification(waitCtx)
 		cancel()
 		switch {
@@ -221,7 +228,7 @@ func (l *Listener) run(ctx context.Context, conn *pgx.Conn, done chan struct{}) 
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, context.DeadlineExceeded) || pgconnTimeout(err):
-			l.renew(ctx)
+			// Time to renew; the loop does it.
 		default:
 			l.report(fmt.Errorf("pgqueue: listener on schema %s: connection lost: %w", l.schema, err))
 			conn.Close(context.Background())

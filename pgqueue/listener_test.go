@@ -235,3 +235,57 @@ func TestSweeperService(t *testing.T) {
 		t.Fatalf("sweepers reported %d moves, want 1", swept.Load())
 	}
 }
+
+// When the LISTEN connection dies, the listener reconnects, wakes every
+// subscriber (notifications may have been missed) and keeps delivering.
+func TestListenerReconnects(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{})
+	errs := make(chan error, 10)
+	l, err := pgqueue.NewListener(e.pool, pgqueue.ListenerOptions{Schema: e.schema, OnError: func(err error) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Start(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Stop(e.ctx)
+	sub, err := l.Subscribe(e.ctx, acct, "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var killed int
+	if err := e.pool.QueryRow(e.ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query = $1`,
+		`LISTEN "`+e.schema+`_wake"`).Scan(&killed); err != nil || killed != 1 {
+		t.Fatalf("terminated %d listener connections (%v)", killed, err)
+	}
+	select {
+	case <-sub.C():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no wake-up after reconnecting")
+	}
+	select {
+	case err := <-errs:
+		t.Logf("reported: %v", err)
+	default:
+		t.Fatal("connection loss not reported")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		e.send("q", `1`)
+		select {
+		case <-sub.C():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no wake-up for a send after reconnecting")
+		}
+	}
+}
