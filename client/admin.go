@@ -121,7 +121,7 @@ type InvocationsOptions struct {
 	Outcome string
 	// Since keeps invocations started at or after it.
 	Since time.Time
-	// Limit caps the result (0: the server's default, 50).
+	// Limit caps the result (1 to 1000; 0: 50).
 	Limit int
 }
 
@@ -146,8 +146,10 @@ func (s *InvocationsService) List(ctx context.Context, opts ...InvocationsOption
 	if !o.Since.IsZero() {
 		q.Set("since", o.Since.UTC().Format(time.RFC3339Nano))
 	}
-	if o.Limit < 0 {
-		return nil, invalidf("limit %d: must be positive", o.Limit)
+	if o.Limit != 0 {
+		if err := checkRange("limit", o.Limit, 1, 1000); err != nil {
+			return nil, err
+		}
 	}
 	if o.Limit > 0 {
 		q.Set("limit", strconv.Itoa(o.Limit))

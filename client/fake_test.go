@@ -336,6 +336,14 @@ func TestRefusedBeforeSending(t *testing.T) {
 		}, CodeInvalidArgument, "retention_seconds 59: must be 60 to 1209600"},
 		{"empty module", func(c *Client) error { _, err := c.Functions.Deploy(ctx, "f", nil, DeployOptions{}); return err }, CodeInvalidArgument, "empty module"},
 		{"alias version 0", func(c *Client) error { return c.Functions.SetAlias(ctx, "f", "live", 0) }, CodeInvalidArgument, "version 0"},
+		{"memory 4097", func(c *Client) error {
+			_, err := c.Functions.Deploy(ctx, "f", []byte("x"), DeployOptions{MemoryMB: 4097})
+			return err
+		}, CodeInvalidArgument, "memory_mb 4097: must be 1 to 4096"},
+		{"limit 1001", func(c *Client) error {
+			_, err := c.Invocations.List(ctx, InvocationsOptions{Limit: 1001})
+			return err
+		}, CodeInvalidArgument, "limit 1001: must be 1 to 1000"},
 		{"bad outcome", func(c *Client) error {
 			_, err := c.Invocations.List(ctx, InvocationsOptions{Outcome: "ok"})
 			return err

@@ -39,9 +39,9 @@ type FunctionVersion struct {
 
 // DeployOptions tune a deploy. Zero values take the server's defaults.
 type DeployOptions struct {
-	// MemoryMB caps the instance's memory.
+	// MemoryMB caps the instance's memory (1 to 4096; 0: 64).
 	MemoryMB int
-	// TimeoutMS caps one invocation.
+	// TimeoutMS caps one invocation (1 to 900000; 0: 30000).
 	TimeoutMS int
 	// Alias is moved to the deployed version (e.g. "live").
 	Alias string
@@ -87,8 +87,15 @@ func (s *FunctionsService) Deploy(ctx context.Context, name string, module []byt
 	if len(module) == 0 {
 		return out, invalidf("function %s: empty module", name)
 	}
-	if o.MemoryMB < 0 || o.TimeoutMS < 0 {
-		return out, invalidf("function %s: memory_mb and timeout_ms must be positive", name)
+	if o.MemoryMB != 0 {
+		if err := checkRange("memory_mb", o.MemoryMB, 1, 4096); err != nil {
+			return out, err
+		}
+	}
+	if o.TimeoutMS != 0 {
+		if err := checkRange("timeout_ms", o.TimeoutMS, 1, 900000); err != nil {
+			return out, err
+		}
 	}
 	q := url.Values{}
 	if o.MemoryMB > 0 {

@@ -70,7 +70,7 @@ type ReceiveOptions struct {
 	// queue's visibility timeout).
 	VisibilityTimeoutSeconds int
 	// Delete deletes the messages as they are received: at-most-once
-	// delivery. It needs the mq:delete scope.
+	// delivery. They come without a receipt. It needs the mq:delete scope.
 	Delete bool
 }
 

@@ -234,6 +234,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		{[]string{"hooks", "create", "h", "--queue", "q", "--verify", "github"}, `needs --secret-env`},
 		{[]string{"hooks", "create", "h", "--queue", "q", "--verify", "github", "--secret-env", "SLUICE_CLI_TEST_UNSET"}, `SLUICE_CLI_TEST_UNSET: the variable is unset`},
 		{[]string{"functions", "set-alias", "f", "live", "zero"}, `version "zero"`},
+		{[]string{"functions", "deploy", "f", "cli_test.go", "--memory-mb", "-1"}, `memory_mb -1: must be 1 to 4096`},
 		{[]string{"queues", "get", "q", "--account", "12"}, `account "12": want 12 digits`},
 	}
 	for _, tt := range tests {

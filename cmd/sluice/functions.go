@@ -106,16 +106,13 @@ func functionsDeploy(ctx context.Context, args []string, stdout, _ io.Writer) er
 	f := newCLIFlags("functions deploy", "NAME FILE.wasm [--alias live] [--memory-mb N] [--timeout-ms N] [--env K=V ...]")
 	var o client.DeployOptions
 	f.StringVar(&o.Alias, "alias", "live", "alias to move to the new version (empty: none)")
-	f.IntVar(&o.MemoryMB, "memory-mb", 0, "memory limit in MiB (default: the server's)")
-	f.IntVar(&o.TimeoutMS, "timeout-ms", 0, "time limit of one invocation in ms (default: the server's)")
+	f.IntVar(&o.MemoryMB, "memory-mb", 0, "memory limit in MiB (1-4096; default: the server's, 64)")
+	f.IntVar(&o.TimeoutMS, "timeout-ms", 0, "time limit of one invocation in ms (1-900000; default: the server's, 30000)")
 	var env listFlag
 	f.Var(&env, "env", "environment variable K=V (repeat the flag for more)")
 	pos, err := f.parse(args, stdout, "NAME", "FILE.wasm")
 	if err != nil {
 		return err
-	}
-	if o.MemoryMB < 0 || o.TimeoutMS < 0 {
-		return usageErrorf("--memory-mb and --timeout-ms must be positive")
 	}
 	o.Env = map[string]string{}
 	for _, kv := range env {
