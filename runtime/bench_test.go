@@ -7,6 +7,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -142,45 +143,42 @@ func BenchmarkHostSide(b *testing.B) {
 	b.ReportMetric(float64(len(buf)), "input-bytes")
 }
 
-// BenchmarkCommandPhases splits a command-mode invocation into its parts:
-// instantiate (wazero only, no start function), go-runtime-start (an empty
-// Go main: instantiate plus Go runtime start and exit), and sdk-json (the
-// noop SDK function on a batch of 100, adding stdin, JSON decode, stdout).
+// BenchmarkCommandPhases splits a command-mode invocation into its parts,
+// for the empty Go program (runtime/testdata/empty: Go runtime only) and
+// the noop SDK function (adds encoding/json, reflect, the SDK):
+// instantiate is wazero alone (no start function); run is a whole
+// invocation (instantiate, Go runtime start, read stdin, decode the batch,
+// exit).
 func BenchmarkCommandPhases(b *testing.B) {
 	ctx := context.Background()
-	b.Run("instantiate", func(b *testing.B) {
-		rt := benchRuntime(b, benchCacheDir(b))
-		f := benchLoad(b, rt, "noop", wasmbuild.Command, FunctionConfig{})
-		cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions()
-		for b.Loop() {
-			inst := &instance{mem: &limitedMemory{limit: f.limit}}
-			mod, err := f.code.wr.InstantiateModule(f.memoryContext(ctx, inst), f.code.cm, cfg)
-			if err != nil {
-				b.Fatal(err)
+	for _, name := range []string{"runtime/testdata/empty", "noop"} {
+		short := name[strings.LastIndexByte(name, '/')+1:]
+		b.Run("instantiate/"+short, func(b *testing.B) {
+			rt := benchRuntime(b, benchCacheDir(b))
+			f := benchLoad(b, rt, name, wasmbuild.Command, FunctionConfig{})
+			cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions()
+			for b.Loop() {
+				inst := &instance{mem: &limitedMemory{limit: f.limit}}
+				mod, err := f.code.wr.InstantiateModule(f.memoryContext(ctx, inst), f.code.cm, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				mod.Close(ctx)
 			}
-			mod.Close(ctx)
+		})
+		for _, n := range []int{1, 100} {
+			b.Run(fmt.Sprintf("run/%s/batch=%d", short, n), func(b *testing.B) {
+				rt := benchRuntime(b, benchCacheDir(b))
+				f := benchLoad(b, rt, name, wasmbuild.Command, FunctionConfig{})
+				inv := smallBatch(n)
+				for b.Loop() {
+					if res, err := f.Invoke(ctx, inv); err != nil || res.Failure != nil {
+						b.Fatal(err, res.Failure)
+					}
+				}
+			})
 		}
-	})
-	b.Run("go-runtime-start", func(b *testing.B) {
-		rt := benchRuntime(b, benchCacheDir(b))
-		f := benchLoad(b, rt, "runtime/testdata/empty", wasmbuild.Command, FunctionConfig{})
-		inv := smallBatch(1)
-		for b.Loop() {
-			if res, err := f.Invoke(ctx, inv); err != nil || res.Failure != nil {
-				b.Fatal(err, res.Failure)
-			}
-		}
-	})
-	b.Run("sdk-json-100", func(b *testing.B) {
-		rt := benchRuntime(b, benchCacheDir(b))
-		f := benchLoad(b, rt, "noop", wasmbuild.Command, FunctionConfig{})
-		inv := smallBatch(100)
-		for b.Loop() {
-			if res, err := f.Invoke(ctx, inv); err != nil || res.Failure != nil {
-				b.Fatal(err, res.Failure)
-			}
-		}
-	})
+	}
 }
 
 // BenchmarkPooledInstanceMemory starts 8 reactor instances of the noop

@@ -304,7 +304,8 @@ type Stats struct {
 	Instances int
 	// Idle instances wait in the pool (reactors only).
 	Idle int
-	// MemoryBytes is the linear memory held by the function's instances.
+	// MemoryBytes is the host memory backing the linear memories of the
+	// function's instances.
 	MemoryBytes int64
 	// MaxInstanceMemoryBytes is the most linear memory one instance has
 	// held; it never exceeds MemoryMiB.

@@ -26,7 +26,8 @@ type memAccount struct {
 	peak atomic.Int64 // the largest single instance so far
 }
 
-// resized records that one instance went from old to new bytes.
+// resized records that one instance's backing array went from old to new
+// bytes (capacity: the host memory it holds).
 func (a *memAccount) resized(old, new int) {
 	if a == nil {
 		return
@@ -55,23 +56,23 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 		m.hit.Store(true)
 		return nil
 	}
-	old := len(m.buf)
 	if size <= uint64(cap(m.buf)) {
 		m.buf = m.buf[:size] // memory only grows; the tail is still zero
-		m.acct.resized(old, int(size))
 		return m.buf
 	}
-	// Grow geometrically, but never reserve past the limit.
-	newCap := max(size, min(2*uint64(cap(m.buf)), m.limit))
+	old := cap(m.buf)
+	// Grow by a quarter at least (Go guests grow memory in many small
+	// steps at start), never reserving past the limit.
+	newCap := max(size, min(size+size/4, m.limit))
 	buf := make([]byte, size, newCap)
 	copy(buf, m.buf)
 	m.buf = buf
-	m.acct.resized(old, int(size))
+	m.acct.resized(old, cap(buf))
 	return buf
 }
 
 // Free implements experimental.LinearMemory.
 func (m *limitedMemory) Free() {
-	m.acct.resized(len(m.buf), 0)
+	m.acct.resized(cap(m.buf), 0)
 	m.buf = nil
 }
