@@ -39,7 +39,7 @@ func dispatch(ctx context.Context, group string, subs []subcommand, args []strin
 	}
 	for _, s := range subs {
 		if s.name == args[0] {
-			return asUsage(s.run(ctx, args[1:], stdout, stderr))
+			return explain(s.run(ctx, args[1:], stdout, stderr))
 		}
 	}
 	return usageErrorf("unknown sub-command %q: use %s", args[0], subNames(subs))
@@ -63,12 +63,16 @@ func groupUsage(w io.Writer, group string, subs []subcommand) {
 	fmt.Fprintf(w, "\nEvery sub-command takes --json; `sluice %s <sub-command> -h` lists its flags.\n", group)
 }
 
-// asUsage turns an argument the client refused before sending (an
-// *client.Error with Status 0) into a usage error: exit status 2.
-func asUsage(err error) error {
+// explain turns an argument the client refused before sending (an
+// *client.Error with Status 0) into a usage error (exit status 2), and
+// says what to do about a refused key.
+func explain(err error) error {
 	var ce *client.Error
-	if errors.As(err, &ce) && ce.Status == 0 && !errors.Is(err, errUsage) {
+	switch {
+	case errors.As(err, &ce) && ce.Status == 0 && !errors.Is(err, errUsage):
 		return fmt.Errorf("%w: %w", errUsage, err)
+	case client.IsUnauthorized(err):
+		return fmt.Errorf("%w; check the access key (SLUICE_KEY, or `sluice login --endpoint URL --key ID:SECRET`)", err)
 	}
 	return err
 }

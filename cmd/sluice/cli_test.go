@@ -229,6 +229,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		{[]string{"queues", "update", "q"}, `nothing to update`},
 		{[]string{"invocations", "--outcome", "meh"}, `--outcome "meh"`},
 		{[]string{"invocations", "--limit", "0"}, `--limit 0`},
+		{[]string{"invocations", "--limit", "x"}, `invalid value "x" for flag -limit`},
 		{[]string{"keys", "create", "--scope", "mq:everything"}, `--scope "mq:everything"`},
 		{[]string{"hooks", "create", "h", "--queue", "q"}, `missing --verify`},
 		{[]string{"hooks", "create", "h", "--queue", "q", "--verify", "github"}, `needs --secret-env`},
@@ -289,6 +290,16 @@ func TestCLILogin(t *testing.T) {
 	cfg, _, err := client.ReadConfig(config)
 	if err != nil || cfg.Endpoint != srv.URL || cfg.Key != key || cfg.Account != "000000000009" {
 		t.Errorf("saved config %+v, %v", cfg, err)
+	}
+	// A refused key says what to check.
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := client.WriteConfig(bad, client.Config{Endpoint: srv.URL, Key: "sk_nope:nope"}); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	code = run(context.Background(), []string{"invocations", "--config", bad}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "(401 unauthorized); check the access key") {
+		t.Errorf("unknown key: exit %d, %q", code, stderr.String())
 	}
 	// The saved key's account and scopes apply: it may not list queues.
 	stderr.Reset()

@@ -11,6 +11,10 @@ import (
 )
 
 func runInvocations(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	return explain(listInvocations(ctx, args, stdout))
+}
+
+func listInvocations(ctx context.Context, args []string, stdout io.Writer) error {
 	f := newCLIFlags("invocations", "[--function F] [--outcome O] [--since DURATION] [--limit N]")
 	var o client.InvocationsOptions
 	f.StringVar(&o.Function, "function", "", "only this function's")

@@ -11,11 +11,14 @@ import (
 )
 
 func runLogin(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	f := newCLIFlags("login", "--endpoint URL --key ID:SECRET [--account N]")
+	f := newCLIFlags("login", "--endpoint URL --key ID:SECRET [--account N] [--no-check]")
 	key := f.String("key", "", "access key as ID:SECRET (default: SLUICE_KEY)")
 	noCheck := f.Bool("no-check", false, "save without checking the key against the API")
 	if _, err := f.parse(args, stdout); err != nil {
 		return err
+	}
+	if f.endpoint == "" {
+		f.endpoint = os.Getenv(client.EnvEndpoint)
 	}
 	if f.endpoint == "" {
 		return usageErrorf("missing --endpoint URL, e.g. http://127.0.0.1:8080")
