@@ -41,4 +41,17 @@
 //
 // Network errors are returned wrapped as they are; the client does not
 // retry. Sends are not idempotent unless given a dedup key.
+//
+// # Configuration
+//
+// `sluice login` saves a Config (endpoint, key, account) to ConfigPath,
+// readable by the user only; FromEnv and LoadConfig read it with the
+// environment variables overriding each field. WriteConfig and ReadConfig
+// let other tools share that file.
+//
+// # Testing
+//
+// Package clienttest starts a real server on a fresh schema of the
+// Postgres at TEST_DATABASE_URL and hands out clients with keys of any
+// scope, for tests of code that uses this package.
 package client
