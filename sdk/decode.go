@@ -102,7 +102,7 @@ func (d *decoder) int() (int, error) {
 }
 
 // raw skips one JSON value and returns it; the scan is shallow, so the
-// value is checked with json.Valid.
+// value is then checked with validJSON.
 func (d *decoder) raw() (json.RawMessage, error) {
 	d.ws()
 	start := d.off
@@ -146,7 +146,7 @@ func (d *decoder) finishRaw(start int) (json.RawMessage, error) {
 	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\n' || v[len(v)-1] == '\t' || v[len(v)-1] == '\r') {
 		v = v[:len(v)-1]
 	}
-	if len(v) == 0 || !json.Valid(v) {
+	if len(v) == 0 || !validJSON(v) {
 		return nil, errSlowPath
 	}
 	if string(v) == "null" {
@@ -319,4 +319,195 @@ func (d *decoder) message(m *Message) error {
 			return err
 		}
 	}
+}
+
+// maxDepth bounds the nesting the fast validator follows; deeper values go
+// to encoding/json.
+const maxDepth = 200
+
+// validJSON reports whether v is exactly one JSON value, accepting what
+// encoding/json's scanner accepts (bytes >= 0x20 inside strings, no UTF-8
+// check). It may reject valid but deeply nested input; callers then fall
+// back to encoding/json.
+func validJSON(v []byte) bool {
+	p := jsonValidator{b: v}
+	p.ws()
+	if !p.value(0) {
+		return false
+	}
+	p.ws()
+	return p.i == len(p.b)
+}
+
+type jsonValidator struct {
+	b []byte
+	i int
+}
+
+func (p *jsonValidator) ws() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
+		p.i++
+	}
+}
+
+func (p *jsonValidator) value(depth int) bool {
+	if p.i >= len(p.b) || depth > maxDepth {
+		return false
+	}
+	switch c := p.b[p.i]; {
+	case c == '{':
+		p.i++
+		p.ws()
+		if p.i < len(p.b) && p.b[p.i] == '}' {
+			p.i++
+			return true
+		}
+		for {
+			p.ws()
+			if p.i >= len(p.b) || p.b[p.i] != '"' || !p.string() {
+				return false
+			}
+			p.ws()
+			if p.i >= len(p.b) || p.b[p.i] != ':' {
+				return false
+			}
+			p.i++
+			p.ws()
+			if !p.value(depth + 1) {
+				return false
+			}
+			p.ws()
+			if p.i >= len(p.b) {
+				return false
+			}
+			if p.b[p.i] == '}' {
+				p.i++
+				return true
+			}
+			if p.b[p.i] != ',' {
+				return false
+			}
+			p.i++
+		}
+	case c == '[':
+		p.i++
+		p.ws()
+		if p.i < len(p.b) && p.b[p.i] == ']' {
+			p.i++
+			return true
+		}
+		for {
+			p.ws()
+			if !p.value(depth + 1) {
+				return false
+			}
+			p.ws()
+			if p.i >= len(p.b) {
+				return false
+			}
+			if p.b[p.i] == ']' {
+				p.i++
+				return true
+			}
+			if p.b[p.i] != ',' {
+				return false
+			}
+			p.i++
+		}
+	case c == '"':
+		return p.string()
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	case c == 't':
+		return p.literal("true")
+	case c == 'f':
+		return p.literal("false")
+	case c == 'n':
+		return p.literal("null")
+	}
+	return false
+}
+
+func (p *jsonValidator) literal(s string) bool {
+	if len(p.b)-p.i < len(s) || string(p.b[p.i:p.i+len(s)]) != s {
+		return false
+	}
+	p.i += len(s)
+	return true
+}
+
+func (p *jsonValidator) string() bool {
+	p.i++ // the opening quote
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			p.i++
+			if p.i >= len(p.b) {
+				return false
+			}
+			switch p.b[p.i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				p.i++
+			case 'u':
+				if len(p.b)-p.i < 5 {
+					return false
+				}
+				for _, h := range p.b[p.i+1 : p.i+5] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return false
+					}
+				}
+				p.i += 5
+			default:
+				return false
+			}
+		default:
+			p.i++
+		}
+	}
+	return false
+}
+
+func (p *jsonValidator) digits() bool {
+	start := p.i
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		p.i++
+	}
+	return p.i > start
+}
+
+func (p *jsonValidator) number() bool {
+	if p.b[p.i] == '-' {
+		p.i++
+	}
+	if p.i >= len(p.b) {
+		return false
+	}
+	if p.b[p.i] == '0' {
+		p.i++
+	} else if !p.digits() {
+		return false
+	}
+	if p.i < len(p.b) && p.b[p.i] == '.' {
+		p.i++
+		if !p.digits() {
+			return false
+		}
+	}
+	if p.i < len(p.b) && (p.b[p.i] == 'e' || p.b[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.b) && (p.b[p.i] == '+' || p.b[p.i] == '-') {
+			p.i++
+		}
+		if !p.digits() {
+			return false
+		}
+	}
+	return true
 }

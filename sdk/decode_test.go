@@ -3,6 +3,7 @@ package sdk
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -83,6 +84,36 @@ func BenchmarkDecodeBatch(b *testing.B) {
 			var bt Batch
 			if err := json.Unmarshal(in, &bt); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// FuzzValidJSON checks that validJSON never accepts what encoding/json
+// rejects, and accepts every valid value that is not deeply nested.
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e-3,true,false,null,"x\u00e9\n"]}`, `-0`, `01`, `1.`, `"\x"`, `[1,]`, `{"a" 1}`, ` [] `, `"é"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, want := validJSON([]byte(s)), json.Valid([]byte(s))
+		if got && !want {
+			t.Fatalf("validJSON accepts %q, encoding/json does not", s)
+		}
+		if want && !got && !strings.Contains(s, strings.Repeat("[", maxDepth/2)) && !strings.Contains(s, strings.Repeat("{", 10)) {
+			// Shallow valid input must take the fast path.
+			depth, maxSeen := 0, 0
+			for _, c := range s {
+				switch c {
+				case '[', '{':
+					depth++
+					maxSeen = max(maxSeen, depth)
+				case ']', '}':
+					depth--
+				}
+			}
+			if maxSeen < 50 {
+				t.Fatalf("validJSON rejects valid %q", s)
 			}
 		}
 	})
