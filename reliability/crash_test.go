@@ -22,7 +22,7 @@ func TestCrashMidBatch(t *testing.T) {
 	messages := reliability.Size(1000, 10000)
 	kills := reliability.Size(3, 12)
 	every := reliability.Size(2*time.Second, 3*time.Second)
-	sleepMS := reliability.Size(400, 150)
+	sleepMS := reliability.Size(100, 100)
 	env := reliability.NewEnv(t, fmt.Sprintf(`
 queues:
   work: {visibility_timeout_seconds: %d, max_receive_count: 100}
@@ -39,19 +39,40 @@ triggers:
 	for _, name := range names {
 		nodes[name] = env.StartNode(name)
 	}
-	sent, err := reliability.SendN(ctx, env.Queue, "work", messages, 100, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The sends are spread over the kills, so every kill hits batches in
+	// flight.
+	ticks := int(time.Duration(kills) * every / (100 * time.Millisecond))
+	perTick := (messages + ticks - 1) / ticks
+	var sent []int64
+	sending := make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for len(sent) < messages {
+			seqs, err := reliability.SendN(ctx, env.Queue, "work", min(perTick, messages-len(sent)), perTick, nil)
+			sent = append(sent, seqs...)
+			if err != nil {
+				sending <- err
+				return
+			}
+			<-tick.C
+		}
+		sending <- nil
+	}()
 	var lastKill time.Time
+	// Kills on a fixed schedule (restarts take time of their own).
+	begin := time.Now()
 	for k := range kills {
-		time.Sleep(every)
+		time.Sleep(time.Until(begin.Add(time.Duration(k+1) * every)))
 		name := names[k%len(names)]
 		nodes[name].Kill()
 		lastKill = time.Now()
 		nodes[name] = env.StartNode(name)
 	}
-	drain, err := env.WaitDrained(ctx, "work", visibility+30*time.Second+time.Since(lastKill))
+	if err := <-sending; err != nil {
+		t.Fatal(err)
+	}
+	drain, err := env.WaitDrained(ctx, "work", visibility+30*time.Second-time.Since(lastKill))
 	drainAfterKill := time.Since(lastKill)
 	if err != nil {
 		t.Errorf("queue did not drain within the visibility timeout + 30s of the last kill: %v", err)
@@ -70,8 +91,15 @@ triggers:
 		t.Fatal(err)
 	}
 	v := reliability.Check(sent, logs, "work", reliability.CheckOptions{Kills: env.Kills()})
-	t.Logf("crash mid-batch: %d messages, 3 nodes, %d SIGKILLs every %s, visibility %s: %s; drained %.1fs after the last kill (waited %.1fs)",
-		messages, kills, every, visibility, v, drainAfterKill.Seconds(), drain.Seconds())
+	killed := env.Kills()
+	cut := map[string]bool{}
+	for _, x := range logs.Execs {
+		if _, ok := killed[x.Log]; ok && x.EndMS == 0 {
+			cut[x.Log] = true
+		}
+	}
+	t.Logf("crash mid-batch: %d messages, 3 nodes, %d SIGKILLs every %s (%d cut a batch short), visibility %s: %s; drained %.1fs after the last kill (waited %.1fs)",
+		messages, kills, every, len(cut), visibility, v, drainAfterKill.Seconds(), drain.Seconds())
 	if err := v.Err(); err != nil {
 		t.Errorf("broken promises:\n%v", err)
 	}
