@@ -179,86 +179,65 @@ func (d *decoder) next(first bool) (key string, more bool, err error) {
 	return key, true, d.expect(':')
 }
 
-func (d *decoder) batch(b *Batch) error {
+// object reads an object, calling field with each key; field consumes the
+// value. field does not escape, so its closure costs no allocation.
+func (d *decoder) object(field func(key string) error) error {
 	if err := d.expect('{'); err != nil {
 		return err
 	}
-	seen := 0
 	for first := true; ; first = false {
 		k, more, err := d.next(first)
-		if err != nil {
+		if err != nil || !more {
 			return err
 		}
-		if !more {
-			break
+		if err := field(k); err != nil {
+			return err
 		}
+	}
+}
+
+func (d *decoder) batch(b *Batch) error {
+	seen := 0
+	err := d.object(func(k string) (err error) {
 		seen++
 		switch k {
 		case "version":
 			b.Version, err = d.int()
 		case "function":
-			err = d.function(&b.Function)
+			err = d.object(func(k string) (err error) {
+				switch k {
+				case "name":
+					b.Function.Name, err = d.str()
+				case "version":
+					b.Function.Version, err = d.int()
+				default:
+					err = errSlowPath
+				}
+				return err
+			})
 		case "trigger":
-			err = d.trigger(&b.Trigger)
+			err = d.object(func(k string) (err error) {
+				switch k {
+				case "type":
+					b.Trigger.Type, err = d.str()
+				case "source":
+					b.Trigger.Source, err = d.str()
+				default:
+					err = errSlowPath
+				}
+				return err
+			})
 		case "messages":
 			err = d.messages(b)
 		default:
 			err = errSlowPath
 		}
-		if err != nil {
-			return err
-		}
-	}
-	if seen != 4 || d.peek() != 0 {
+		return err
+	})
+	if err != nil || seen != 4 || d.peek() != 0 {
 		return errSlowPath
 	}
 	return nil
-}
-
-func (d *decoder) function(f *Function) error {
-	if err := d.expect('{'); err != nil {
-		return err
-	}
-	for first := true; ; first = false {
-		k, more, err := d.next(first)
-		if err != nil || !more {
-			return err
-		}
-		switch k {
-		case "name":
-			f.Name, err = d.str()
-		case "version":
-			f.Version, err = d.int()
-		default:
-			err = errSlowPath
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-func (d *decoder) trigger(t *Trigger) error {
-	if err := d.expect('{'); err != nil {
-		return err
-	}
-	for first := true; ; first = false {
-		k, more, err := d.next(first)
-		if err != nil || !more {
-			return err
-		}
-		switch k {
-		case "type":
-			t.Type, err = d.str()
-		case "source":
-			t.Source, err = d.str()
-		default:
-			err = errSlowPath
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 func (d *decoder) messages(b *Batch) error {
@@ -288,14 +267,7 @@ func (d *decoder) messages(b *Batch) error {
 }
 
 func (d *decoder) message(m *Message) error {
-	if err := d.expect('{'); err != nil {
-		return err
-	}
-	for first := true; ; first = false {
-		k, more, err := d.next(first)
-		if err != nil || !more {
-			return err
-		}
+	return d.object(func(k string) (err error) {
 		switch k {
 		case "id":
 			m.ID, err = d.str()
@@ -315,10 +287,8 @@ func (d *decoder) message(m *Message) error {
 		default:
 			err = errSlowPath
 		}
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
 }
 
 // maxDepth bounds the nesting the fast validator follows; deeper values go
