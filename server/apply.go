@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/functions/manifest"
-	"github.com/sluicehq/sluice/internal/wasmbuild"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/triggers"
 )
@@ -172,23 +169,9 @@ func (s *Server) applyQueue(ctx context.Context, account, name string, q manifes
 }
 
 func (s *Server) applyFunction(ctx context.Context, account, name string, m *manifest.Manifest, f manifest.Function) (*Change, error) {
-	path := m.Path(f.Wasm)
-	if f.Build != "" {
-		mode := wasmbuild.Command
-		if f.Reactor {
-			mode = wasmbuild.Reactor
-		}
-		pkg, err := modulePackage(m.Path(f.Build))
-		if err != nil {
-			return nil, fmt.Errorf("function %s: build %s: %w", name, f.Build, err)
-		}
-		if path, err = wasmbuild.Build(ctx, pkg, mode); err != nil {
-			return nil, fmt.Errorf("function %s: build %s: %w", name, f.Build, err)
-		}
-	}
-	module, err := os.ReadFile(path)
+	module, err := m.ReadModule(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("function %s: %w", name, err)
+		return nil, err
 	}
 	d, err := s.Registry.Deploy(ctx, account, name, module, functions.Config{
 		MemoryMiB: f.MemoryMiB, Timeout: time.Duration(f.Timeout), Env: f.Env,
@@ -205,25 +188,6 @@ func (s *Server) applyFunction(ctx context.Context, account, name string, m *man
 			Detail: fmt.Sprintf("%s → %d", functions.DefaultAlias, d.Version.Number)}, nil
 	}
 	return nil, nil
-}
-
-// modulePackage turns a package folder into the module-relative path
-// wasmbuild takes: `build:` compiles packages of the Sluice module itself
-// (its examples); other functions deploy a .wasm with `wasm:`.
-func modulePackage(dir string) (string, error) {
-	root, err := wasmbuild.Root()
-	if err != nil {
-		return "", err
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	rel, err := filepath.Rel(root, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("%s is outside the Sluice module %s: build it yourself (GOOS=wasip1 GOARCH=wasm go build) and deploy it with wasm:", dir, root)
-	}
-	return filepath.ToSlash(rel), nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

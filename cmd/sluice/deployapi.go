@@ -7,15 +7,12 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/functions/manifest"
-	"github.com/sluicehq/sluice/internal/wasmbuild"
 	"github.com/sluicehq/sluice/server"
 	"github.com/sluicehq/sluice/triggers"
 )
@@ -188,23 +185,9 @@ func applyHooksViaAPI(ctx context.Context, c *client.Client, m *manifest.Manifes
 
 func applyFunctionViaAPI(ctx context.Context, c *client.Client, name string, m *manifest.Manifest) (*server.Change, error) {
 	f := m.Functions[name]
-	path := m.Path(f.Wasm)
-	if f.Build != "" {
-		mode := wasmbuild.Command
-		if f.Reactor {
-			mode = wasmbuild.Reactor
-		}
-		pkg, err := examplePackage(m.Path(f.Build))
-		if err == nil {
-			path, err = wasmbuild.Build(ctx, pkg, mode)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("function %s: build %s: %w", name, f.Build, err)
-		}
-	}
-	module, err := os.ReadFile(path)
+	module, err := m.ReadModule(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("function %s: %w", name, err)
+		return nil, err
 	}
 	d, err := c.Functions.Deploy(ctx, name, module, client.DeployOptions{
 		MemoryMB: f.MemoryMiB, TimeoutMS: int(time.Duration(f.Timeout).Milliseconds()), Env: f.Env, Alias: functions.DefaultAlias,
@@ -221,25 +204,6 @@ func applyFunctionViaAPI(ctx context.Context, c *client.Client, name string, m *
 			Detail: fmt.Sprintf("%s → %d", functions.DefaultAlias, d.Version)}, nil
 	}
 	return nil, nil
-}
-
-// examplePackage turns a `build:` folder into the module-relative package
-// wasmbuild compiles: only packages of the Sluice module itself (its
-// examples) are built; other functions deploy a .wasm with `wasm:`.
-func examplePackage(dir string) (string, error) {
-	root, err := wasmbuild.Root()
-	if err != nil {
-		return "", err
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	rel, err := filepath.Rel(root, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("%s is outside the Sluice module %s: build it yourself (GOOS=wasip1 GOARCH=wasm go build) and deploy it with wasm:", dir, root)
-	}
-	return filepath.ToSlash(rel), nil
 }
 
 // flagIfSet returns the value of flag name when it was given, else "".
