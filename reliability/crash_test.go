@@ -22,7 +22,7 @@ func TestCrashMidBatch(t *testing.T) {
 	messages := reliability.Size(1000, 10000)
 	kills := reliability.Size(3, 12)
 	every := reliability.Size(2*time.Second, 3*time.Second)
-	sleepMS := reliability.Size(100, 100)
+	sleepMS := reliability.Size(300, 100)
 	env := reliability.NewEnv(t, fmt.Sprintf(`
 queues:
   work: {visibility_timeout_seconds: %d, max_receive_count: 100}
