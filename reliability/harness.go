@@ -129,7 +129,19 @@ func NewEnv(t testing.TB, manifestYAML string, opts EnvOptions) *Env {
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	e := &Env{t: t, URL: url, Schema: "rel_" + hex.EncodeToString(b[:]), Dir: t.TempDir(), kills: map[string]time.Time{}}
+	dir, err := os.MkdirTemp("", "sluice-reliability-logs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The logs stay when the scenario failed, to read what happened.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("reliability: the serve processes' logs are kept in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	e := &Env{t: t, URL: url, Schema: "rel_" + hex.EncodeToString(b[:]), Dir: dir, kills: map[string]time.Time{}}
 	pcfg, err := pgxpool.ParseConfig(withAppName(url))
 	if err != nil {
 		t.Fatalf("reliability: database URL: %v", err)
@@ -393,11 +405,6 @@ func (e *Env) stopAll() {
 	for _, n := range e.Nodes() {
 		if n.Alive() {
 			n.Term(10 * time.Second)
-		}
-	}
-	if e.t.Failed() {
-		for _, n := range e.Nodes() {
-			e.t.Logf("log of node %s: %s", n.Name, n.Log)
 		}
 	}
 }
