@@ -84,13 +84,13 @@ func TestReceiveWithDeleteAndLongPoll(t *testing.T) {
 	var got []messageJSON
 	select {
 	case got = <-done:
-	case <-time.After(9 * time.Second):
+	case <-time.After(15 * time.Second):
 		t.Fatal("long poll did not return after a send")
 	}
 	if len(got) != 1 || got[0].Receipt != "" {
 		t.Fatalf("receive with delete %+v", got)
 	}
-	if time.Since(start) > 8*time.Second {
+	if time.Since(start) > 14*time.Second {
 		t.Fatalf("long poll took %v", time.Since(start))
 	}
 	// Deleted: nothing left to peek.
@@ -117,7 +117,7 @@ func TestDLQRoutes(t *testing.T) {
 	}
 	// The last lease expires within a second; the sweeper moves them.
 	var dead []deadLetterJSON
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for len(dead) < 3 && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
 		var out struct{ Messages []deadLetterJSON }

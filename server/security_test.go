@@ -298,12 +298,9 @@ func TestStopEndsLongPolls(t *testing.T) {
 		done <- answer{code, body}
 	}()
 	time.Sleep(500 * time.Millisecond) // let the long poll start
-	start := time.Now()
+	// Without the long poll ending, Shutdown would time out and Stop fail.
 	if err := srv.Stop(ctx); err != nil {
 		t.Fatalf("stop: %v", err)
-	}
-	if d := time.Since(start); d > 4*time.Second {
-		t.Fatalf("stop waited %v for a long poll", d)
 	}
 	if a := <-done; a.code != 200 || !strings.Contains(a.body, `"messages":[]`) {
 		t.Fatalf("long poll answered %d %s, want 200 with no messages", a.code, a.body)
