@@ -103,7 +103,7 @@ triggers:
 // and is refused while the new delivery holds the lease, which then acks.
 func TestStaleLease(t *testing.T) {
 	t.Parallel()
-	const lease = 4 * time.Second
+	const lease = 6 * time.Second
 	env := reliability.NewEnv(t, fmt.Sprintf(`
 queues:
   stale: {visibility_timeout_seconds: %d, max_receive_count: 5}
@@ -126,7 +126,7 @@ triggers:
 	// lease expired, is still running when attempt 1 acks, and ends well
 	// within its own lease.
 	sent, err := reliability.SendN(ctx, env.Queue, "stale", 1, 1, func(int) json.RawMessage {
-		return json.RawMessage(`{"sleep_ms": {"1": 5500, "2": 2500}}`)
+		return json.RawMessage(`{"sleep_ms": {"1": 8500, "2": 4000}}`)
 	})
 	if err != nil {
 		t.Fatal(err)
