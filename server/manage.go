@@ -497,27 +497,25 @@ func decodeTrigger(body []byte, account, name string) (triggers.Trigger, error) 
 	if len(req.EnqueueBody) > 0 && string(req.EnqueueBody) != "null" {
 		t.EnqueueBody = req.EnqueueBody
 	}
+	// The first range error wins; later fields are not looked at.
 	var err error
-	ints := []struct {
-		n        number
-		name     string
-		min, max int64
-		def      int64
-		dst      *int64
-	}{
-		{req.BatchSize, "batch_size", 1, 1000, 10, new(int64)},
-		{req.BatchWindowMS, "batch_window_ms", 0, 60000, 0, new(int64)},
-		{req.Concurrency, "concurrency", 1, 256, 1, new(int64)},
-		{req.BackoffInitMS, "backoff_initial_ms", 0, 43200000, triggers.DefaultBackoffInitial.Milliseconds(), new(int64)},
-		{req.BackoffMaxMS, "backoff_max_ms", 0, 43200000, triggers.DefaultBackoffMax.Milliseconds(), new(int64)},
-	}
-	for _, f := range ints {
-		if *f.dst, err = f.n.get(f.name, f.min, f.max, f.def); err != nil {
-			return t, err
+	field := func(n number, name string, min, max, def int64) int64 {
+		if err != nil {
+			return 0
 		}
+		var v int64
+		v, err = n.get(name, min, max, def)
+		return v
 	}
-	t.BatchSize, t.BatchWindow, t.Concurrency = int(*ints[0].dst), time.Duration(*ints[1].dst)*time.Millisecond, int(*ints[2].dst)
-	t.BackoffInitial, t.BackoffMax = time.Duration(*ints[3].dst)*time.Millisecond, time.Duration(*ints[4].dst)*time.Millisecond
+	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+	t.BatchSize = int(field(req.BatchSize, "batch_size", 1, 1000, 10))
+	t.BatchWindow = ms(field(req.BatchWindowMS, "batch_window_ms", 0, 60000, 0))
+	t.Concurrency = int(field(req.Concurrency, "concurrency", 1, 256, 1))
+	t.BackoffInitial = ms(field(req.BackoffInitMS, "backoff_initial_ms", 0, 43200000, triggers.DefaultBackoffInitial.Milliseconds()))
+	t.BackoffMax = ms(field(req.BackoffMaxMS, "backoff_max_ms", 0, 43200000, triggers.DefaultBackoffMax.Milliseconds()))
+	if err != nil {
+		return t, err
+	}
 	t.LeaseExtension = req.LeaseExtension == nil || *req.LeaseExtension
 	t.Enabled = req.Enabled == nil || *req.Enabled
 	switch t.Kind {
