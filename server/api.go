@@ -137,7 +137,7 @@ func (a *api) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	a.watchShutdown(r)
 	p := r.URL.Path
 	if p == "" || p[0] != '/' || path.Clean(p) != p && path.Clean(p)+"/" != p {
-		a.writeError(w, r, badRequest("path %q is not canonical: no . or .. segments or repeated slashes", p))
+		a.writeError(w, r, badRequest("path %q is not canonical: no . or .. segments or repeated slashes", truncate(p, 200)))
 		return
 	}
 	first, _, _ := strings.Cut(p[1:], "/")
@@ -156,10 +156,10 @@ func (a *api) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(rec, r)
 		if rec.code == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", rec.header.Get("Allow"))
-			a.writeError(w, r, errorf(http.StatusMethodNotAllowed, "method_not_allowed", "method %s is not allowed on %s; allowed: %s", r.Method, p, rec.header.Get("Allow")))
+			a.writeError(w, r, errorf(http.StatusMethodNotAllowed, "method_not_allowed", "method %s is not allowed on %s; allowed: %s", truncate(r.Method, 20), truncate(p, 200), rec.header.Get("Allow")))
 			return
 		}
-		a.writeError(w, r, errorf(http.StatusNotFound, "not_found", "no route for %s %s; see docs/http-api.md", r.Method, p))
+		a.writeError(w, r, errorf(http.StatusNotFound, "not_found", "no route for %s %s; see docs/http-api.md", truncate(r.Method, 20), truncate(p, 200)))
 		return
 	}
 	route = pattern
