@@ -43,7 +43,7 @@ type Trigger struct {
 
 	// Enabled runs the trigger (nil: true).
 	Enabled *bool `json:"enabled,omitempty"`
-	// Source is who owns it: "manifest" or "api" (set by the server).
+	// Source is who owns it: "api" (the default) or "manifest".
 	Source    string    `json:"source,omitempty"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
@@ -65,15 +65,16 @@ func checkTriggerName(name string) error {
 	return &Error{Code: CodeInvalidName, Message: fmt.Sprintf("trigger name %q: use 1 to 200 letters, digits or _.:@-", name)}
 }
 
-// Put creates or replaces trigger t (by t.Name; the server sets Source
-// to "api") and reports whether anything changed.
+// Put creates or replaces trigger t (by t.Name) and reports whether
+// anything changed. Source is "api" unless set to "manifest" (what
+// `sluice deploy` owns and may remove).
 func (s *TriggersService) Put(ctx context.Context, t Trigger) (changed bool, err error) {
 	if err := checkTriggerName(t.Name); err != nil {
 		return false, err
 	}
 	// What the server sets is not sent back, so a listed trigger can be
 	// changed and put again.
-	t.Source, t.UpdatedAt = "", time.Time{}
+	t.UpdatedAt = time.Time{}
 	var out struct {
 		Changed bool `json:"changed"`
 	}
@@ -228,7 +229,7 @@ type Hook struct {
 	// listing never returns them, only SecretCount.
 	Secrets     []string `json:"secrets,omitempty"`
 	SecretCount int      `json:"secret_count,omitempty"`
-	// Source is who owns it: "api" or "manifest" (set by the server).
+	// Source is who owns it: "api" (the default) or "manifest".
 	Source    string    `json:"source,omitempty"`
 	CreatedAt time.Time `json:"created_at,omitzero"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
@@ -262,7 +263,8 @@ func (s *HooksService) Create(ctx context.Context, h Hook) (created bool, err er
 		Queue   string   `json:"queue"`
 		Verify  string   `json:"verify"`
 		Secrets []string `json:"secrets,omitempty"`
-	}{h.Name, h.Queue, h.Verify, h.Secrets}
+		Source  string   `json:"source,omitempty"`
+	}{h.Name, h.Queue, h.Verify, h.Secrets, h.Source}
 	var out struct {
 		Created bool `json:"created"`
 	}

@@ -144,9 +144,6 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err := decodeJSON(body, &h); err != nil {
 		return err
 	}
-	if h.Source != "" {
-		return badRequest("unknown field \"source\" in the request body")
-	}
 	if hookNameRE.MatchString(h.Name) && !c.key.allowsQueue(h.Queue) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s may not send to queue %q", c.key.id, truncate(h.Queue, 90))
 	}

@@ -469,6 +469,9 @@ type triggerRequest struct {
 	Timezone       string          `json:"timezone"`
 	EnqueueBody    json.RawMessage `json:"enqueue_body"`
 	Enabled        *bool           `json:"enabled"`
+	// Source is who owns the trigger: "api" (the default) or "manifest"
+	// (a manifest apply may remove it when it leaves the manifest).
+	Source string `json:"source"`
 }
 
 var triggerNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,200}$`)
@@ -488,6 +491,13 @@ func decodeTrigger(body []byte, account, name string) (triggers.Trigger, error) 
 	}
 	if req.Name != "" && req.Name != name {
 		return t, badRequest("name %q in the body differs from %q in the URL", truncate(req.Name, 90), name)
+	}
+	switch req.Source {
+	case "", triggers.SourceAPI:
+	case triggers.SourceManifest:
+		t.Source = triggers.SourceManifest
+	default:
+		return t, badRequest("invalid source %q: use api or manifest", truncate(req.Source, 40))
 	}
 	t.Kind, t.Function, t.Alias, t.Queue, t.DLQ = req.Kind, req.Function, req.Alias, req.Queue, req.DLQ
 	t.AckPolicy, t.CronSpec, t.Timezone = req.AckPolicy, req.CronSpec, req.Timezone

@@ -58,8 +58,7 @@ func printChanges(w io.Writer, changes []server.Change, err error) error {
 // applyViaAPI makes the client's account match m, as server.Apply does
 // on the database: queues, hooks, functions (built here), triggers, and
 // removes the manifest-owned triggers and hooks that left it. What it
-// creates is owned by "api" (the API sets the source), so a later apply
-// does not remove it when it leaves the manifest.
+// creates is marked as owned by the manifest (source "manifest").
 func applyViaAPI(ctx context.Context, c *client.Client, m *manifest.Manifest) ([]server.Change, error) {
 	var changes []server.Change
 	add := func(ch *server.Change, err error) error {
@@ -92,7 +91,7 @@ func applyViaAPI(ctx context.Context, c *client.Client, m *manifest.Manifest) ([
 			BatchSize: t.BatchSize, BatchWindowMS: t.BatchWindow.Milliseconds(), Concurrency: t.Concurrency,
 			AckPolicy: t.AckPolicy, BackoffInitialMS: t.BackoffInitial.Milliseconds(), BackoffMaxMS: t.BackoffMax.Milliseconds(),
 			LeaseExtension: client.Bool(t.LeaseExtension), CronSpec: t.CronSpec, Timezone: t.Timezone,
-			EnqueueBody: t.EnqueueBody, Enabled: client.Bool(t.Enabled),
+			EnqueueBody: t.EnqueueBody, Enabled: client.Bool(t.Enabled), Source: triggers.SourceManifest,
 		})
 		if err != nil {
 			return changes, fmt.Errorf("trigger %s: %w", t.Name, err)
@@ -160,7 +159,7 @@ func applyHooksViaAPI(ctx context.Context, c *client.Client, m *manifest.Manifes
 		if err != nil {
 			return changes, fmt.Errorf("hook %s: %w", name, err)
 		}
-		created, err := c.Hooks.Create(ctx, client.Hook{Name: name, Queue: mh.Queue, Verify: mh.Verify, Secrets: secrets})
+		created, err := c.Hooks.Create(ctx, client.Hook{Name: name, Queue: mh.Queue, Verify: mh.Verify, Secrets: secrets, Source: triggers.SourceManifest})
 		if err != nil {
 			return changes, fmt.Errorf("hook %s: %w", name, err)
 		}
@@ -168,7 +167,7 @@ func applyHooksViaAPI(ctx context.Context, c *client.Client, m *manifest.Manifes
 		switch {
 		case created:
 			changes = append(changes, server.Change{Kind: "hook", Name: name, Action: "created"})
-		case prev.Queue != mh.Queue || prev.Verify != mh.Verify || prev.SecretCount != len(secrets):
+		case prev.Queue != mh.Queue || prev.Verify != mh.Verify || prev.SecretCount != len(secrets) || prev.Source != triggers.SourceManifest:
 			changes = append(changes, server.Change{Kind: "hook", Name: name, Action: "updated"})
 		}
 	}
