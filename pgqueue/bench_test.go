@@ -443,3 +443,31 @@ func BenchmarkSustained(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInFlight compares how many coalesced statements per queue run
+// at once, on the reference workloads.
+func BenchmarkInFlight(b *testing.B) {
+	e := benchSetup(b)
+	msgs := make([]pgqueue.NewMessage, 10)
+	for i := range msgs {
+		msgs[i] = pgqueue.NewMessage{Body: benchBody}
+	}
+	for _, k := range []int{1, 2, 4} {
+		c, err := pgqueue.New(e.c.Pool(), pgqueue.Options{Schema: e.schema})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pgqueue.SetCoalesceInFlight(c, k)
+		b.Run(fmt.Sprintf("in_flight=%d/send_batch/clients=8/batch=10", k), func(b *testing.B) {
+			benchQueue(b, e, "sendb_empty", 0)
+			parallel(b, 8, 10, func(ctx context.Context) error {
+				_, err := c.SendBatch(ctx, acct, "sendb_empty", msgs)
+				return err
+			})
+		})
+		b.Run(fmt.Sprintf("in_flight=%d/receive_delete/backlog=500k/clients=8/batch=10", k), func(b *testing.B) {
+			benchQueue(b, e, "recv_500k", 500_000+int64(b.N*10))
+			receiveDelete(b, benchEnv{c: c, schema: e.schema}, "recv_500k", 8, 10)
+		})
+	}
+}

@@ -56,8 +56,9 @@ type Options struct {
 // the account the SQL API's short forms use.
 //
 // Concurrent Send, SendBatch, Receive and Ack calls on the same queue are
-// coalesced: while a statement for the queue is in flight, later calls
-// wait for it and then go together in the next statement and commit. Each call still gets exactly its own results and errors. Sends
+// coalesced: while two statements for the queue are in flight, later calls
+// wait for one to finish and then go together in the next statement and
+// commit. Each call still gets exactly its own results and errors. Sends
 // with a dedup key, transactional sends and every other method are never
 // coalesced. Options.NoCoalescing turns this off.
 type Client struct {

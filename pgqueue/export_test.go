@@ -2,3 +2,11 @@ package pgqueue
 
 // SetWaitingHook makes c call f whenever a long poll starts waiting.
 func SetWaitingHook(c *Client, f func()) { c.waiting = f }
+
+// SetCoalesceInFlight sets how many coalesced statements per queue c runs
+// at once.
+func SetCoalesceInFlight(c *Client, n int) {
+	c.co.send.MaxInFlight = n
+	c.co.receive.MaxInFlight = n
+	c.co.ack.MaxInFlight = n
+}
