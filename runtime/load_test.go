@@ -54,7 +54,8 @@ func TestCompilationCacheDir(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	wasm := wasmbuild.MustRead(t, "noop", wasmbuild.Reactor)
+	// The smallest Go module (no SDK): each cold compile is costly under -race.
+	wasm := wasmbuild.MustRead(t, "runtime/testdata/empty", wasmbuild.Command)
 	files := func() int {
 		n := 0
 		_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, _ error) error {
@@ -70,7 +71,7 @@ func TestCompilationCacheDir(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := rt.Load(ctx, wasm, runtime.FunctionConfig{Name: "noop"})
+		f, err := rt.Load(ctx, wasm, runtime.FunctionConfig{Name: "empty"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -77,7 +77,8 @@ func FuzzAddEntryChecks(f *testing.F) {
 func TestAddFuelChecks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	r := wazero.NewRuntime(ctx)
+	// The interpreter validates as strictly as the compiler, much faster.
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	defer r.Close(ctx)
 	for _, name := range []string{"echo", "runtime/testdata/hostile"} {
 		for _, mode := range []wasmbuild.Mode{wasmbuild.Command, wasmbuild.Reactor} {
