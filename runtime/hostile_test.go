@@ -248,8 +248,8 @@ func TestSandbox(t *testing.T) {
 		f := load(t, rt, hostile, mode, runtime.FunctionConfig{Env: map[string]string{"ONLY": "this"}})
 		res := invoke(t, f, do("env"))
 		// The guest reports what it saw as its failure text.
-		if got := res.Messages[0].Error; got != "env=ONLY=this fs=true dir=0/true" {
-			t.Fatalf("guest saw %q, want only its env and no filesystem", got)
+		if got := res.Messages[0].Error; got != "env=ONLY=this fs=true dir=0/true clock=true rand=true" {
+			t.Fatalf("guest saw %q, want only its env, no filesystem, the real clock and random bytes", got)
 		}
 	})
 }

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -84,7 +85,12 @@ func main() {
 		case "env":
 			_, ferr := os.ReadFile("/etc/hostname")
 			entries, derr := os.ReadDir("/")
-			return sdk.Permanent(b.Messages[0].ID, fmt.Errorf("env=%s fs=%v dir=%d/%v", strings.Join(os.Environ(), ","), ferr != nil, len(entries), derr != nil))
+			var r1, r2 [16]byte
+			_, _ = rand.Read(r1[:])
+			_, _ = rand.Read(r2[:])
+			clock := time.Now().After(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+			return sdk.Permanent(b.Messages[0].ID, fmt.Errorf("env=%s fs=%v dir=%d/%v clock=%v rand=%v",
+				strings.Join(os.Environ(), ","), ferr != nil, len(entries), derr != nil, clock, r1 != r2 && r1 != [16]byte{}))
 		}
 		ctx.Log("acked", "messages", len(b.Messages))
 		return sdk.Result{}
