@@ -138,3 +138,28 @@ func TestCronReport(t *testing.T) {
 		t.Fatalf("no report event in %v", logs.events(t))
 	}
 }
+
+// TestReactorMemoryIsStable runs many batches through one pooled instance:
+// its linear memory settles instead of growing with every batch.
+func TestReactorMemoryIsStable(t *testing.T) {
+	t.Parallel()
+	rt, _ := newRuntime(t)
+	f := load(t, rt, "noop", wasmbuild.Reactor, runtime.FunctionConfig{PoolSize: 1})
+	bodies := make([]string, 100)
+	for i := range bodies {
+		bodies[i] = `{"order":1,"email":"someone@example.com","note":"` + strings.Repeat("x", 200) + `"}`
+	}
+	inv := batch(bodies...)
+	var warm int64
+	for i := range 300 {
+		if res := invoke(t, f, inv); !res.OK() {
+			t.Fatal(res.Failure)
+		}
+		if i == 20 {
+			warm = f.Stats().MemoryBytes
+		}
+	}
+	if s := f.Stats(); s.Instances != 1 || s.MemoryBytes > 2*warm {
+		t.Fatalf("after 300 batches: %+v; %d bytes after 20 batches", s, warm)
+	}
+}
