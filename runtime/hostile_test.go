@@ -43,19 +43,22 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
-func TestTimeoutStopsLoopFreeCallTree(t *testing.T) {
+// TestTimeoutHandwritten stops hand-written modules that never call the
+// host: a loop-free call tree (on the context-checked engine) and an empty
+// loop in a module importing sched_yield (fuel-checked).
+func TestTimeoutHandwritten(t *testing.T) {
 	t.Parallel()
-	rt, _ := newRuntime(t)
-	f, err := rt.Load(context.Background(), wasmbuild.Handwritten("recursion"), runtime.FunctionConfig{Name: "recursion", Timeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close(context.Background())
-	start := time.Now()
-	res := invoke(t, f, batch(`1`))
-	wantFailure(t, res, runtime.FailureTimeout, "longer than 300ms")
-	if elapsed := time.Since(start); elapsed > 375*time.Millisecond {
-		t.Fatalf("stopped after %s, want within 375ms", elapsed)
+	for _, name := range []string{"recursion", "spin"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rt, _ := newRuntime(t)
+			f := loadBytes(t, rt, wasmbuild.Handwritten(name), runtime.FunctionConfig{Name: name, Timeout: 300 * time.Millisecond})
+			start := time.Now()
+			wantFailure(t, invoke(t, f, batch(`1`)), runtime.FailureTimeout, "longer than 300ms")
+			if elapsed := time.Since(start); elapsed > 375*time.Millisecond {
+				t.Fatalf("stopped after %s, want within 375ms", elapsed)
+			}
+		})
 	}
 }
 
@@ -169,11 +172,7 @@ func TestTrap(t *testing.T) {
 	t.Run("handwritten", func(t *testing.T) {
 		t.Parallel()
 		rt, _ := newRuntime(t)
-		f, err := rt.Load(context.Background(), wasmbuild.Handwritten("trap"), runtime.FunctionConfig{Name: "trap"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close(context.Background())
+		f := loadBytes(t, rt, wasmbuild.Handwritten("trap"), runtime.FunctionConfig{Name: "trap"})
 		wantFailure(t, invoke(t, f, batch(`1`)), runtime.FailureTrap, "unreachable")
 	})
 }
@@ -285,23 +284,6 @@ func TestConcurrentInvocations(t *testing.T) {
 			t.Fatalf("Stats = %+v, want at most PoolSize instances", s)
 		}
 	})
-}
-
-// TestTimeoutStopsSpin stops a fuel-checked module that spins in an empty
-// loop and never calls the host on its own.
-func TestTimeoutStopsSpin(t *testing.T) {
-	t.Parallel()
-	rt, _ := newRuntime(t)
-	f, err := rt.Load(context.Background(), wasmbuild.Handwritten("spin"), runtime.FunctionConfig{Name: "spin", Timeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close(context.Background())
-	start := time.Now()
-	wantFailure(t, invoke(t, f, batch(`1`)), runtime.FailureTimeout, "longer than 300ms")
-	if elapsed := time.Since(start); elapsed > 375*time.Millisecond {
-		t.Fatalf("stopped after %s, want within 375ms", elapsed)
-	}
 }
 
 // TestRuntimeCloseStopsRunningBatch closes the runtime under a spinning

@@ -107,10 +107,16 @@ func load(t testing.TB, rt *runtime.Runtime, name string, mode wasmbuild.Mode, c
 	if cfg.Name == "" {
 		cfg.Name = filepath.Base(name)
 	}
+	return loadBytes(t, rt, wasmbuild.MustRead(t, name, mode), cfg)
+}
+
+// loadBytes loads a module, closed when the test ends.
+func loadBytes(t testing.TB, rt *runtime.Runtime, wasm []byte, cfg runtime.FunctionConfig) *runtime.Function {
+	t.Helper()
 	if cfg.Version == 0 {
 		cfg.Version = 1
 	}
-	f, err := rt.Load(context.Background(), wasmbuild.MustRead(t, name, mode), cfg)
+	f, err := rt.Load(context.Background(), wasm, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -325,65 +325,8 @@ func (p *jsonValidator) value(depth int) bool {
 		return false
 	}
 	switch c := p.b[p.i]; {
-	case c == '{':
-		p.i++
-		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == '}' {
-			p.i++
-			return true
-		}
-		for {
-			p.ws()
-			if p.i >= len(p.b) || p.b[p.i] != '"' || !p.string() {
-				return false
-			}
-			p.ws()
-			if p.i >= len(p.b) || p.b[p.i] != ':' {
-				return false
-			}
-			p.i++
-			p.ws()
-			if !p.value(depth + 1) {
-				return false
-			}
-			p.ws()
-			if p.i >= len(p.b) {
-				return false
-			}
-			if p.b[p.i] == '}' {
-				p.i++
-				return true
-			}
-			if p.b[p.i] != ',' {
-				return false
-			}
-			p.i++
-		}
-	case c == '[':
-		p.i++
-		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == ']' {
-			p.i++
-			return true
-		}
-		for {
-			p.ws()
-			if !p.value(depth + 1) {
-				return false
-			}
-			p.ws()
-			if p.i >= len(p.b) {
-				return false
-			}
-			if p.b[p.i] == ']' {
-				p.i++
-				return true
-			}
-			if p.b[p.i] != ',' {
-				return false
-			}
-			p.i++
-		}
+	case c == '{' || c == '[':
+		return p.container(depth, c == '{')
 	case c == '"':
 		return p.string()
 	case c == '-' || c >= '0' && c <= '9':
@@ -396,6 +339,49 @@ func (p *jsonValidator) value(depth int) bool {
 		return p.literal("null")
 	}
 	return false
+}
+
+// container reads an object or array (its opening byte is at p.i).
+func (p *jsonValidator) container(depth int, object bool) bool {
+	end := byte(']')
+	if object {
+		end = '}'
+	}
+	p.i++
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == end {
+		p.i++
+		return true
+	}
+	for {
+		p.ws()
+		if object {
+			if p.i >= len(p.b) || p.b[p.i] != '"' || !p.string() {
+				return false
+			}
+			p.ws()
+			if p.i >= len(p.b) || p.b[p.i] != ':' {
+				return false
+			}
+			p.i++
+			p.ws()
+		}
+		if !p.value(depth + 1) {
+			return false
+		}
+		p.ws()
+		if p.i >= len(p.b) {
+			return false
+		}
+		if p.b[p.i] == end {
+			p.i++
+			return true
+		}
+		if p.b[p.i] != ',' {
+			return false
+		}
+		p.i++
+	}
 }
 
 func (p *jsonValidator) literal(s string) bool {
