@@ -452,7 +452,7 @@ func BenchmarkInFlight(b *testing.B) {
 	for i := range msgs {
 		msgs[i] = pgqueue.NewMessage{Body: benchBody}
 	}
-	for _, k := range []int{1, 2, 4} {
+	for _, k := range []int{1, 2, 4, 8} {
 		c, err := pgqueue.New(e.c.Pool(), pgqueue.Options{Schema: e.schema})
 		if err != nil {
 			b.Fatal(err)

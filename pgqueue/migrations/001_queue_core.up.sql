@@ -197,6 +197,29 @@ BEGIN
 END
 $$;
 
+-- The id of a queue, raising SQ001 (or SQ003 for a bad name) when missing.
+CREATE FUNCTION queue_id(p_account text, p_queue text) RETURNS bigint
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    qid bigint;
+BEGIN
+    SELECT id INTO qid FROM queues WHERE account = p_account AND name = p_queue;
+    IF NOT FOUND THEN PERFORM queue_not_found(p_account, p_queue); END IF;
+    RETURN qid;
+END
+$$;
+
+-- Wake long-polling receivers of a queue, if any process registered
+-- interest in it (see wake_interest).
+CREATE FUNCTION wake(p_queue_id bigint, p_account text, p_queue text) RETURNS void
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM wake_interest w WHERE w.queue_id = p_queue_id AND w.until > now()) THEN
+        PERFORM pg_notify(current_schema() || '_wake', p_account || '/' || p_queue);
+    END IF;
+END
+$$;
+
 CREATE FUNCTION topic_not_found(p_account text, p_topic text) RETURNS void
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
@@ -421,8 +444,8 @@ BEGIN
         RETURNING sequence INTO seq;
     END IF;
 
-    IF delay = 0 AND EXISTS (SELECT 1 FROM wake_interest w WHERE w.queue_id = q.id AND w.until > now()) THEN
-        PERFORM pg_notify(current_schema() || '_wake', p_account || '/' || p_queue);
+    IF delay = 0 THEN
+        PERFORM wake(q.id, p_account, p_queue);
     END IF;
     RETURN seq;
 END
@@ -464,8 +487,8 @@ BEGIN
                     ELSE b.body END
           FROM unnest(p_bodies) WITH ORDINALITY AS b(body, ord)
         RETURNING sequence;
-        IF visible <= now() AND EXISTS (SELECT 1 FROM wake_interest w WHERE w.queue_id = q.id AND w.until > now()) THEN
-            PERFORM pg_notify(current_schema() || '_wake', p_account || '/' || p_queue);
+        IF visible <= now() THEN
+            PERFORM wake(q.id, p_account, p_queue);
         END IF;
         RETURN;
     END IF;
@@ -515,9 +538,7 @@ BEGIN
      ORDER BY m.ord
     RETURNING sequence;
 
-    IF EXISTS (SELECT 1 FROM wake_interest w WHERE w.queue_id = q.id AND w.until > now()) THEN
-        PERFORM pg_notify(current_schema() || '_wake', p_account || '/' || p_queue);
-    END IF;
+    PERFORM wake(q.id, p_account, p_queue);
 END
 $$;
 
@@ -634,8 +655,7 @@ LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
     qid bigint;
 BEGIN
-    SELECT id INTO qid FROM queues WHERE account = p_account AND name = p_queue;
-    IF NOT FOUND THEN PERFORM queue_not_found(p_account, p_queue); END IF;
+    qid := queue_id(p_account, p_queue);
     IF p_seconds IS NULL OR p_seconds < 0 OR p_seconds > 43200 THEN
         PERFORM out_of_range('visibility seconds', p_seconds, 0, 43200);
     END IF;
@@ -652,8 +672,8 @@ BEGIN
         END IF;
         RETURN false;
     END IF;
-    IF p_seconds = 0 AND EXISTS (SELECT 1 FROM wake_interest w WHERE w.queue_id = qid AND w.until > now()) THEN
-        PERFORM pg_notify(current_schema() || '_wake', p_account || '/' || p_queue);
+    IF p_seconds = 0 THEN
+        PERFORM wake(qid, p_account, p_queue);
     END IF;
     RETURN true;
 END
@@ -671,8 +691,7 @@ DECLARE
     qid bigint;
     bad integer;
 BEGIN
-    SELECT id INTO qid FROM queues WHERE account = p_account AND name = p_queue;
-    IF NOT FOUND THEN PERFORM queue_not_found(p_account, p_queue); END IF;
+    qid := queue_id(p_account, p_queue);
     IF p_delays IS NOT NULL THEN
         SELECT x INTO bad FROM unnest(p_delays) x WHERE x < 0 OR x > 43200 LIMIT 1;
         IF FOUND THEN PERFORM out_of_range('retry delay seconds', bad, 0, 43200); END IF;
@@ -685,11 +704,8 @@ BEGIN
      WHERE m.queue_id = qid AND m.sequence = a.sequence
        AND (a.receipt IS NULL OR m.receipt = a.receipt)
     RETURNING m.sequence;
-    IF EXISTS (SELECT 1 FROM unnest(p_delays) x WHERE coalesce(x, 0) = 0)
-       OR p_delays IS NULL THEN
-        IF EXISTS (SELECT 1 FROM wake_interest w WHERE w.queue_id = qid AND w.until > now()) THEN
-            PERFORM pg_notify(current_schema() || '_wake', p_account || '/' || p_queue);
-        END IF;
+    IF p_delays IS NULL OR EXISTS (SELECT 1 FROM unnest(p_delays) x WHERE coalesce(x, 0) = 0) THEN
+        PERFORM wake(qid, p_account, p_queue);
     END IF;
 END
 $$;
@@ -704,8 +720,7 @@ LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
     qid bigint;
 BEGIN
-    SELECT id INTO qid FROM queues WHERE account = p_account AND name = p_queue;
-    IF NOT FOUND THEN PERFORM queue_not_found(p_account, p_queue); END IF;
+    qid := queue_id(p_account, p_queue);
     RETURN QUERY
     WITH a AS (
         SELECT * FROM unnest(p_sequences, p_receipts, p_reasons, p_errors) AS a(sequence, receipt, reason, error)
@@ -757,8 +772,7 @@ DECLARE
     qid bigint;
     n bigint;
 BEGIN
-    SELECT id INTO qid FROM queues WHERE account = p_account AND name = p_queue;
-    IF NOT FOUND THEN PERFORM queue_not_found(p_account, p_queue); END IF;
+    qid := queue_id(p_account, p_queue);
     DELETE FROM messages WHERE queue_id = qid;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
@@ -777,8 +791,7 @@ LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
     qid bigint;
 BEGIN
-    SELECT id INTO qid FROM queues WHERE account = p_account AND name = p_queue;
-    IF NOT FOUND THEN PERFORM queue_not_found(p_account, p_queue); END IF;
+    qid := queue_id(p_account, p_queue);
     IF p_max_messages IS NULL OR p_max_messages < 1 OR p_max_messages > 1000 THEN
         PERFORM out_of_range('max_messages', p_max_messages, 1, 1000);
     END IF;
@@ -796,8 +809,7 @@ LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
     qid bigint;
 BEGIN
-    SELECT id INTO qid FROM queues WHERE account = p_account AND name = p_queue;
-    IF NOT FOUND THEN PERFORM queue_not_found(p_account, p_queue); END IF;
+    qid := queue_id(p_account, p_queue);
     DELETE FROM dead_letters WHERE queue_id = qid AND sequence = p_sequence;
     RETURN FOUND;
 END
@@ -809,8 +821,7 @@ DECLARE
     qid bigint;
     n bigint;
 BEGIN
-    SELECT id INTO qid FROM queues WHERE account = p_account AND name = p_queue;
-    IF NOT FOUND THEN PERFORM queue_not_found(p_account, p_queue); END IF;
+    qid := queue_id(p_account, p_queue);
     DELETE FROM dead_letters WHERE queue_id = qid;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
@@ -826,8 +837,7 @@ DECLARE
     qid bigint;
     n bigint;
 BEGIN
-    SELECT id INTO qid FROM queues WHERE account = p_account AND name = p_queue;
-    IF NOT FOUND THEN PERFORM queue_not_found(p_account, p_queue); END IF;
+    qid := queue_id(p_account, p_queue);
     IF p_max_messages IS NOT NULL AND p_max_messages < 1 THEN
         PERFORM out_of_range('max_messages', p_max_messages, 1, 2147483647);
     END IF;
@@ -847,8 +857,8 @@ BEGIN
       FROM moved
     ON CONFLICT (queue_id, sequence) DO NOTHING;
     GET DIAGNOSTICS n = ROW_COUNT;
-    IF n > 0 AND EXISTS (SELECT 1 FROM wake_interest w WHERE w.queue_id = qid AND w.until > now()) THEN
-        PERFORM pg_notify(current_schema() || '_wake', p_account || '/' || p_queue);
+    IF n > 0 THEN
+        PERFORM wake(qid, p_account, p_queue);
     END IF;
     RETURN n;
 END
@@ -892,8 +902,7 @@ DECLARE
 BEGIN
     SELECT id INTO tid FROM topics WHERE account = p_account AND name = p_topic;
     IF NOT FOUND THEN PERFORM topic_not_found(p_account, p_topic); END IF;
-    SELECT id INTO qid FROM queues WHERE account = p_account AND name = p_queue;
-    IF NOT FOUND THEN PERFORM queue_not_found(p_account, p_queue); END IF;
+    qid := queue_id(p_account, p_queue);
     INSERT INTO subscriptions (topic_id, queue_id) VALUES (tid, qid) ON CONFLICT DO NOTHING;
 END
 $$;
@@ -906,8 +915,7 @@ DECLARE
 BEGIN
     SELECT id INTO tid FROM topics WHERE account = p_account AND name = p_topic;
     IF NOT FOUND THEN PERFORM topic_not_found(p_account, p_topic); END IF;
-    SELECT id INTO qid FROM queues WHERE account = p_account AND name = p_queue;
-    IF NOT FOUND THEN PERFORM queue_not_found(p_account, p_queue); END IF;
+    qid := queue_id(p_account, p_queue);
     DELETE FROM subscriptions WHERE topic_id = tid AND queue_id = qid;
 END
 $$;
