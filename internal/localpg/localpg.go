@@ -160,7 +160,9 @@ func (c *Cluster) Start(ctx context.Context, opts Options) error {
 	}
 	settings := fmt.Sprintf("-c listen_addresses='' -k %s -p %d -c max_connections=200", c.socketDir, Port)
 	if !opts.Durable {
-		settings += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+		// fsync off is what makes a throwaway cluster fast; synchronous_commit
+		// keeps its default so tests see the server defaults users have.
+		settings += " -c fsync=off -c full_page_writes=off"
 	}
 	logFile := filepath.Join(c.dir, "postgres.log")
 	if _, err := c.exec(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", c.dataDir(),
