@@ -111,8 +111,6 @@ type Env struct {
 type EnvOptions struct {
 	// URL is the database to use; "" means TEST_DATABASE_URL.
 	URL string
-	// PoolConns caps the test's own pool (default 8).
-	PoolConns int32
 }
 
 // NewEnv makes a fresh schema on the database, applies the manifest (YAML;
@@ -146,7 +144,7 @@ func NewEnv(t testing.TB, manifestYAML string, opts EnvOptions) *Env {
 	if err != nil {
 		t.Fatalf("reliability: database URL: %v", err)
 	}
-	pcfg.MaxConns = max(opts.PoolConns, 8)
+	pcfg.MaxConns = 8
 	if e.Pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		t.Fatalf("reliability: connect: %v", err)
 	}
