@@ -94,16 +94,16 @@
 // also polls, so a missed hint (or a delayed message coming due) costs at
 // most one poll interval.
 //
-// Coalescing. Concurrent Send, SendBatch, Receive and Ack calls on one
-// queue through one Client are merged (pgqueue/internal/coalesce): with two
-// statements for the queue in flight, later calls wait for one to finish
-// and then go together in the next statement and commit. Every call gets
-// exactly its own sequences, messages or acks, and its own error (a
-// combined statement that fails is retried call by call). Merging halves
-// the CPU per message (see BENCHMARKS.md); its price is that a busy queue
-// never has more than two of its statements running, which on a host where
-// Postgres fights other work for CPU can lower send throughput. Options.
-// NoCoalescing turns it off.
+// Coalescing (opt-in, Options.Coalesce). Concurrent Send, SendBatch,
+// Receive and Ack calls on one queue through one Client can be merged
+// (pgqueue/internal/coalesce): with two statements for the queue in
+// flight, later calls wait for one to finish and then go together in the
+// next statement and commit. Every call gets exactly its own sequences,
+// messages or acks, and its own error (a combined statement that fails is
+// retried call by call). Merging roughly halves the database CPU per
+// message, but Postgres already shares one WAL flush among concurrent
+// commits, and capping a queue at two statements in flight lowered
+// throughput on the benchmarks (BENCHMARKS.md), so it is off by default.
 //
 // Acks. Ack and Delete commit with synchronous_commit = off in their own
 // transaction unless Options.SynchronousAcks is set: losing an ack to a

@@ -3,6 +3,7 @@ package pgqueue_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -436,7 +437,21 @@ func TestSendTx(t *testing.T) {
 // outlives the test's use of it and is settled with its receipt).
 func TestConcurrentReceiversNeverShareALease(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	for _, coalesce := range []bool{false, true} {
+		t.Run(fmt.Sprintf("coalesce=%v", coalesce), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			c, err := pgqueue.New(e.pool, pgqueue.Options{Schema: e.schema, Coalesce: coalesce})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.c = c
+			drainConcurrently(t, e)
+		})
+	}
+}
+
+func drainConcurrently(t *testing.T, e *env) {
 	e.queue("q", pgqueue.Settings{VisibilityTimeout: 5 * time.Minute})
 	const total = 10000
 	batch := make([]pgqueue.NewMessage, 1000)
@@ -572,6 +587,11 @@ func FuzzParseReceipt(f *testing.F) {
 func TestCoalescedSendsFailAlone(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	c, err := pgqueue.New(e.pool, pgqueue.Options{Schema: e.schema, Coalesce: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.c = c
 	e.queue("q", pgqueue.Settings{MaxMessageBytes: 50})
 	var wg sync.WaitGroup
 	const callers = 24
