@@ -297,11 +297,12 @@ func BenchmarkReceiveDeleteSyncAcks(b *testing.B) {
 	}
 }
 
-// BenchmarkCoalesced is the reference workloads (batch 10, 8 clients)
-// with Options.Coalesce: concurrent calls share statements and commits.
-func BenchmarkCoalesced(b *testing.B) {
+// BenchmarkNoCoalescing is the reference workloads (batch 10, 8 clients)
+// with Options.NoCoalescing: one statement and one commit per call (acks
+// still commit asynchronously).
+func BenchmarkNoCoalescing(b *testing.B) {
 	e := benchSetup(b)
-	plain, err := pgqueue.New(e.c.Pool(), pgqueue.Options{Schema: e.schema, Coalesce: true})
+	plain, err := pgqueue.New(e.c.Pool(), pgqueue.Options{Schema: e.schema, NoCoalescing: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -440,7 +441,7 @@ func BenchmarkSustained(b *testing.B) {
 }
 
 // BenchmarkInFlight compares how many coalesced statements per queue run
-// at once (Options.Coalesce), on the reference workloads.
+// at once, on the reference workloads.
 func BenchmarkInFlight(b *testing.B) {
 	e := benchSetup(b)
 	msgs := make([]pgqueue.NewMessage, 10)
@@ -448,7 +449,7 @@ func BenchmarkInFlight(b *testing.B) {
 		msgs[i] = pgqueue.NewMessage{Body: benchBody}
 	}
 	for _, k := range []int{1, 2, 4, 8} {
-		c, err := pgqueue.New(e.c.Pool(), pgqueue.Options{Schema: e.schema, Coalesce: true})
+		c, err := pgqueue.New(e.c.Pool(), pgqueue.Options{Schema: e.schema})
 		if err != nil {
 			b.Fatal(err)
 		}

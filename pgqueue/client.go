@@ -45,24 +45,24 @@ type Options struct {
 	// at-least-once delivery allows, and acks cost half as much. Sends,
 	// receives, nacks and DLQ moves are always synchronous.
 	SynchronousAcks bool
-	// Coalesce merges concurrent Send, SendBatch, Receive and Ack calls on
-	// the same queue into shared statements and commits (see Client). It
-	// roughly halves the database CPU per message, but caps each queue at
-	// two statements in flight, which lowered throughput on the benchmarks
-	// (BENCHMARKS.md); use it when database CPU is the scarce resource.
-	Coalesce bool
+	// NoCoalescing makes every call its own statement. By default
+	// concurrent Send, SendBatch, Receive and Ack calls on the same queue
+	// share statements and commits (see Client), which halves the database
+	// CPU per message and raised throughput on the benchmarks
+	// (BENCHMARKS.md).
+	NoCoalescing bool
 }
 
 // Client is the Go API of the queue core. It is safe for concurrent use.
 // Every method takes the account number explicitly; use DefaultAccount for
 // the account the SQL API's short forms use.
 //
-// With Options.Coalesce, concurrent Send, SendBatch, Receive and Ack calls
-// on the same queue are coalesced: while two statements for the queue are
-// in flight, later calls wait for one to finish and then go together in the
-// next statement and commit. Each call still gets exactly its own results
-// and errors. Sends with a dedup key, transactional sends and every other
-// method are never coalesced.
+// Concurrent Send, SendBatch, Receive and Ack calls on the same queue are
+// coalesced (unless Options.NoCoalescing): while two statements for the
+// queue are in flight, later calls wait for one to finish and then go
+// together in the next statement and commit. Each call still gets exactly
+// its own results and errors. Sends with a dedup key, transactional sends
+// and every other method are never coalesced.
 type Client struct {
 	pool     *pgxpool.Pool
 	schema   string
@@ -70,7 +70,7 @@ type Client struct {
 	poll     time.Duration
 	syncAcks bool
 	q        queries
-	co       *coalescers // nil unless Options.Coalesce
+	co       *coalescers // nil with Options.NoCoalescing
 	// waiting, when set by tests, is called each time a long poll starts
 	// waiting for a wake-up.
 	waiting func()
@@ -108,7 +108,7 @@ func New(pool *pgxpool.Pool, opts Options) (*Client, error) {
 		poll = 500 * time.Millisecond
 	}
 	c := &Client{pool: pool, schema: schema, listener: opts.Listener, poll: poll, syncAcks: opts.SynchronousAcks, q: loadQueries(schema)}
-	if opts.Coalesce {
+	if !opts.NoCoalescing {
 		c.initCoalescers()
 	}
 	return c, nil

@@ -8,9 +8,9 @@ import (
 	"github.com/sluicehq/sluice/pgqueue/internal/coalesce"
 )
 
-// With Options.Coalesce, concurrent sends, receives and acks on the same
-// queue through one Client are coalesced: while two statements for a queue
-// are in flight, later calls wait and then go together in the next
+// Concurrent sends, receives and acks on the same queue through one Client
+// are coalesced (unless Options.NoCoalescing): while two statements for a
+// queue are in flight, later calls wait and then go together in the next
 // statement, one commit. Each caller still gets exactly its own results
 // and errors (a combined statement that fails is retried call by call), so
 // coalescing only changes how many commits the database performs.

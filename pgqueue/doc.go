@@ -94,16 +94,17 @@
 // also polls, so a missed hint (or a delayed message coming due) costs at
 // most one poll interval.
 //
-// Coalescing (opt-in, Options.Coalesce). Concurrent Send, SendBatch,
-// Receive and Ack calls on one queue through one Client can be merged
-// (pgqueue/internal/coalesce): with two statements for the queue in
-// flight, later calls wait for one to finish and then go together in the
-// next statement and commit. Every call gets exactly its own sequences,
-// messages or acks, and its own error (a combined statement that fails is
-// retried call by call). Merging roughly halves the database CPU per
-// message, but Postgres already shares one WAL flush among concurrent
-// commits, and capping a queue at two statements in flight lowered
-// throughput on the benchmarks (BENCHMARKS.md), so it is off by default.
+// Coalescing. Concurrent Send, SendBatch, Receive and Ack calls on one
+// queue through one Client are merged (pgqueue/internal/coalesce): with two
+// statements for the queue in flight, later calls wait for one to finish
+// and then go together in the next statement and commit. Every call gets
+// exactly its own sequences, messages or acks, and its own error (a
+// combined statement that fails is retried call by call). Merging halves
+// the database CPU per message and, in the calmer benchmark runs, raised
+// throughput by 15-70% (BENCHMARKS.md); on a host where the benchmark
+// fought heavy unrelated load, one statement per call sometimes did better
+// because more backends got more CPU slices. Options.NoCoalescing turns it
+// off.
 //
 // Acks. Ack and Delete commit with synchronous_commit = off in their own
 // transaction unless Options.SynchronousAcks is set: losing an ack to a

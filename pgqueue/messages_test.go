@@ -441,7 +441,7 @@ func TestConcurrentReceiversNeverShareALease(t *testing.T) {
 		t.Run(fmt.Sprintf("coalesce=%v", coalesce), func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			c, err := pgqueue.New(e.pool, pgqueue.Options{Schema: e.schema, Coalesce: coalesce})
+			c, err := pgqueue.New(e.pool, pgqueue.Options{Schema: e.schema, NoCoalescing: !coalesce})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -587,11 +587,7 @@ func FuzzParseReceipt(f *testing.F) {
 func TestCoalescedSendsFailAlone(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c, err := pgqueue.New(e.pool, pgqueue.Options{Schema: e.schema, Coalesce: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.c = c
+	// The default client coalesces.
 	e.queue("q", pgqueue.Settings{MaxMessageBytes: 50})
 	var wg sync.WaitGroup
 	const callers = 24
