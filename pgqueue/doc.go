@@ -101,7 +101,7 @@
 // exactly its own sequences, messages or acks, and its own error (a
 // combined statement that fails is retried call by call). Merging halves
 // the database CPU per message and, in the calmer benchmark runs, raised
-// throughput by 15-70% (BENCHMARKS.md); on a host where the benchmark
+// throughput by 15-50% (BENCHMARKS.md); on a host where the benchmark
 // fought heavy unrelated load, one statement per call sometimes did better
 // because more backends got more CPU slices. Options.NoCoalescing turns it
 // off.
