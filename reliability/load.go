@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/pgqueue"
@@ -124,4 +125,30 @@ func Failed(rs []SendResult) int {
 		}
 	}
 	return n
+}
+
+// Peak samples f every interval in the background until the returned stop
+// is called, which returns the highest value seen (f's errors skip a
+// sample).
+func Peak(interval time.Duration, f func(ctx context.Context) (int64, error)) (stop func() int64) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var peak atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			if v, err := f(ctx); err == nil && v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(interval):
+			}
+		}
+	}()
+	return func() int64 {
+		cancel()
+		<-done
+		return peak.Load()
+	}
 }

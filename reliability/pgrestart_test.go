@@ -3,7 +3,6 @@ package reliability_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,19 +51,10 @@ triggers:
 	})
 
 	// Sample the serve processes' connections all along.
-	var maxSeen atomic.Int64
-	sampleCtx, stopSampling := context.WithCancel(ctx)
-	var sampling sync.WaitGroup
-	sampling.Add(1)
-	go func() {
-		defer sampling.Done()
-		for sampleCtx.Err() == nil {
-			if n, err := env.ServeConns(sampleCtx); err == nil && int64(n) > maxSeen.Load() {
-				maxSeen.Store(int64(n))
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}()
+	peakConns := reliability.Peak(200*time.Millisecond, func(ctx context.Context) (int64, error) {
+		n, err := env.ServeConns(ctx)
+		return int64(n), err
+	})
 
 	type window struct{ from, to time.Time }
 	var outages []window
@@ -83,8 +73,7 @@ triggers:
 	if err != nil {
 		t.Error(err)
 	}
-	stopSampling()
-	sampling.Wait()
+	maxSeen := peakConns()
 	for _, n := range env.Nodes() {
 		if !n.Alive() {
 			t.Errorf("node %s died during the restarts", n.Name)
@@ -127,9 +116,9 @@ triggers:
 	}
 	limit := int64(nodes * (maxConns + 1)) // each pool plus its LISTEN connection
 	t.Logf("postgres restart x%d: %d sends over HTTP, %d refused; %s; drained %.1fs after the load stopped; serve connections at most %d (cap %d)",
-		restarts, len(sends), reliability.Failed(sends), v, drain.Seconds(), maxSeen.Load(), limit)
-	if maxSeen.Load() > limit {
-		t.Errorf("serve processes held %d connections, more than their pools' cap %d", maxSeen.Load(), limit)
+		restarts, len(sends), reliability.Failed(sends), v, drain.Seconds(), maxSeen, limit)
+	if maxSeen > limit {
+		t.Errorf("serve processes held %d connections, more than their pools' cap %d", maxSeen, limit)
 	}
 	if err := v.Err(); err != nil {
 		t.Errorf("broken promises:\n%v", err)
