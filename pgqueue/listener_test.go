@@ -289,3 +289,44 @@ func TestListenerReconnects(t *testing.T) {
 		}
 	}
 }
+
+// The sweeper vacuums the messages table once it has enough dead rows.
+func TestSweeperVacuums(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{})
+	batch := make([]pgqueue.NewMessage, 200)
+	for i := range batch {
+		batch[i] = pgqueue.NewMessage{Body: body(i)}
+	}
+	if _, err := e.c.SendBatch(e.ctx, acct, "q", batch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Purge(e.ctx, acct, "q"); err != nil {
+		t.Fatal(err)
+	}
+	s := pgqueue.NewSweeper(e.c, pgqueue.SweeperOptions{
+		Interval:        50 * time.Millisecond,
+		VacuumThreshold: 100,
+		OnError:         func(err error) { t.Error(err) },
+	})
+	if err := s.Start(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop(e.ctx)
+	table := pgxIdent(e.schema) + ".messages"
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var vacuumed bool
+		if err := e.pool.QueryRow(e.ctx, `SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relid = $1::regclass`, table).Scan(&vacuumed); err != nil {
+			t.Fatal(err)
+		}
+		if vacuumed {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sweeper did not vacuum a table with 200 dead rows (threshold 100)")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
