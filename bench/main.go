@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -37,14 +38,27 @@ func main() {
 	var c config
 	var systems string
 	flag.StringVar(&c.url, "db", firstNonEmpty(os.Getenv("BENCH_DATABASE_URL"), os.Getenv("TEST_DATABASE_URL")), "Postgres URL [BENCH_DATABASE_URL, TEST_DATABASE_URL]")
-	flag.IntVar(&c.n, "n", 50000, "messages (jobs) preloaded for the drain test")
-	flag.IntVar(&c.batch, "batch", 100, "Sluice trigger batch size for the drain test")
+	flag.IntVar(&c.n, "n", 200000, "messages (jobs) preloaded for the drain test")
+	flag.IntVar(&c.batch, "batch", 1000, "Sluice trigger batch size for the drain test")
 	flag.IntVar(&c.concurrency, "concurrency", 4, "Sluice trigger concurrency (parallel batches)")
 	flag.IntVar(&c.rate, "rate", 500, "messages per second for the latency test")
 	flag.DurationVar(&c.duration, "duration", 15*time.Second, "length of the latency test")
 	flag.StringVar(&systems, "systems", "sluice-reactor,sluice-command,river", "what to measure (also: idle)")
 	flag.IntVar(&c.idleQueues, "idle-queues", 100, "queue triggers of the idle test")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	c.systems = strings.Split(systems, ",")
 	if c.url == "" {
 		fmt.Fprintln(os.Stderr, "bench: set -db, BENCH_DATABASE_URL or TEST_DATABASE_URL")
@@ -52,6 +66,7 @@ func main() {
 	}
 	if err := run(context.Background(), c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
