@@ -149,7 +149,10 @@ triggers:
 	}
 	p99b, p99d := reliability.Percentile(before, 99), reliability.Percentile(during, 99)
 	v := reliability.Check(reliability.Acked(sends), logs, "healthy", reliability.CheckOptions{})
-	bound := baselineRSS + int64(concurrency*memoryMiB)<<20 + 256<<20
+	// Bounded: the instances' linear memories (concurrency × the limit),
+	// twice over for the garbage collector's headroom (GOGC 100), plus
+	// 256 MiB for the rest; an unbounded bomb would take gigabytes.
+	bound := baselineRSS + 2*int64(concurrency*memoryMiB)<<20 + 256<<20
 	t.Logf("hostile functions (%d rounds of loop, recurse, membomb, stdout, trap; %d MiB, %s): slowest failure %s; healthy p50/p99 send-to-function %.1f/%.1f ms before (%d msgs), %.1f/%.1f ms during (%d msgs); serve RSS %d MiB at baseline, peak %d MiB (bound %d MiB); healthy: %s",
 		rounds, memoryMiB, timeout, slowest.Round(time.Millisecond), reliability.Percentile(before, 50), p99b, len(before),
 		reliability.Percentile(during, 50), p99d, len(during), baselineRSS>>20, maxRSS>>20, bound>>20, v)
@@ -164,7 +167,7 @@ triggers:
 		}
 	}
 	if maxRSS > bound {
-		t.Errorf("serve RSS peaked at %d MiB, past baseline + concurrency × memory limit + 256 MiB = %d MiB", maxRSS>>20, bound>>20)
+		t.Errorf("serve RSS peaked at %d MiB, past baseline + 2 × concurrency × memory limit + 256 MiB = %d MiB", maxRSS>>20, bound>>20)
 	}
 	if err := v.Err(); err != nil {
 		t.Errorf("broken promises:\n%v", err)
