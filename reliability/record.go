@@ -41,7 +41,7 @@ type Logs struct {
 	Execs []Execution
 	// Settles by invocation id.
 	Settles map[string]Settle
-	// Failures are the failed invocations' errors by invocation id.
+	// Lines counts the JSON log lines read.
 	Lines int
 	// Refused counts "acks refused" warnings (stale receipts).
 	Refused int
