@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"regexp"
 	"time"
@@ -26,7 +25,7 @@ var migrationFiles embed.FS
 
 // Migrations is the function registry's migration line. Apply it after the
 // queue core's (pgqueue.Migrations): its tables reference accounts.
-var Migrations = migrate.Line{Name: "functions", FS: mustSub(migrationFiles, "migrations")}
+var Migrations = migrate.NewLine("functions", migrationFiles, "migrations")
 
 //go:embed queries.sql
 var queriesSQL string
@@ -381,12 +380,4 @@ func (r *Registry) Delete(ctx context.Context, account, name string) error {
 		return fmt.Errorf("functions: delete %s (account %s): %w", name, account, ErrNotFound)
 	}
 	return nil
-}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
 }

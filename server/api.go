@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"mime"
 	"net/http"
 	"path"
@@ -39,15 +38,7 @@ var queriesSQL string
 
 // APIMigrations is the HTTP API's migration line (access keys, hooks,
 // webhook deliveries); it applies after the triggers' line.
-var APIMigrations = migrate.Line{Name: "server", FS: mustSub(migrationFiles, "migrations")}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
-}
+var APIMigrations = migrate.NewLine("server", migrationFiles, "migrations")
 
 // Limits of the HTTP API (see docs/http-api.md).
 const (

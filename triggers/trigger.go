@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,7 +22,7 @@ var migrationFiles embed.FS
 
 // Migrations is the triggers' migration line; apply it after
 // pgqueue.Migrations and functions.Migrations.
-var Migrations = migrate.Line{Name: "triggers", FS: mustSub(migrationFiles, "migrations")}
+var Migrations = migrate.NewLine("triggers", migrationFiles, "migrations")
 
 //go:embed queries.sql
 var queriesSQL string
@@ -245,12 +244,4 @@ func nullIfEmpty(s string) any {
 		return nil
 	}
 	return s
-}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
 }

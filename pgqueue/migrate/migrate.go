@@ -37,6 +37,17 @@ type Line struct {
 	FS fs.FS
 }
 
+// NewLine returns the line name whose files are in folder dir of files,
+// typically an embed.FS of the package's migrations folder. A dir that
+// cannot be opened is a programmer error and panics.
+func NewLine(name string, files fs.FS, dir string) Line {
+	sub, err := fs.Sub(files, dir)
+	if err != nil {
+		panic(fmt.Sprintf("migrate: line %q: folder %q: %v", name, dir, err))
+	}
+	return Line{Name: name, FS: sub}
+}
+
 // Migration is one numbered step of a line.
 type Migration struct {
 	Line    string
