@@ -5,10 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
-	"os"
-	"slices"
-	"time"
 
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/functions"
@@ -55,154 +51,92 @@ func printChanges(w io.Writer, changes []server.Change, err error) error {
 	return err
 }
 
-// applyViaAPI makes the client's account match m, as server.Apply does
-// on the database: queues, hooks, functions (built here), triggers, and
-// removes the manifest-owned triggers and hooks that left it. What it
-// creates is marked as owned by the manifest (source "manifest").
+// applyViaAPI makes the client's account match m, with the same steps as
+// a database apply (server.ApplyTo), each done through the HTTP API.
 func applyViaAPI(ctx context.Context, c *client.Client, m *manifest.Manifest) ([]server.Change, error) {
-	var changes []server.Change
-	add := func(ch *server.Change, err error) error {
-		if ch != nil {
-			changes = append(changes, *ch)
-		}
-		return err
-	}
-	for _, name := range slices.Sorted(maps.Keys(m.Queues)) {
-		if err := add(applyQueueViaAPI(ctx, c, name, m.Queues[name])); err != nil {
-			return changes, err
-		}
-	}
-	hookChanges, err := applyHooksViaAPI(ctx, c, m)
-	changes = append(changes, hookChanges...)
-	if err != nil {
-		return changes, err
-	}
-	for _, name := range slices.Sorted(maps.Keys(m.Functions)) {
-		if err := add(applyFunctionViaAPI(ctx, c, name, m)); err != nil {
-			return changes, err
-		}
-	}
-	keep := map[string]bool{}
-	for _, mt := range m.Triggers {
-		t := triggers.FromManifest(c.Account(), mt)
-		keep[t.Name] = true
-		changed, err := c.Triggers.Put(ctx, client.Trigger{
-			Name: t.Name, Kind: t.Kind, Function: t.Function, Alias: t.Alias, Queue: t.Queue, DLQ: t.DLQ,
-			BatchSize: t.BatchSize, BatchWindowMS: t.BatchWindow.Milliseconds(), Concurrency: t.Concurrency,
-			AckPolicy: t.AckPolicy, BackoffInitialMS: t.BackoffInitial.Milliseconds(), BackoffMaxMS: t.BackoffMax.Milliseconds(),
-			LeaseExtension: client.Bool(t.LeaseExtension), CronSpec: t.CronSpec, Timezone: t.Timezone,
-			EnqueueBody: t.EnqueueBody, Enabled: client.Bool(t.Enabled), Source: triggers.SourceManifest,
-		})
-		if err != nil {
-			return changes, fmt.Errorf("trigger %s: %w", t.Name, err)
-		}
-		if changed {
-			changes = append(changes, server.Change{Kind: "trigger", Name: t.Name, Action: "applied"})
-		}
-	}
-	existing, err := c.Triggers.List(ctx)
-	if err != nil {
-		return changes, err
-	}
-	for _, t := range existing {
-		if t.Source == triggers.SourceManifest && !keep[t.Name] {
-			if err := c.Triggers.Delete(ctx, t.Name); err != nil && !client.IsNotFound(err) {
-				return changes, err
-			}
-			changes = append(changes, server.Change{Kind: "trigger", Name: t.Name, Action: "removed", Detail: "no longer in the manifest"})
-		}
-	}
-	return changes, nil
+	return server.ApplyTo(ctx, apiTarget{c}, c.Account(), m)
 }
 
-func applyQueueViaAPI(ctx context.Context, c *client.Client, name string, q manifest.Queue) (*server.Change, error) {
+// apiTarget is a server.Target over the HTTP API. What it creates is owned
+// by the manifest (source "manifest"), so a later deploy removes what left
+// the manifest.
+type apiTarget struct{ c *client.Client }
+
+func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue) (string, error) {
 	want := client.QueueSettings{
 		VisibilityTimeoutSeconds: q.VisibilityTimeoutSeconds, MaxReceiveCount: q.MaxReceiveCount,
 		DelaySeconds: q.DelaySeconds, RetentionSeconds: q.RetentionSeconds,
 		MaxMessageBytes: q.MaxMessageBytes, DedupWindowSeconds: q.DedupWindowSeconds,
 	}
-	cur, err := c.Queues.Get(ctx, name)
+	cur, err := t.c.Queues.Get(ctx, name)
 	if client.IsNotFound(err) {
-		if _, err := c.Queues.Create(ctx, name, want); err != nil {
-			return nil, fmt.Errorf("queue %s: %w", name, err)
-		}
-		return &server.Change{Kind: "queue", Name: name, Action: "created"}, nil
+		_, err := t.c.Queues.Create(ctx, name, want)
+		return "created", err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("queue %s: %w", name, err)
+		return "", err
 	}
 	differs := func(p *int, v int) bool { return p != nil && *p != v }
 	if !differs(want.VisibilityTimeoutSeconds, cur.VisibilityTimeoutSeconds) && !differs(want.MaxReceiveCount, cur.MaxReceiveCount) &&
 		!differs(want.DelaySeconds, cur.DelaySeconds) && !differs(want.RetentionSeconds, cur.RetentionSeconds) &&
 		!differs(want.MaxMessageBytes, cur.MaxMessageBytes) && !differs(want.DedupWindowSeconds, cur.DedupWindowSeconds) {
-		return nil, nil
+		return "", nil
 	}
-	if _, err := c.Queues.Update(ctx, name, want); err != nil {
-		return nil, fmt.Errorf("queue %s: %w", name, err)
-	}
-	return &server.Change{Kind: "queue", Name: name, Action: "updated"}, nil
+	_, err = t.c.Queues.Update(ctx, name, want)
+	return "updated", err
 }
 
-func applyHooksViaAPI(ctx context.Context, c *client.Client, m *manifest.Manifest) ([]server.Change, error) {
-	before, err := c.Hooks.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	old := map[string]client.Hook{}
-	for _, h := range before {
-		old[h.Name] = h
-	}
-	var changes []server.Change
-	for _, name := range slices.Sorted(maps.Keys(m.Hooks)) {
-		mh := m.Hooks[name]
-		secrets, err := mh.Secrets(os.Getenv)
-		if err != nil {
-			return changes, fmt.Errorf("hook %s: %w", name, err)
-		}
-		created, err := c.Hooks.Create(ctx, client.Hook{Name: name, Queue: mh.Queue, Verify: mh.Verify, Secrets: secrets, Source: triggers.SourceManifest})
-		if err != nil {
-			return changes, fmt.Errorf("hook %s: %w", name, err)
-		}
-		prev := old[name]
-		switch {
-		case created:
-			changes = append(changes, server.Change{Kind: "hook", Name: name, Action: "created"})
-		case prev.Queue != mh.Queue || prev.Verify != mh.Verify || prev.SecretCount != len(secrets) || prev.Source != triggers.SourceManifest:
-			changes = append(changes, server.Change{Kind: "hook", Name: name, Action: "updated"})
-		}
-	}
-	for _, h := range before {
-		if _, keep := m.Hooks[h.Name]; !keep && h.Source == triggers.SourceManifest {
-			if err := c.Hooks.Delete(ctx, h.Name); err != nil && !client.IsNotFound(err) {
-				return changes, err
-			}
-			changes = append(changes, server.Change{Kind: "hook", Name: h.Name, Action: "removed", Detail: "no longer in the manifest"})
-		}
-	}
-	return changes, nil
-}
-
-func applyFunctionViaAPI(ctx context.Context, c *client.Client, name string, m *manifest.Manifest) (*server.Change, error) {
-	f := m.Functions[name]
-	module, err := m.ReadModule(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	d, err := c.Functions.Deploy(ctx, name, module, client.DeployOptions{
-		MemoryMB: f.MemoryMiB, TimeoutMS: int(time.Duration(f.Timeout).Milliseconds()), Env: f.Env, Alias: functions.DefaultAlias,
+func (t apiTarget) Deploy(ctx context.Context, name string, module []byte, cfg functions.Config) (int, bool, bool, error) {
+	d, err := t.c.Functions.Deploy(ctx, name, module, client.DeployOptions{
+		MemoryMB: cfg.MemoryMiB, TimeoutMS: int(cfg.Timeout.Milliseconds()), Env: cfg.Env, Alias: functions.DefaultAlias,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("function %s: %w", name, err)
+	return d.Version, d.Created, d.AliasMoved, err
+}
+
+func (t apiTarget) PutTrigger(ctx context.Context, tr triggers.Trigger) (bool, error) {
+	return t.c.Triggers.Put(ctx, client.Trigger{
+		Name: tr.Name, Kind: tr.Kind, Function: tr.Function, Alias: tr.Alias, Queue: tr.Queue, DLQ: tr.DLQ,
+		BatchSize: tr.BatchSize, BatchWindowMS: tr.BatchWindow.Milliseconds(), Concurrency: tr.Concurrency,
+		AckPolicy: tr.AckPolicy, BackoffInitialMS: tr.BackoffInitial.Milliseconds(), BackoffMaxMS: tr.BackoffMax.Milliseconds(),
+		LeaseExtension: client.Bool(tr.LeaseExtension), CronSpec: tr.CronSpec, Timezone: tr.Timezone,
+		EnqueueBody: tr.EnqueueBody, Enabled: client.Bool(tr.Enabled), Source: triggers.SourceManifest,
+	})
+}
+
+func (t apiTarget) Triggers(ctx context.Context) ([]server.Owned, error) {
+	ts, err := t.c.Triggers.List(ctx)
+	out := make([]server.Owned, len(ts))
+	for i, tr := range ts {
+		out[i] = server.Owned{Name: tr.Name, Source: tr.Source}
 	}
-	switch {
-	case d.Created:
-		return &server.Change{Kind: "function", Name: name, Action: "deployed",
-			Detail: fmt.Sprintf("version %d, %s → %d", d.Version, functions.DefaultAlias, d.Version)}, nil
-	case d.AliasMoved:
-		return &server.Change{Kind: "function", Name: name, Action: "alias moved",
-			Detail: fmt.Sprintf("%s → %d", functions.DefaultAlias, d.Version)}, nil
+	return out, err
+}
+
+func (t apiTarget) DeleteTrigger(ctx context.Context, name string) error {
+	if err := t.c.Triggers.Delete(ctx, name); err != nil && !client.IsNotFound(err) {
+		return err
 	}
-	return nil, nil
+	return nil
+}
+
+func (t apiTarget) PutHook(ctx context.Context, h server.Hook) (bool, error) {
+	return t.c.Hooks.Create(ctx, client.Hook{Name: h.Name, Queue: h.Queue, Verify: h.Verify, Secrets: h.Secrets, Source: h.Source})
+}
+
+func (t apiTarget) Hooks(ctx context.Context) ([]server.HookInfo, error) {
+	hs, err := t.c.Hooks.List(ctx)
+	out := make([]server.HookInfo, len(hs))
+	for i, h := range hs {
+		out[i] = server.HookInfo{Name: h.Name, Queue: h.Queue, Verify: h.Verify, SecretCount: h.SecretCount, Source: h.Source}
+	}
+	return out, err
+}
+
+func (t apiTarget) DeleteHook(ctx context.Context, name string) error {
+	if err := t.c.Hooks.Delete(ctx, name); err != nil && !client.IsNotFound(err) {
+		return err
+	}
+	return nil
 }
 
 // flagIfSet returns the value of flag name when it was given, else "".
