@@ -135,18 +135,76 @@ type instance struct {
 	handle  api.Function
 	stack   [2]uint64
 	io      *invocationIO // the current invocation's, nil between batches
+	yields  uint32        // sched_yield calls, counted to take turns
 }
 
-// yield implements the guest's sched_yield, which fuel-checked modules
-// call every fuelPeriod steps: it stops the guest once its invocation must
-// stop by unwinding it with an exit error.
+// Scheduling of guest code. Compiled guest code cannot be preempted by
+// signal; fuel-checked modules call the host's sched_yield every
+// fuelPeriod steps, and that is where the host takes turns:
+//
+//   - every yieldsPerTick calls (about a quarter of a million guest steps,
+//     well under a millisecond) the guest gives up its P with Gosched;
+//   - an invocation that has run longer than longAfter must hold one of
+//     the runtime's long slots to go on, and there is one fewer long slot
+//     than Ps: long-running guests (spinning, or merely heavy) share all but
+//     one core, so short invocations of healthy functions keep a core to
+//     themselves. A long guest hands its slot on every longTurnTicks ticks,
+//     so long guests take turns; while one waits, its timeout runs on.
+const (
+	yieldsPerTick = 64
+	longAfter     = 20 * time.Millisecond
+	longTurnTicks = 16
+)
+
+// yield implements the guest's sched_yield: it stops the guest once its
+// invocation must stop, by unwinding it with an exit error, and takes turns
+// with other goroutines as described above.
 func (in *instance) yield() {
-	if io := in.io; io != nil {
-		select {
-		case <-io.done:
-			panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
-		default:
+	io := in.io
+	if io == nil {
+		return
+	}
+	select {
+	case <-io.done:
+		panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
+	default:
+	}
+	if in.yields++; in.yields%yieldsPerTick != 0 {
+		return
+	}
+	switch {
+	case io.holding:
+		if io.ticks++; io.ticks%longTurnTicks == 0 {
+			<-io.long // hand the slot on, then queue for it again
+			io.holding = false
+			in.takeLongSlot()
+		} else {
+			goruntime.Gosched()
 		}
+	case io.long != nil && time.Since(io.started) > longAfter:
+		in.takeLongSlot()
+	default:
+		goruntime.Gosched()
+	}
+}
+
+// takeLongSlot waits for a long slot, or unwinds the guest if its
+// invocation must stop meanwhile.
+func (in *instance) takeLongSlot() {
+	io := in.io
+	select {
+	case io.long <- struct{}{}:
+		io.holding = true
+	case <-io.done:
+		panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
+	}
+}
+
+// releaseLongSlot gives back the long slot an invocation holds, if any.
+func (io *invocationIO) releaseLongSlot() {
+	if io.holding {
+		<-io.long
+		io.holding = false
 	}
 }
 
@@ -372,6 +430,8 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 		stdoutCap:  f.cfg.MaxStdoutBytes,
 		onOverflow: func() { cancel(errOutputTooLarge) },
 		done:       tctx.Done(),
+		started:    start,
+		long:       f.rt.long,
 		stderr: stderrSink{
 			base:   &f.log,
 			invID:  inv.ID,
@@ -393,6 +453,7 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	} else {
 		inst, out, runErr = f.runReactor(tctx, iio, input)
 	}
+	iio.releaseLongSlot()
 	failure := f.classify(tctx, runErr, inst, iio)
 	if f.kind == Reactor && inst != nil {
 		inst.io = nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -18,6 +19,12 @@ type invocationIO struct {
 	onOverflow func() // cancels the invocation once stdout overflows
 	stderr     stderrSink
 	done       <-chan struct{} // closed when the invocation must stop
+	// Long-running invocations share the runtime's long slots (see
+	// instance.yield); started is when this one began.
+	started time.Time
+	long    chan struct{}
+	holding bool   // holds one of the long slots
+	ticks   uint32 // yield ticks since the slot was taken
 }
 
 // writeStdout keeps up to stdoutCap bytes of output; past that it marks the

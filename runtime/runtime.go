@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	goruntime "runtime"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -49,6 +50,11 @@ type Runtime struct {
 	base       context.Context
 	cancelBase context.CancelFunc
 	running    sync.WaitGroup
+
+	// long holds one token per long-running invocation allowed to run at
+	// once: one fewer than GOMAXPROCS (at least one), so one core stays
+	// free for short invocations (see instance.yield).
+	long chan struct{}
 
 	mu        sync.Mutex
 	closed    bool
@@ -131,6 +137,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		host:       map[string]map[string]api.FunctionDefinition{wasi_snapshot_preview1.ModuleName: wasi.ExportedFunctionDefinitions()},
 		compiled:   map[[32]byte]*compiledModule{},
 		functions:  map[*Function]struct{}{},
+		long:       make(chan struct{}, max(1, goruntime.GOMAXPROCS(0)-1)),
 	}, nil
 }
 
