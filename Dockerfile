@@ -6,11 +6,15 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/sluice ./cmd/sluice
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/sluice ./cmd/sluice \
+ && mkdir -p /out/cache
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/sluice /usr/local/bin/sluice
-# The WASM compilation cache lives here; mount a volume to keep it across restarts.
+# The WASM compilation cache lives here, owned by the nonroot user (the
+# distroless image has no shell to create it); mount a volume to keep it
+# across restarts.
+COPY --from=build --chown=nonroot:nonroot /out/cache /var/cache/sluice
 ENV SLUICE_CACHE_DIR=/var/cache/sluice
 EXPOSE 8080
 USER nonroot
