@@ -109,6 +109,13 @@ func Open(dir string) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("localpg: folder %q: %w", dir, err)
 	}
+	if os.Geteuid() == 0 && !reachableByOthers(abs) {
+		// The server runs as the postgres user, which cannot reach a folder
+		// under a private parent (a checkout in /root, say): keep the
+		// cluster under /tmp instead, named after the folder asked for.
+		sum := sha256.Sum256([]byte(abs))
+		abs = filepath.Join(os.TempDir(), "sluice-postgres-"+hex.EncodeToString(sum[:6]))
+	}
 	c := &Cluster{dir: abs, bindir: bindir, socketDir: filepath.Join(abs, "run")}
 	if len(c.socketDir) > maxSocketPath {
 		// Unix socket paths are short; use a folder under /tmp named after
@@ -122,6 +129,19 @@ func Open(dir string) (*Cluster, error) {
 		}
 	}
 	return c, nil
+}
+
+// reachableByOthers reports whether every existing folder on the way to dir
+// lets other users through (o+x); folders still to be made will be.
+func reachableByOthers(dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if d == filepath.Dir(d) {
+			return true
+		}
+	}
 }
 
 // Start initialises the cluster in dir when it holds none yet and starts it
@@ -139,7 +159,9 @@ func Start(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 // it unless it is already running.
 func (c *Cluster) Start(ctx context.Context, opts Options) error {
 	for _, d := range []string{c.dir, c.socketDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
+		// Parents are made traversable (0755): the server may run as another
+		// user. The cluster's own data folder is private (initdb sees to it).
+		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("localpg: create %s: %w", d, err)
 		}
 		if err := c.chown(d); err != nil {

@@ -67,3 +67,26 @@ func TestLongFolderGetsShortSocket(t *testing.T) {
 		t.Errorf("socket folder of %q is inside it (too long for a Unix socket): %s", long, c.URL())
 	}
 }
+
+// As root the server runs as postgres, which cannot reach a folder under a
+// private parent: such a cluster is kept under the temp folder instead.
+// (Run as another user, the folder is used as given.)
+func TestPrivateParentMovesClusterWhenRoot(t *testing.T) {
+	t.Parallel()
+	parent, err := os.MkdirTemp("", "localpg-private-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	if err := os.Chmod(parent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c, err := localpg.Open(parent + "/pg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := !strings.HasPrefix(c.Dir(), parent)
+	if root := os.Geteuid() == 0; moved != root {
+		t.Errorf("cluster folder %s for %s/pg: moved = %v, want %v (running as root: %v)", c.Dir(), parent, moved, root, root)
+	}
+}
