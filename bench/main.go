@@ -17,6 +17,8 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -127,6 +129,67 @@ func run(ctx context.Context, c config) error {
 			r.p50.Round(100*time.Microsecond), r.p99.Round(100*time.Microsecond), r.samples, r.sent)
 	}
 	return nil
+}
+
+// probe counts the messages (jobs) a system has worked and, once on,
+// collects their send-to-start latencies.
+type probe struct {
+	worked    atomic.Int64
+	measuring atomic.Bool
+	mu        sync.Mutex
+	latencies []time.Duration
+}
+
+// observe records that n messages were worked, with latencies for those
+// sent during the latency test.
+func (p *probe) observe(n int, latencies ...time.Duration) {
+	p.worked.Add(int64(n))
+	if len(latencies) == 0 || !p.measuring.Load() {
+		return
+	}
+	p.mu.Lock()
+	p.latencies = append(p.latencies, latencies...)
+	p.mu.Unlock()
+}
+
+func (p *probe) samples() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.latencies)
+}
+
+// run starts a system holding c.n preloaded messages and times their
+// drain; then it sends c.rate messages a second for c.duration with send
+// and waits until they were worked too.
+func (p *probe) run(ctx context.Context, c config, start func() error, send func() error) (result, error) {
+	began := time.Now()
+	if err := start(); err != nil {
+		return result{}, err
+	}
+	for p.worked.Load() < int64(c.n) {
+		if time.Since(began) > 10*time.Minute {
+			return result{}, fmt.Errorf("drain stalled at %d of %d", p.worked.Load(), c.n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	elapsed := time.Since(began)
+	r := result{drainElapsed: elapsed, drainPerSec: float64(c.n) / elapsed.Seconds()}
+
+	p.measuring.Store(true)
+	if err := pace(ctx, c.rate, c.duration, func() error {
+		r.sent++
+		return send()
+	}); err != nil {
+		return result{}, err
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && int64(p.samples()) < r.sent; {
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r.samples = len(p.latencies)
+	r.p50, r.p99 = percentiles(p.latencies)
+	return r, nil
 }
 
 // freshSchema returns a new schema name and a func that drops it.

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -47,18 +44,13 @@ func benchRiver(ctx context.Context, pool *pgxpool.Pool, c config) (result, erro
 		return result{}, err
 	}
 
-	var worked atomic.Int64
-	var mu sync.Mutex
-	var latencies []time.Duration
-	measuring := atomic.Bool{}
+	var pr probe
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &noopWorker{done: func(job *river.Job[noopArgs]) {
-		now := time.Now()
-		worked.Add(1)
-		if job.Args.Latency && measuring.Load() {
-			mu.Lock()
-			latencies = append(latencies, now.Sub(job.CreatedAt))
-			mu.Unlock()
+		if job.Args.Latency {
+			pr.observe(0, time.Since(job.CreatedAt))
+		} else {
+			pr.observe(1)
 		}
 	}})
 	client, err := river.NewClient(driver, &river.Config{
@@ -81,42 +73,9 @@ func benchRiver(ctx context.Context, pool *pgxpool.Pool, c config) (result, erro
 		}
 	}
 
-	start := time.Now()
-	if err := client.Start(ctx); err != nil {
-		return result{}, err
-	}
 	defer client.Stop(context.WithoutCancel(ctx))
-	for worked.Load() < int64(c.n) {
-		if time.Since(start) > 10*time.Minute {
-			return result{}, fmt.Errorf("drain stalled at %d of %d", worked.Load(), c.n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	elapsed := time.Since(start)
-	r := result{drainElapsed: elapsed, drainPerSec: float64(c.n) / elapsed.Seconds()}
-
-	measuring.Store(true)
-	var sent int64
-	if err := pace(ctx, c.rate, c.duration, func() error {
-		sent++
+	return pr.run(ctx, c, func() error { return client.Start(ctx) }, func() error {
 		_, err := client.Insert(ctx, noopArgs{Latency: true}, nil)
 		return err
-	}); err != nil {
-		return result{}, err
-	}
-	// Wait for the last sends to be worked.
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		mu.Lock()
-		n := len(latencies)
-		mu.Unlock()
-		if int64(n) >= sent {
-			break
-		}
-	}
-	mu.Lock()
-	r.sent = sent
-	r.samples = len(latencies)
-	r.p50, r.p99 = percentiles(latencies)
-	mu.Unlock()
-	return r, nil
+	})
 }

@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -75,10 +72,7 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool
 		}
 	}
 
-	var acked atomic.Int64
-	var mu sync.Mutex
-	var latencies []time.Duration
-	measuring := atomic.Bool{}
+	var pr probe
 	listener, err := pgqueue.NewListener(pool, pgqueue.ListenerOptions{Schema: schema})
 	if err != nil {
 		return result{}, err
@@ -105,14 +99,15 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool
 		Pool: pool, Schema: schema, Queue: lqc, Listener: listener, Registry: reg, Runtime: rt,
 		Logger: zerolog.New(os.Stderr).Level(zerolog.WarnLevel),
 		OnBatch: func(ev triggers.BatchEvent) {
-			acked.Add(int64(ev.Acked))
-			if ev.Queue == "latency" && measuring.Load() {
-				mu.Lock()
-				for _, created := range ev.CreatedAt {
-					latencies = append(latencies, ev.Started.Sub(created))
-				}
-				mu.Unlock()
+			if ev.Queue != "latency" {
+				pr.observe(ev.Acked)
+				return
 			}
+			lat := make([]time.Duration, len(ev.CreatedAt))
+			for i, created := range ev.CreatedAt {
+				lat[i] = ev.Started.Sub(created)
+			}
+			pr.observe(0, lat...)
 		},
 	})
 	if err != nil {
@@ -132,43 +127,10 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool
 			return result{}, err
 		}
 	}
-	start := time.Now()
-	if err := eng.Start(ctx); err != nil {
-		return result{}, err
-	}
 	defer eng.Stop(context.WithoutCancel(ctx))
-	for acked.Load() < int64(c.n) {
-		if time.Since(start) > 10*time.Minute {
-			return result{}, fmt.Errorf("drain stalled at %d of %d", acked.Load(), c.n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	elapsed := time.Since(start)
-	r := result{drainElapsed: elapsed, drainPerSec: float64(c.n) / elapsed.Seconds()}
-
-	measuring.Store(true)
 	small := []pgqueue.NewMessage{{Body: body}}
-	var sent int64
-	if err := pace(ctx, c.rate, c.duration, func() error {
-		sent++
+	return pr.run(ctx, c, func() error { return eng.Start(ctx) }, func() error {
 		_, err := qc.SendBatch(ctx, account, "latency", small)
 		return err
-	}); err != nil {
-		return result{}, err
-	}
-	// Wait for the last sends to be worked.
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		mu.Lock()
-		n := len(latencies)
-		mu.Unlock()
-		if int64(n) >= sent {
-			break
-		}
-	}
-	mu.Lock()
-	r.sent = sent
-	r.samples = len(latencies)
-	r.p50, r.p99 = percentiles(latencies)
-	mu.Unlock()
-	return r, nil
+	})
 }

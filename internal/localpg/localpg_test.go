@@ -15,15 +15,7 @@ import (
 func TestStartStop(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "localpg-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	// The server may run as another user (postgres, when we are root): let it in.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := clusterParent(t)
 
 	c, err := localpg.Start(ctx, dir+"/pg", localpg.Options{})
 	if err != nil {
@@ -89,4 +81,20 @@ func TestPrivateParentMovesClusterWhenRoot(t *testing.T) {
 	if root := os.Geteuid() == 0; moved != root {
 		t.Errorf("cluster folder %s for %s/pg: moved = %v, want %v (running as root: %v)", c.Dir(), parent, moved, root, root)
 	}
+}
+
+// clusterParent returns a temp folder, removed when the test ends, that a
+// cluster may live in: the server may run as another user (postgres, when
+// we are root), so the folder lets others in.
+func clusterParent(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "localpg-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

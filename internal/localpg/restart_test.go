@@ -2,7 +2,6 @@ package localpg_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -16,14 +15,7 @@ import (
 func TestRestart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "localpg-restart-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := clusterParent(t)
 	c, err := localpg.Start(ctx, dir+"/pg", localpg.Options{Durable: true})
 	if err != nil {
 		t.Fatalf("start: %v", err)
