@@ -13,8 +13,8 @@ build: ## build bin/sluice
 test: ## run every test against TEST_DATABASE_URL or a private Postgres
 	scripts/test
 
-reliability: ## the reliability suite at the issue's full sizes (~30 min; needs TEST_DATABASE_URL; see RELIABILITY.md)
-	SLUICE_RELIABILITY=full $(GO) test -count=1 -v -timeout 90m ./reliability/
+reliability: ## the reliability suite at the issue's full sizes (~30 min; TEST_DATABASE_URL or a private Postgres; see RELIABILITY.md)
+	SLUICE_RELIABILITY=full scripts/test -v -timeout 90m ./reliability/
 
 bench: ## run the Go benchmarks (BENCH=regexp, PKG=./pgqueue/ to narrow)
 	scripts/bench $(or $(PKG),./...) $(or $(BENCH),.)
