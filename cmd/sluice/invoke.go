@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/cmd/sluice/internal/relaxedjson"
 	"github.com/sluicehq/sluice/runtime"
 )
 
@@ -91,10 +92,12 @@ func runInvoke(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	} else {
 		for i, b := range bodies {
-			if !json.Valid([]byte(b)) {
-				return usageErrorf("--body %d is not valid JSON: %s", i+1, b)
+			// Like `mq send`, --body takes strict JSON or the relaxed form.
+			body, err := relaxedjson.Parse(b)
+			if err != nil {
+				return usageErrorf("--body %d is not valid JSON (nor the relaxed form): %v", i+1, err)
 			}
-			inv.Messages = append(inv.Messages, runtime.Message{ID: strconv.Itoa(i + 1), Body: json.RawMessage(b)})
+			inv.Messages = append(inv.Messages, runtime.Message{ID: strconv.Itoa(i + 1), Body: body})
 		}
 	}
 	now := time.Now().UTC()
