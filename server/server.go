@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/console"
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
@@ -234,5 +235,5 @@ func (s *Server) Stop(ctx context.Context) error {
 // Handler is the HTTP API (docs/http-api.md): data plane, management,
 // webhooks, /healthz, /readyz and /metrics.
 func (s *Server) Handler() http.Handler {
-	return s.api
+	return console.Mount(s.api)
 }

@@ -1,0 +1,102 @@
+// Access to the Sluice HTTP API (docs/http-api.md). The session (account
+// and access key) lives in sessionStorage only: never in a URL or cookie.
+
+const KEY = "sluice.console.session";
+
+/** The signed-in session {account, key}, or null. */
+export function session() {
+  try {
+    const s = JSON.parse(sessionStorage.getItem(KEY));
+    return s && s.account && s.key ? s : null;
+  } catch {
+    return null;
+  }
+}
+
+export function saveSession(account, key) {
+  sessionStorage.setItem(KEY, JSON.stringify({ account, key }));
+}
+
+export function clearSession() {
+  sessionStorage.removeItem(KEY);
+}
+
+/** An error answered by the API (or a network failure, status 0). */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+const enc = encodeURIComponent;
+
+/**
+ * call sends one request with the session's key. opts.body is a value sent
+ * as JSON; opts.raw is JSON text sent as is (so that the user's numbers keep
+ * their precision); opts.query adds query parameters (empty ones left out).
+ */
+export async function call(method, path, opts = {}, sess = session()) {
+  if (!sess) throw new ApiError(401, "unauthorized", "not signed in");
+  const url = new URL(path, location.origin);
+  for (const [k, v] of Object.entries(opts.query || {})) {
+    if (v !== undefined && v !== null && v !== "") url.searchParams.set(k, String(v));
+  }
+  const init = {
+    method,
+    headers: { Authorization: "Bearer " + sess.key, Accept: "application/json" },
+    cache: "no-store",
+    credentials: "omit",
+  };
+  if (opts.raw !== undefined || opts.body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = opts.raw !== undefined ? opts.raw : JSON.stringify(opts.body);
+  }
+  let res;
+  try {
+    res = await fetch(url, init);
+  } catch (e) {
+    throw new ApiError(0, "network", "the server could not be reached: " + e.message);
+  }
+  if (res.status === 204) return null;
+  const text = await res.text();
+  let data = null;
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      if (res.ok) throw new ApiError(res.status, "invalid_response", "the server answered something that is not JSON");
+    }
+  }
+  if (!res.ok) {
+    const e = (data && data.error) || {};
+    throw new ApiError(res.status, e.code || "http_" + res.status, e.message || res.statusText || "HTTP " + res.status);
+  }
+  return data;
+}
+
+function mgmt(sess) {
+  return `/v1/accounts/${enc(sess.account)}`;
+}
+
+function queueURL(sess, name) {
+  return `/${enc(sess.account)}/${enc(name)}`;
+}
+
+/** The API calls the console makes, each bound to the current session. */
+export const api = {
+  listQueues: (live, sess = session()) =>
+    call("GET", `${mgmt(sess)}/queues`, { query: live ? { live: "true" } : {} }, sess),
+  createQueue: (q) => call("POST", `${mgmt(session())}/queues`, { body: q }),
+  getQueue: (name) => call("GET", `${mgmt(session())}/queues/${enc(name)}`),
+  send: (name, rawJSON, delaySeconds) =>
+    call("POST", `${queueURL(session(), name)}/messages`, { raw: rawJSON, query: { delay_seconds: delaySeconds || "" } }),
+  peek: (name, max) => call("GET", `${queueURL(session(), name)}/messages`, { query: { max_messages: max } }),
+  deleteMessage: (name, seq) => call("DELETE", `${queueURL(session(), name)}/messages/${enc(seq)}`),
+  purge: (name) => call("DELETE", `${queueURL(session(), name)}/messages`),
+  dlq: (name, max) => call("GET", `${queueURL(session(), name)}/dlq`, { query: { max_messages: max } }),
+  deleteDead: (name, seq) => call("DELETE", `${queueURL(session(), name)}/dlq/${enc(seq)}`),
+  purgeDLQ: (name) => call("DELETE", `${queueURL(session(), name)}/dlq`),
+  redrive: (name) => call("POST", `${queueURL(session(), name)}/dlq/redrive`, { body: {} }),
+};
