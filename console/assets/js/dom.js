@@ -48,9 +48,17 @@ export function confirmAction(text, okLabel = "Confirm") {
   document.getElementById("confirm-text").textContent = text;
   document.getElementById("confirm-ok").textContent = okLabel;
   return new Promise((resolve) => {
-    dlg.addEventListener("close", () => resolve(dlg.returnValue === "ok"), { once: true });
+    // A close event is delivered as a later task: one left over from the
+    // previous question can arrive after this one opened, so handle only
+    // the event of a dialog that is really closed.
+    const onClose = () => {
+      if (dlg.open) return;
+      dlg.removeEventListener("close", onClose);
+      resolve(dlg.returnValue === "ok");
+    };
     dlg.returnValue = "cancel";
     dlg.showModal();
+    dlg.addEventListener("close", onClose);
   });
 }
 

@@ -153,7 +153,7 @@ function messagesTab(root, name, changed, alive) {
     h("div", { class: "panel" },
       h("div", { class: "row" }, h("h2", {}, "Messages"), h("span", { class: "spacer" }),
         h("label", {}, "Peek at most", max),
-        h("button", { type: "button", class: "secondary", id: "peek", onclick: peek }, "Peek"),
+        h("button", { type: "button", class: "secondary", id: "peek", onclick: () => { peek(); changed(); } }, "Peek"),
         h("button", { type: "button", class: "danger", id: "purge", onclick: async () => {
           if (!(await confirmAction(`Purge every message of queue ${name}? This cannot be undone.`, "Purge"))) return;
           try {
@@ -219,7 +219,7 @@ function dlqTab(root, name, changed, alive) {
   replace(root, h("div", { class: "panel" },
     h("div", { class: "row" }, h("h2", {}, "Dead letters"), h("span", { class: "spacer" }),
       h("label", {}, "Show at most", max),
-      h("button", { type: "button", class: "secondary", id: "dlq-refresh", onclick: load }, "Refresh"),
+      h("button", { type: "button", class: "secondary", id: "dlq-refresh", onclick: () => { load(); changed(); } }, "Refresh"),
       h("button", { type: "button", id: "redrive", onclick: () => act(`Move every dead letter of ${name} back to the queue (receive counts reset)?`, "Redrive all",
         api.redrive, (r) => `Redrove ${r.redriven} message${r.redriven === 1 ? "" : "s"}`) }, "Redrive all…"),
       h("button", { type: "button", class: "danger", id: "purge-dlq", onclick: () => act(`Purge every dead letter of ${name}? This cannot be undone.`, "Purge DLQ",

@@ -1,0 +1,297 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/client/clienttest"
+	"github.com/sluicehq/sluice/server"
+)
+
+// chromiumPath is Debian's chromium; scripts/test installs it when missing.
+const chromiumPath = "/usr/bin/chromium"
+
+// newBrowser starts a headless chromium with a fresh profile and returns a
+// chromedp context for one tab. The browser stops at cleanup.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("console browser tests need chromium at %s (%v): install it with `apt-get update && apt-get install -y chromium` (scripts/test does it when run as root)", chromiumPath, err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil { // starts the browser, without a timeout
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// artifacts is the folder for this test's screenshots: under
+// $SLUICE_ARTIFACTS when set, else a temporary folder that is kept.
+func artifacts(t *testing.T) string {
+	t.Helper()
+	var dir string
+	var err error
+	if base := os.Getenv("SLUICE_ARTIFACTS"); base != "" {
+		dir = filepath.Join(base, "console", t.Name())
+		err = os.MkdirAll(dir, 0o755)
+	} else {
+		dir, err = os.MkdirTemp("", "sluice-console-"+t.Name()+"-")
+	}
+	if err != nil {
+		t.Fatalf("artifacts folder: %v", err)
+	}
+	t.Logf("screenshots in %s", dir)
+	return dir
+}
+
+// page drives one tab with a deadline and names each step in failures.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+	dir string
+	n   int
+}
+
+func (p *page) do(step string, actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, actions...); err != nil {
+		p.shot("failed")
+		p.t.Fatalf("%s: %v", step, err)
+	}
+}
+
+// wait polls a JavaScript predicate until it holds.
+func (p *page) wait(step, predicate string) {
+	p.t.Helper()
+	p.do(step, chromedp.Poll[chromedp.Void](predicate, chromedp.WithPollingInterval(100*time.Millisecond)))
+}
+
+func (p *page) eval(js string) string {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		p.t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
+// fill sets an input's or textarea's value as a paste would (one input
+// event).
+func (p *page) fill(sel, value string) {
+	p.t.Helper()
+	js := fmt.Sprintf(`(() => { const el = document.querySelector(%q); el.value = %q; el.dispatchEvent(new Event("input", {bubbles: true})); return ""; })()`, sel, value)
+	p.eval(js)
+}
+
+func (p *page) text(sel string) string {
+	p.t.Helper()
+	return p.eval(fmt.Sprintf(`(document.querySelector(%q) || {}).textContent || ""`, sel))
+}
+
+func (p *page) shot(name string) {
+	p.t.Helper()
+	b, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		p.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	p.n++
+	path := filepath.Join(p.dir, fmt.Sprintf("%02d-%s.png", p.n, name))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		p.t.Errorf("save screenshot: %v", err)
+	}
+}
+
+func newPage(t *testing.T) *page {
+	ctx, cancel := context.WithTimeout(newBrowser(t), 2*time.Minute)
+	t.Cleanup(cancel)
+	return &page{t: t, ctx: ctx, dir: artifacts(t)}
+}
+
+// setup starts a server (the console mounted by server.Handler) and
+// returns it, a fresh account, an mq:* key of it as ID:SECRET and a Go
+// client with that key (what another client of the API does).
+func setup(t *testing.T) (srv *clienttest.Server, account, token string, c *client.Client) {
+	t.Helper()
+	srv = clienttest.New(t)
+	account = newAccount()
+	token = srv.Key(t, account, []string{server.ScopeAllMQ}, nil)
+	c, err := client.Config{Endpoint: srv.URL, Key: token, Account: account}.Client()
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	return srv, account, token, c
+}
+
+func newAccount() string { return fmt.Sprintf("%012d", rand.Int64N(1e12)) }
+
+// signIn opens the console and signs in.
+func (p *page) signIn(url, account, token string) {
+	p.t.Helper()
+	p.do("open console", chromedp.Navigate(url+"/console/"), chromedp.WaitVisible(chromedp.CSS("#signin-form")))
+	p.fill("#account", account)
+	p.fill("#key", token)
+	p.do("sign in", chromedp.Click(chromedp.CSS("#signin")), chromedp.WaitVisible(chromedp.CSS("table#queues")))
+}
+
+func TestBrowserQueuesAndMessages(t *testing.T) {
+	t.Parallel()
+	ts, account, token, c := setup(t)
+	id, secret, _ := strings.Cut(token, ":")
+	ctx := context.Background()
+	p := newPage(t)
+
+	// A wrong key is refused with a message, and the form stays.
+	p.do("open console", chromedp.Navigate(ts.URL+"/console/"), chromedp.WaitVisible(chromedp.CSS("#signin-form")))
+	p.fill("#account", account)
+	p.fill("#key", id+":wrong-secret")
+	p.do("sign in with a wrong key", chromedp.Click(chromedp.CSS("#signin")), chromedp.WaitVisible(chromedp.CSS("#signin-form .error-box")))
+	if got := p.text("#signin-form .error-box"); !strings.Contains(got, "not valid") {
+		t.Errorf("wrong key: error %q, want it to say the key is not valid", got)
+	}
+	p.shot("signin-refused")
+
+	p.fill("#key", token)
+	p.do("sign in", chromedp.Click(chromedp.CSS("#signin")), chromedp.WaitVisible(chromedp.CSS("table#queues")))
+	p.wait("empty list", `document.querySelector("#queues tbody").textContent.includes("No queues yet")`)
+	if got := p.eval(`sessionStorage.getItem("sluice.console.session") || ""`); !strings.Contains(got, secret) {
+		t.Errorf("the key is not in sessionStorage: %q", got)
+	}
+	if got := p.eval(`location.href`); strings.Contains(got, secret) || strings.Contains(got, id) {
+		t.Errorf("the key shows in the URL %s", got)
+	}
+	p.shot("queues-empty")
+
+	// Create a queue; the name is checked as it is typed.
+	p.do("open the create form", chromedp.Click(chromedp.CSS("#create-queue-form summary")), chromedp.WaitVisible(chromedp.CSS("#new-queue-name")))
+	if got := p.eval(`document.getElementById("new-queue-max_receive_count").value`); got != "5" {
+		t.Errorf("max_receive_count default shown %q, want 5", got)
+	}
+	p.do("type a bad name", chromedp.SendKeys(chromedp.CSS("#new-queue-name"), "bad name"))
+	if got := p.text("#new-queue-hint"); !strings.Contains(got, `" " is not allowed`) {
+		t.Errorf("hint for a bad name: %q", got)
+	}
+	if got := p.eval(`String(document.getElementById("create-queue").disabled)`); got != "true" {
+		t.Errorf("create button enabled for a bad name")
+	}
+	p.shot("create-invalid-name")
+	p.fill("#new-queue-name", "")
+	p.do("type a good name", chromedp.SendKeys(chromedp.CSS("#new-queue-name"), "orders"))
+	p.wait("create enabled", `!document.getElementById("create-queue").disabled`)
+	p.do("create", chromedp.Click(chromedp.CSS("#create-queue")))
+	p.wait("queue listed with counts", `(document.querySelector('tr[data-queue="orders"] td[data-stat="ready"]') || {}).textContent === "0"`)
+	p.shot("queues-created")
+
+	// Send a message from the queue page; the ready count changes.
+	p.do("open the queue", chromedp.Click(chromedp.CSS(`tr[data-queue="orders"] a`)), chromedp.WaitVisible(chromedp.CSS("#message-body")))
+	p.fill("#message-body", `{"order": `)
+	if got := p.eval(`String(document.getElementById("send-message").disabled)`); got != "true" {
+		t.Errorf("send enabled for invalid JSON")
+	}
+	if got := p.text("#message-hint"); !strings.Contains(got, "not valid JSON") {
+		t.Errorf("hint for invalid JSON: %q", got)
+	}
+	p.fill("#message-body", `"just a string"`)
+	if got := p.text("#message-hint"); !strings.Contains(got, "must be a JSON object") {
+		t.Errorf("hint for a string body: %q", got)
+	}
+	p.fill("#message-body", `{"order": 42}`)
+	p.do("send", chromedp.Click(chromedp.CSS("#send-message")))
+	p.wait("sent", `document.getElementById("send-result").textContent.includes("sequence")`)
+	p.wait("ready count 1", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "1"`)
+	p.wait("peeked", `(document.querySelector("#messages tr[data-sequence]") || {textContent: ""}).textContent.includes('"order": 42')`)
+	p.shot("queue-messages")
+
+	// Back on the list, the count shows; a send by another client shows
+	// after Refresh, and the old numbers stay while it refreshes.
+	p.do("back to queues", chromedp.Click(chromedp.CSS(`a[href="#/queues"]`)), chromedp.WaitVisible(chromedp.CSS("table#queues")))
+	p.wait("list ready count 1", `(document.querySelector('tr[data-queue="orders"] td[data-stat="ready"]') || {}).textContent === "1"`)
+	if _, err := c.MQ.SendBatch(ctx, "orders", []any{map[string]int{"a": 1}, map[string]int{"a": 2}}); err != nil {
+		t.Fatalf("send a batch through the API: %v", err)
+	}
+	p.do("refresh", chromedp.Click(chromedp.CSS("#refresh")))
+	if got := p.text(`tr[data-queue="orders"] td[data-stat="ready"]`); got != "1" && got != "3" {
+		t.Errorf("ready count during refresh %q: the previous number should stay", got)
+	}
+	p.wait("list ready count 3", `(document.querySelector('tr[data-queue="orders"] td[data-stat="ready"]') || {}).textContent === "3"`)
+	p.shot("queues-refreshed")
+
+	// Receive through the API: the message goes inflight.
+	if ms, err := c.MQ.Receive(ctx, "orders", client.ReceiveOptions{MaxMessages: 1, VisibilityTimeoutSeconds: 600}); err != nil || len(ms) != 1 {
+		t.Fatalf("receive through the API: %d messages, %v", len(ms), err)
+	}
+	p.do("refresh", chromedp.Click(chromedp.CSS("#refresh")))
+	p.wait("inflight 1", `(document.querySelector('tr[data-queue="orders"] td[data-stat="inflight"]') || {}).textContent === "1"`)
+
+	// Purge asks first: cancel keeps the messages, confirm purges.
+	p.do("open the queue again", chromedp.Click(chromedp.CSS(`tr[data-queue="orders"] a`)), chromedp.WaitVisible(chromedp.CSS("#message-body")))
+	p.wait("ready 2", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "2"`)
+	p.do("purge, then cancel", chromedp.Click(chromedp.CSS("#purge")), chromedp.WaitVisible(chromedp.CSS("#confirm-cancel")))
+	p.shot("purge-confirm")
+	p.do("cancel", chromedp.Click(chromedp.CSS("#confirm-cancel")), chromedp.WaitNotVisible(chromedp.CSS("#confirm")))
+	p.do("purge, then confirm", chromedp.Click(chromedp.CSS("#purge")), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.wait("ready 0 after purge", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "0"`)
+	p.wait("nothing to peek", `document.getElementById("messages").textContent.includes("No messages")`)
+}
+
+func TestBrowserDeadLetters(t *testing.T) {
+	t.Parallel()
+	ts, account, token, c := setup(t)
+	ctx := context.Background()
+	one := 1
+	if _, err := c.Queues.Create(ctx, "poison", client.QueueSettings{MaxReceiveCount: &one}); err != nil {
+		t.Fatalf("create queue: %v", err)
+	}
+	// Two poison messages: each leased once for a second, then
+	// moved to the DLQ by the sweeper when the lease expires.
+	if _, err := c.MQ.SendBatch(ctx, "poison", []any{map[string]int{"n": 1}, map[string]int{"n": 2}}); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	if ms, err := c.MQ.Receive(ctx, "poison", client.ReceiveOptions{MaxMessages: 2, VisibilityTimeoutSeconds: 1}); err != nil || len(ms) != 2 {
+		t.Fatalf("receive: %d messages, %v", len(ms), err)
+	}
+
+	p := newPage(t)
+	p.signIn(ts.URL, account, token)
+	p.do("open the DLQ tab", chromedp.Navigate(ts.URL+"/console/#/queues/poison/dlq"), chromedp.WaitVisible(chromedp.CSS("#dead-letters")))
+	p.wait("two dead letters", `document.querySelectorAll("#dead-letters tr[data-sequence]").length === 2 || (document.getElementById("dlq-refresh").click(), false)`)
+	if got := p.text("#dead-letters tbody"); !strings.Contains(got, "max_receive_count") {
+		t.Errorf("dead letters do not show the reason: %q", got)
+	}
+	p.wait("DLQ count 2", `(document.querySelector('#queue-counts [data-stat="dlq"] b') || {}).textContent === "2"`)
+	p.shot("dlq")
+
+	p.do("delete one", chromedp.Click(chromedp.CSS("#dead-letters tr[data-sequence] button")))
+	p.wait("one dead letter", `document.querySelectorAll("#dead-letters tr[data-sequence]").length === 1`)
+	p.do("redrive", chromedp.Click(chromedp.CSS("#redrive")), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.wait("DLQ empty", `document.getElementById("dead-letters").textContent.includes("empty")`)
+	p.wait("ready 1 after redrive", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "1"`)
+	p.shot("dlq-redriven")
+	if ms, err := c.MQ.Peek(ctx, "poison", 10); err != nil || len(ms) != 1 {
+		t.Fatalf("peek after redrive: %d messages, %v", len(ms), err)
+	}
+}
