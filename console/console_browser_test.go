@@ -250,12 +250,73 @@ func TestBrowserQueuesAndMessages(t *testing.T) {
 	// Purge asks first: cancel keeps the messages, confirm purges.
 	p.do("open the queue again", chromedp.Click(chromedp.CSS(`tr[data-queue="orders"] a`)), chromedp.WaitVisible(chromedp.CSS("#message-body")))
 	p.wait("ready 2", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "2"`)
+	p.wait("two peeked", `document.querySelectorAll("#messages tr[data-sequence]").length === 2`)
+	p.do("delete one", chromedp.Click(chromedp.CSS(`#messages tr[data-sequence="2"] button`)))
+	p.wait("one peeked", `document.querySelectorAll("#messages tr[data-sequence]").length === 1`)
+	p.wait("ready 1 after delete", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "1"`)
 	p.do("purge, then cancel", chromedp.Click(chromedp.CSS("#purge")), chromedp.WaitVisible(chromedp.CSS("#confirm-cancel")))
 	p.shot("purge-confirm")
 	p.do("cancel", chromedp.Click(chromedp.CSS("#confirm-cancel")), chromedp.WaitNotVisible(chromedp.CSS("#confirm")))
 	p.do("purge, then confirm", chromedp.Click(chromedp.CSS("#purge")), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
 	p.wait("ready 0 after purge", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "0"`)
 	p.wait("nothing to peek", `document.getElementById("messages").textContent.includes("No messages")`)
+
+	// A revoked key signs the console out at its next call.
+	if err := c.Keys.Revoke(ctx, id); err != nil {
+		t.Fatalf("revoke the key: %v", err)
+	}
+	p.do("peek with a revoked key", chromedp.Click(chromedp.CSS("#peek")), chromedp.WaitVisible(chromedp.CSS("#signin-form .error-box")))
+	if got := p.eval(`sessionStorage.getItem("sluice.console.session") || ""`); got != "" {
+		t.Errorf("the session is still stored after a 401: %q", got)
+	}
+	p.shot("signed-out-revoked")
+}
+
+func TestBrowserManyQueues(t *testing.T) {
+	t.Parallel()
+	ts, account, token, c := setup(t)
+	ctx := context.Background()
+	const n = 1000
+	errs := make(chan error, n)
+	names := make(chan string, n)
+	for i := range n {
+		names <- fmt.Sprintf("q-%04d", i)
+	}
+	close(names)
+	for range 8 {
+		go func() {
+			for name := range names {
+				_, err := c.Queues.Create(ctx, name, client.QueueSettings{})
+				errs <- err
+			}
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatalf("create queues: %v", err)
+		}
+	}
+	if _, err := c.MQ.Send(ctx, "q-0999", map[string]int{"last": 1}); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+
+	p := newPage(t)
+	p.signIn(ts.URL, account, token)
+	p.wait("first page", `document.getElementById("queues-info").textContent === "1–50 of 1000"`)
+	if got := p.eval(`String(document.querySelectorAll("#queues tbody tr").length)`); got != "50" {
+		t.Errorf("rows on a page: %s, want 50", got)
+	}
+	p.wait("counts", `(document.querySelector('tr[data-queue="q-0000"] td[data-stat="ready"]') || {}).textContent === "0"`)
+	p.shot("queues-1000")
+	p.do("next page", chromedp.Click(chromedp.CSS("#next-page")))
+	p.wait("second page", `document.getElementById("queues-info").textContent === "51–100 of 1000" && document.getElementById("page-info").textContent === "Page 2 of 20"`)
+	if got := p.text("#queues tbody tr:first-child a"); got != "q-0050" {
+		t.Errorf("first queue of page 2: %q, want q-0050", got)
+	}
+	p.do("filter", chromedp.SendKeys(chromedp.CSS("#queue-filter"), "q-0999"))
+	p.wait("filtered", `document.getElementById("queues-info").textContent === "1–1 of 1 (1000 in all)"`)
+	p.wait("filtered count", `(document.querySelector('tr[data-queue="q-0999"] td[data-stat="ready"]') || {}).textContent === "1"`)
+	p.shot("queues-filtered")
 }
 
 func TestBrowserDeadLetters(t *testing.T) {

@@ -71,6 +71,10 @@ export async function call(method, path, opts = {}, sess = session()) {
   }
   if (!res.ok) {
     const e = (data && data.error) || {};
+    if (res.status === 401 && session()?.key === sess.key) {
+      // The signed-in key stopped working (revoked): the app signs out.
+      window.dispatchEvent(new CustomEvent("sluice:unauthorized", { detail: e.message || "the key was refused" }));
+    }
     throw new ApiError(res.status, e.code || "http_" + res.status, e.message || res.statusText || "HTTP " + res.status);
   }
   return data;

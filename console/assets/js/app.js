@@ -69,12 +69,13 @@ function route() {
   }
 }
 
-// A 401 anywhere means the key stopped working (revoked): back to sign-in.
-window.addEventListener("unhandledrejection", (ev) => {
-  if (ev.reason instanceof ApiError && ev.reason.status === 401) {
-    clearSession();
-    signIn(ev.reason);
-  }
+// A 401 on any call means the key stopped working (revoked): back to
+// sign-in, saying why.
+window.addEventListener("sluice:unauthorized", (ev) => {
+  if (unmount) unmount();
+  unmount = null;
+  clearSession();
+  signIn(new ApiError(401, "unauthorized", "signed out: the server refused the key (" + ev.detail + ")"));
 });
 window.addEventListener("hashchange", route);
 route();
