@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/sluicehq/sluice/client"
@@ -46,6 +48,31 @@ func newBrowser(t *testing.T) context.Context {
 	if err := chromedp.Do(ctx); err != nil { // starts the browser, without a timeout
 		t.Fatalf("start chromium: %v", err)
 	}
+	// An uncaught exception in the console's JavaScript fails the test.
+	var mu sync.Mutex
+	var exceptions []string
+	go func() {
+		for ev, err := range chromedp.Events(ctx, cdpruntime.ExceptionThrown) {
+			if err != nil {
+				return
+			}
+			d := ev.ExceptionDetails
+			msg := fmt.Sprintf("%s at %s:%d:%d", d.Text, d.URL, d.LineNumber+1, d.ColumnNumber+1)
+			if d.Exception != nil {
+				msg += ": " + d.Exception.Description
+			}
+			mu.Lock()
+			exceptions = append(exceptions, msg)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { // runs before the browser stops
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range exceptions {
+			t.Errorf("uncaught JavaScript exception: %s", e)
+		}
+	})
 	return ctx
 }
 
@@ -355,4 +382,33 @@ func TestBrowserDeadLetters(t *testing.T) {
 	if ms, err := c.MQ.Peek(ctx, "poison", 10); err != nil || len(ms) != 1 {
 		t.Fatalf("peek after redrive: %d messages, %v", len(ms), err)
 	}
+
+	// Settings: a save sends the changed fields only.
+	p.do("settings tab", chromedp.Click(chromedp.CSS("#tab-settings")), chromedp.WaitVisible(chromedp.CSS("#settings-form")))
+	if got := p.eval(`document.getElementById("setting-max_receive_count").value`); got != "1" {
+		t.Errorf("max_receive_count shown %q, want 1", got)
+	}
+	p.fill("#setting-max_receive_count", "0")
+	if got := p.eval(`String(document.getElementById("save-settings").disabled)`); got != "true" {
+		t.Errorf("save enabled for max_receive_count 0")
+	}
+	p.fill("#setting-max_receive_count", "3")
+	p.do("save", chromedp.Click(chromedp.CSS("#save-settings")))
+	p.wait("saved", `document.getElementById("settings-result").textContent === "Saved: max_receive_count"`)
+	if q, err := c.Queues.Get(ctx, "poison"); err != nil || q.MaxReceiveCount != 3 || q.VisibilityTimeoutSeconds != 30 {
+		t.Errorf("after save: max_receive_count %d, visibility timeout %d (%v); want 3 and 30", q.MaxReceiveCount, q.VisibilityTimeoutSeconds, err)
+	}
+	p.shot("settings")
+
+	// API snippets name this server and queue, never the secret.
+	p.do("API tab", chromedp.Click(chromedp.CSS("#tab-api")), chromedp.WaitVisible(chromedp.CSS(`pre[data-snippet="curl"]`)))
+	curl := p.text(`pre[data-snippet="curl"]`)
+	if want := ts.URL + "/" + account + "/poison/messages"; !strings.Contains(curl, want) {
+		t.Errorf("curl snippet does not contain %s:\n%s", want, curl)
+	}
+	_, secret, _ := strings.Cut(token, ":")
+	if all := p.text("main"); strings.Contains(all, secret) {
+		t.Errorf("the API tab shows the secret")
+	}
+	p.shot("api")
 }

@@ -10,7 +10,10 @@
 // apply exactly as they do to any other client.
 //
 // [Handler] serves the files; [Mount] puts the console in front of the API
-// handler (server.Server.Handler uses it).
+// handler (server.Server.Handler uses it). The assets are in assets/:
+// index.html, app.css and the modules js/app.js (sign-in, hash router),
+// js/api.js (session and API calls), js/dom.js (DOM helpers that only ever
+// insert text), js/queues.js and js/queue.js (the pages).
 //
 // # What exists
 //
@@ -28,7 +31,11 @@
 //     body, headers, created_at, receive_count, visible_at; delete one;
 //     purge with confirmation) and DLQ (list up to 100 dead letters with
 //     reason and last error; delete one; purge and redrive all, each with
-//     confirmation).
+//     confirmation), Settings (edit the settings; a save PATCHes only the
+//     changed fields) and API (curl, CLI and Go client snippets for this
+//     queue with this server's URL; the secret is never shown).
+//   - A key that stops working (revoked) signs the console out at its next
+//     call, saying why.
 //
 // # What is next (issue 7)
 //
@@ -36,12 +43,15 @@
 //     an API for per-minute sends, acks and DLQ moves).
 //   - Redrive of selected dead letters, and browsing past the first 100
 //     peeked or dead messages (the API has no offset or cursor yet).
-//   - Settings tab (PATCH), Triggers tab, API snippets tab, Functions and
-//     Invocations pages.
-//   - Browser tests for the DLQ path (poison message, redrive) and
-//     function rollback.
+//   - Triggers tab, Functions and Invocations pages.
+//   - Browser tests of a poison message reaching the DLQ through a
+//     function (today the test leases a message past max_receive_count
+//     through the API) and of a function rollback.
 //
 // The browser tests (console_browser_test.go) drive Debian's chromium with
-// chromedp against a real server on a fresh schema; scripts/test installs
-// chromium when it is missing.
+// chromedp against a real server on a fresh schema (client/clienttest):
+// sign-in, create a queue, send, counts, peek, delete, purge, DLQ, redrive,
+// settings, API snippets, 1,000 queues, a revoked key. Screenshots go to
+// $SLUICE_ARTIFACTS/console/<test>/ (else a kept temporary folder, logged).
+// scripts/test installs chromium when it is missing.
 package console

@@ -94,6 +94,7 @@ export const api = {
     call("GET", `${mgmt(sess)}/queues`, { query: live ? { live: "true" } : {} }, sess),
   createQueue: (q) => call("POST", `${mgmt(session())}/queues`, { body: q }),
   getQueue: (name) => call("GET", `${mgmt(session())}/queues/${enc(name)}`),
+  updateQueue: (name, settings) => call("PATCH", `${mgmt(session())}/queues/${enc(name)}`, { body: settings }),
   send: (name, rawJSON, delaySeconds) =>
     call("POST", `${queueURL(session(), name)}/messages`, { raw: rawJSON, query: { delay_seconds: delaySeconds || "" } }),
   peek: (name, max) => call("GET", `${queueURL(session(), name)}/messages`, { query: { max_messages: max } }),

@@ -1,9 +1,11 @@
 // One queue: counts and settings, and the Messages and DLQ tabs.
 
-import { api } from "./api.js";
+import { api, session } from "./api.js";
 import { h, replace, toast, confirmAction, num, age, time, json, errorBox } from "./dom.js";
+import { settingFields } from "./queues.js";
 
-const TABS = [["messages", "Messages"], ["dlq", "DLQ"]];
+const TABS = [["messages", "Messages"], ["dlq", "DLQ"], ["settings", "Settings"], ["api", "API"]];
+const TAB_VIEWS = { messages: messagesTab, dlq: dlqTab, settings: settingsTab, api: apiTab };
 
 /**
  * checkMessage validates the send editor's text: a JSON object (one
@@ -62,7 +64,7 @@ export function mount(root, name, tab) {
   }
 
   loadHeader();
-  const unmountTab = (tab === "dlq" ? dlqTab : messagesTab)(body, name, loadHeader, () => alive);
+  const unmountTab = TAB_VIEWS[tab](body, name, loadHeader, () => alive);
   const timer = setInterval(loadHeader, 30000);
   return () => { alive = false; clearInterval(timer); unmountTab && unmountTab(); };
 }
@@ -226,4 +228,109 @@ function dlqTab(root, name, changed, alive) {
         api.purgeDLQ, (r) => `Purged ${r.purged} dead letter${r.purged === 1 ? "" : "s"}`) }, "Purge DLQ…")),
     list));
   load();
+}
+
+// settingsTab edits the queue's settings; a save sends only the changed
+// fields (PATCH changes them atomically).
+function settingsTab(root, name, changed, alive) {
+  const errSlot = h("div");
+  const result = h("div", { class: "hint", id: "settings-result" });
+  replace(root, h("div", { class: "panel" }, h("span", { class: "muted" }, "Loading…")));
+  api.getQueue(name).then((q) => {
+    if (!alive()) return;
+    const save = h("button", { type: "submit", id: "save-settings", disabled: true }, "Save");
+    const settings = settingFields("setting-", q, () => edits());
+    // edits returns the fields that differ from the saved queue.
+    function edits() {
+      const r = settings.read();
+      const out = {};
+      for (const [k, v] of Object.entries(r.values)) if (v !== q[k]) out[k] = v;
+      save.disabled = !r.ok || Object.keys(out).length === 0;
+      return out;
+    }
+    replace(root, h("form", {
+      class: "panel", id: "settings-form",
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        const body = edits();
+        if (save.disabled) return;
+        save.disabled = true;
+        replace(errSlot);
+        try {
+          q = await api.updateQueue(name, body);
+          result.textContent = "Saved: " + Object.keys(body).join(", ");
+          result.className = "hint ok";
+          changed();
+        } catch (e) {
+          replace(errSlot, errorBox(e));
+        }
+        edits();
+      },
+    },
+    h("h2", {}, "Settings"),
+    h("p", { class: "muted small" }, "Changes apply to messages received from now on; the name cannot change."),
+    h("div", { class: "grid" }, settings.elements),
+    errSlot,
+    h("div", { class: "row end" }, result, save)));
+  }, (e) => {
+    if (alive()) replace(root, errorBox(e));
+  });
+}
+
+// apiTab shows ready-to-copy snippets for this queue with this server's URL.
+// The secret is never shown: the snippets read it from SLUICE_KEY.
+function apiTab(root, name) {
+  const s = session();
+  const origin = location.origin;
+  const url = `${origin}/${s.account}/${name}`;
+  const keyID = s.key.split(":")[0];
+  const snippets = [
+    ["curl", [
+      `export SLUICE_KEY='${keyID}:…'   # this key's ID:SECRET`,
+      `# send`,
+      `curl -sS -X POST '${url}/messages' -H "Authorization: Bearer $SLUICE_KEY" -H 'Content-Type: application/json' -d '{"hello": "world"}'`,
+      `# receive (lease) up to 10, waiting up to 20 s`,
+      `curl -sS -X POST '${url}/messages/receive' -H "Authorization: Bearer $SLUICE_KEY" -H 'Content-Type: application/json' -d '{"max_messages": 10, "wait_seconds": 20}'`,
+      `# delete (ack) one`,
+      `curl -sS -X DELETE '${url}/messages/SEQUENCE?receipt=RECEIPT' -H "Authorization: Bearer $SLUICE_KEY"`,
+      `# peek, and the dead letters`,
+      `curl -sS '${url}/messages?max_messages=10' -H "Authorization: Bearer $SLUICE_KEY"`,
+      `curl -sS '${url}/dlq?max_messages=10' -H "Authorization: Bearer $SLUICE_KEY"`,
+    ].join("\n")],
+    ["CLI", [
+      `sluice login --endpoint ${origin} --account ${s.account} --key "$SLUICE_KEY"`,
+      `sluice mq send ${name} --body '{"hello": "world"}'`,
+      `sluice mq receive ${name} --max-messages 10 --wait-seconds 20`,
+      `sluice mq peek ${name} --max-messages 10`,
+    ].join("\n")],
+    ["Go", [
+      `import "github.com/sluicehq/sluice/client"`,
+      ``,
+      `c, err := client.New("${origin}", "${keyID}", os.Getenv("SLUICE_SECRET"), client.WithAccount("${s.account}"))`,
+      `seq, err := c.MQ.Send(ctx, "${name}", map[string]any{"hello": "world"})`,
+      `msgs, err := c.MQ.Receive(ctx, "${name}", client.ReceiveOptions{MaxMessages: 10, WaitSeconds: 20})`,
+      `for _, m := range msgs {`,
+      `\t// handle m.Body, then ack:`,
+      `\terr = c.MQ.Delete(ctx, "${name}", m.Sequence, m.Receipt)`,
+      `}`,
+    ].join("\n")],
+  ];
+  replace(root, snippets.map(([title, text]) => {
+    const pre = h("pre", { class: "snippet", "data-snippet": title }, text);
+    return h("div", { class: "panel" },
+      h("div", { class: "row" }, h("h2", {}, title), h("span", { class: "spacer" }),
+        h("button", { type: "button", class: "secondary", onclick: () => copy(pre) }, "Copy")),
+      pre);
+  }));
+}
+
+async function copy(pre) {
+  try {
+    await navigator.clipboard.writeText(pre.textContent);
+    toast("Copied");
+  } catch {
+    // No clipboard access (plain http off localhost): select the text.
+    getSelection().selectAllChildren(pre);
+    toast("Selected: press Ctrl+C to copy");
+  }
 }

@@ -18,6 +18,35 @@ export const QUEUE_DEFAULTS = [
   ["dedup_window_seconds", "Dedup window (s)", 300, 0, 86400],
 ];
 
+/**
+ * settingFields builds one number input per queue setting, with values
+ * (default: the defaults), ids idPrefix+key and onInput called on edits.
+ * read() marks bad inputs and returns {ok, values} (integers in range).
+ */
+export function settingFields(idPrefix, values, onInput) {
+  const fields = QUEUE_DEFAULTS.map(([key, label, def, min, max]) => {
+    const input = h("input", { type: "number", name: key, id: idPrefix + key, value: values ? values[key] : def, min, max, step: 1, required: true });
+    input.addEventListener("input", onInput);
+    const range = `${min.toLocaleString("en-US")}–${max.toLocaleString("en-US")}`;
+    return { key, min, max, input, el: h("label", {}, `${label} (${range}, default ${def.toLocaleString("en-US")})`, input) };
+  });
+  return {
+    elements: fields.map((f) => f.el),
+    read() {
+      const values = {};
+      let ok = true;
+      for (const f of fields) {
+        const n = Number(f.input.value);
+        const bad = f.input.value === "" || !Number.isInteger(n) || n < f.min || n > f.max;
+        f.input.setAttribute("aria-invalid", bad ? "true" : "false");
+        if (bad) ok = false;
+        else values[f.key] = n;
+      }
+      return { ok, values };
+    },
+  };
+}
+
 /** validateName explains what is wrong with a queue name, or returns "". */
 export function validateName(name) {
   if (name.length === 0) return "a name is required";
@@ -148,10 +177,7 @@ function createPanel(onCreated) {
   const name = h("input", { id: "new-queue-name", name: "name", autocomplete: "off", maxlength: 200, placeholder: "orders", "aria-describedby": "new-queue-hint" });
   const hint = h("div", { class: "hint", id: "new-queue-hint" }, "1–80 of A-Z a-z 0-9 _ -");
   const errSlot = h("div");
-  const fields = QUEUE_DEFAULTS.map(([key, label, def, min, max]) => {
-    const input = h("input", { type: "number", name: key, id: "new-queue-" + key, value: def, min, max, step: 1, required: true });
-    return { key, min, max, input, el: h("label", {}, `${label} (default ${def.toLocaleString("en-US")})`, input) };
-  });
+  const settings = settingFields("new-queue-", null, () => check());
   const submit = h("button", { type: "submit", id: "create-queue", disabled: true }, "Create queue");
 
   function check() {
@@ -160,26 +186,19 @@ function createPanel(onCreated) {
     name.setAttribute("aria-invalid", msg ? "true" : "false");
     hint.textContent = v === "" ? "1–80 of A-Z a-z 0-9 _ -" : msg || "✓ valid name";
     hint.className = "hint" + (msg ? " error" : v ? " ok" : "");
-    let ok = v !== "" && !msg;
-    for (const f of fields) {
-      const n = Number(f.input.value);
-      const bad = f.input.value === "" || !Number.isInteger(n) || n < f.min || n > f.max;
-      f.input.setAttribute("aria-invalid", bad ? "true" : "false");
-      if (bad) ok = false;
-    }
-    submit.disabled = !ok;
+    const r = settings.read();
+    submit.disabled = !(v !== "" && !msg && r.ok);
+    return r.values;
   }
   name.addEventListener("input", check);
-  for (const f of fields) f.input.addEventListener("input", check);
 
   const form = h("form", {
     class: "panel", id: "create-queue-form",
     onsubmit: async (ev) => {
       ev.preventDefault();
-      check();
+      const values = check();
       if (submit.disabled) return;
-      const body = { name: name.value };
-      for (const f of fields) body[f.key] = Number(f.input.value);
+      const body = { name: name.value, ...values };
       submit.disabled = true;
       replace(errSlot);
       try {
@@ -197,7 +216,7 @@ function createPanel(onCreated) {
   h("details", {},
     h("summary", {}, h("b", {}, "New queue")),
     h("div", { class: "row", style: null }, h("label", {}, "Name", name), hint),
-    h("div", { class: "grid" }, fields.map((f) => f.el)),
+    h("div", { class: "grid" }, settings.elements),
     errSlot,
     h("div", { class: "row end" }, submit)));
   return form;
