@@ -13,6 +13,7 @@ import (
 
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/client/clienttest"
@@ -411,4 +412,38 @@ func TestBrowserDeadLetters(t *testing.T) {
 		t.Errorf("the API tab shows the secret")
 	}
 	p.shot("api")
+}
+
+func TestBrowserManyDeadLetters(t *testing.T) {
+	t.Parallel()
+	srv, account, token, c := setup(t)
+	ctx := context.Background()
+	one := 1
+	if _, err := c.Queues.Create(ctx, "dead", client.QueueSettings{MaxReceiveCount: &one}); err != nil {
+		t.Fatalf("create queue: %v", err)
+	}
+	// 10,000 messages, each leased once for a second through the SQL API:
+	// the sweeper moves them all to the DLQ when the leases expire.
+	const n = 10000
+	schema := pgx.Identifier{srv.Schema}.Sanitize()
+	for i := range n / 1000 {
+		if _, err := srv.Pool.Exec(ctx, `SELECT count(*) FROM `+schema+`.account_send_batch($1, 'dead',
+			ARRAY(SELECT jsonb_build_object('n', g) FROM generate_series($2::int, $2::int + 999) g))`, account, i*1000); err != nil {
+			t.Fatalf("send: %v", err)
+		}
+		if _, err := srv.Pool.Exec(ctx, `SELECT count(*) FROM `+schema+`.account_receive($1, 'dead', 1000, 1)`, account); err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+	}
+
+	p := newPage(t)
+	p.signIn(srv.URL, account, token)
+	p.do("open the DLQ tab", chromedp.Navigate(srv.URL+"/console/#/queues/dead/dlq"), chromedp.WaitVisible(chromedp.CSS("#dead-letters")))
+	p.wait("DLQ count 10,000", `(document.querySelector('#queue-counts [data-stat="dlq"] b') || {}).textContent === "10,000" || (document.getElementById("dlq-refresh").click(), false)`)
+	p.wait("100 dead letters shown", `document.querySelectorAll("#dead-letters tr[data-sequence]").length === 100 && !!document.getElementById("dlq-more")`)
+	p.shot("dlq-10000")
+	p.do("redrive all", chromedp.Click(chromedp.CSS("#redrive")), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.wait("redriven", `document.getElementById("toast").textContent === "Redrove 10,000 messages"`)
+	p.wait("ready 10,000", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "10,000"`)
+	p.shot("dlq-10000-redriven")
 }

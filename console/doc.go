@@ -51,7 +51,8 @@
 // The browser tests (console_browser_test.go) drive Debian's chromium with
 // chromedp against a real server on a fresh schema (client/clienttest):
 // sign-in, create a queue, send, counts, peek, delete, purge, DLQ, redrive,
-// settings, API snippets, 1,000 queues, a revoked key. Screenshots go to
+// settings, API snippets, 1,000 queues, 10,000 dead letters, a revoked
+// key; an uncaught JavaScript exception fails them. Screenshots go to
 // $SLUICE_ARTIFACTS/console/<test>/ (else a kept temporary folder, logged).
 // scripts/test installs chromium when it is missing.
 package console

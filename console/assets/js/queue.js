@@ -160,7 +160,7 @@ function messagesTab(root, name, changed, alive) {
           if (!(await confirmAction(`Purge every message of queue ${name}? This cannot be undone.`, "Purge"))) return;
           try {
             const r = await api.purge(name);
-            toast(`Purged ${r.purged} message${r.purged === 1 ? "" : "s"}`);
+            toast(`Purged ${num(r.purged)} message${r.purged === 1 ? "" : "s"}`);
           } catch (e) {
             toast(e.message, true);
           }
@@ -180,7 +180,9 @@ function dlqTab(root, name, changed, alive) {
     try {
       const r = await api.dlq(name, max.value);
       if (!alive()) return;
-      replace(list, deadTable(r.messages));
+      replace(list, deadTable(r.messages),
+        r.messages.length === Number(max.value) ? h("p", { class: "muted small", id: "dlq-more" },
+          `Showing the oldest ${r.messages.length}; the DLQ count above says how many there are. Delete, purge or redrive to see the rest.`) : null);
     } catch (e) {
       if (alive()) replace(list, errorBox(e));
     }
@@ -223,9 +225,9 @@ function dlqTab(root, name, changed, alive) {
       h("label", {}, "Show at most", max),
       h("button", { type: "button", class: "secondary", id: "dlq-refresh", onclick: () => { load(); changed(); } }, "Refresh"),
       h("button", { type: "button", id: "redrive", onclick: () => act(`Move every dead letter of ${name} back to the queue (receive counts reset)?`, "Redrive all",
-        api.redrive, (r) => `Redrove ${r.redriven} message${r.redriven === 1 ? "" : "s"}`) }, "Redrive all…"),
+        api.redrive, (r) => `Redrove ${num(r.redriven)} message${r.redriven === 1 ? "" : "s"}`) }, "Redrive all…"),
       h("button", { type: "button", class: "danger", id: "purge-dlq", onclick: () => act(`Purge every dead letter of ${name}? This cannot be undone.`, "Purge DLQ",
-        api.purgeDLQ, (r) => `Purged ${r.purged} dead letter${r.purged === 1 ? "" : "s"}`) }, "Purge DLQ…")),
+        api.purgeDLQ, (r) => `Purged ${num(r.purged)} dead letter${r.purged === 1 ? "" : "s"}`) }, "Purge DLQ…")),
     list));
   load();
 }
