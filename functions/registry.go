@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/internal/namedsql"
+	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
 )
 
@@ -41,8 +41,6 @@ var (
 	ErrInvalidModule = errors.New("invalid module")
 	ErrNoRollback    = errors.New("nothing to roll back to")
 )
-
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
 
 // Config is what a version runs with besides its module.
 type Config struct {
@@ -100,7 +98,7 @@ func NewRegistry(pool *pgxpool.Pool, schema string, validate ValidateFunc) (*Reg
 }
 
 func checkName(kind, name string) error {
-	if !nameRE.MatchString(name) {
+	if !pgqueue.ValidName(name) {
 		return fmt.Errorf("functions: %w: %s name %q: use 1-80 characters from A-Z a-z 0-9 _ -", ErrInvalidName, kind, name)
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -44,8 +43,6 @@ type HookInfo struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
-var hookNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
-
 // PutHook creates or replaces the hook h.Name of account and reports
 // whether it was created. It checks the scheme and secrets and that the
 // queue exists.
@@ -71,7 +68,7 @@ func (s *Server) PutHook(ctx context.Context, account string, h Hook) (created b
 }
 
 func checkHook(h Hook) error {
-	if !hookNameRE.MatchString(h.Name) {
+	if !pgqueue.ValidName(h.Name) {
 		return errorf(http.StatusBadRequest, "invalid_name", "invalid hook name %q: use 1-80 characters from A-Z a-z 0-9 _ -", truncate(h.Name, 90))
 	}
 	if err := checkQueueName(h.Queue); err != nil {
@@ -144,7 +141,7 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err := decodeJSON(body, &h); err != nil {
 		return err
 	}
-	if hookNameRE.MatchString(h.Name) && !c.key.allowsQueue(h.Queue) {
+	if pgqueue.ValidName(h.Name) && !c.key.allowsQueue(h.Queue) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s may not send to queue %q", c.key.id, truncate(h.Queue, 90))
 	}
 	created, err := a.s.PutHook(r.Context(), c.account, h)
@@ -175,7 +172,7 @@ const maxDeliveryID = 256
 func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) error {
 	account, name := r.PathValue("account"), r.PathValue("hook")
 	notFound := errorf(http.StatusNotFound, "not_found", "hook %q not found in account %q", truncate(name, 90), truncate(account, 20))
-	if !accountRE.MatchString(account) || !hookNameRE.MatchString(name) {
+	if !accountRE.MatchString(account) || !pgqueue.ValidName(name) {
 		return notFound
 	}
 	if r.ContentLength > maxBodyBytes {

@@ -30,7 +30,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -38,6 +37,8 @@ import (
 
 	"github.com/robfig/cron/v3"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluicehq/sluice/pgqueue"
 )
 
 // Limits on trigger settings, shared with the dispatcher.
@@ -63,8 +64,6 @@ var verifySchemes = []string{"standard", "github", "stripe", "none"}
 // with leading seconds, and descriptors such as @every 1m or @daily.
 var CronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour |
 	cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
-
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
 
 // Manifest is a parsed and checked sluice.yaml.
 type Manifest struct {
@@ -228,7 +227,7 @@ func (m *Manifest) check() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	validName := func(kind, name string) {
-		if !nameRE.MatchString(name) {
+		if !pgqueue.ValidName(name) {
 			bad("%s name %q: use 1-80 characters from A-Z a-z 0-9 _ -", kind, name)
 		}
 	}
