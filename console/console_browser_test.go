@@ -17,7 +17,7 @@ import (
 
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/client/clienttest"
-	"github.com/sluicehq/sluice/server"
+	"github.com/sluicehq/sluice/internal/wasmbuild"
 )
 
 // chromiumPath is Debian's chromium; scripts/test installs it when missing.
@@ -160,14 +160,15 @@ func newPage(t *testing.T) *page {
 	return &page{t: t, ctx: ctx, dir: artifacts(t)}
 }
 
-// setup starts a server (the console mounted by server.Handler) and
-// returns it, a fresh account, an mq:* key of it as ID:SECRET and a Go
-// client with that key (what another client of the API does).
+// setup starts a server (the console mounted by server.Handler, the
+// trigger engine running) and returns it, a fresh account, a key of it
+// with every scope (mq:*, functions:deploy) as ID:SECRET and a Go client
+// with that key (what another client of the API does).
 func setup(t *testing.T) (srv *clienttest.Server, account, token string, c *client.Client) {
 	t.Helper()
 	srv = clienttest.New(t)
 	account = newAccount()
-	token = srv.Key(t, account, []string{server.ScopeAllMQ}, nil)
+	token = srv.Key(t, account, clienttest.AllScopes, nil)
 	c, err := client.Config{Endpoint: srv.URL, Key: token, Account: account}.Client()
 	if err != nil {
 		t.Fatalf("client: %v", err)
@@ -446,4 +447,76 @@ func TestBrowserManyDeadLetters(t *testing.T) {
 	p.wait("redriven", `document.getElementById("toast").textContent === "Redrove 10,000 messages"`)
 	p.wait("ready 10,000", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "10,000"`)
 	p.shot("dlq-10000-redriven")
+}
+
+// deploy deploys module as function name with env, moving alias live to
+// it, and returns the version.
+func deploy(t *testing.T, c *client.Client, name string, module []byte, env map[string]string) int {
+	t.Helper()
+	d, err := c.Functions.Deploy(context.Background(), name, module, client.DeployOptions{Alias: "live", MemoryMB: 32, Env: env})
+	if err != nil {
+		t.Fatalf("deploy %s: %v", name, err)
+	}
+	return d.Version
+}
+
+// liveVersion is the version alias live of function name points at.
+func liveVersion(t *testing.T, c *client.Client, name string) int {
+	t.Helper()
+	f, err := c.Functions.Get(context.Background(), name)
+	if err != nil {
+		t.Fatalf("get function %s: %v", name, err)
+	}
+	return f.Aliases["live"]
+}
+
+func TestBrowserFunctionRollback(t *testing.T) {
+	t.Parallel()
+	ts, account, token, c := setup(t)
+	// A tiny handwritten module (compiling a Go one under -race takes
+	// long): two versions differing in env.
+	module := wasmbuild.Handwritten("trap")
+	if v := deploy(t, c, "checkout", module, map[string]string{"RELEASE": "one"}); v != 1 {
+		t.Fatalf("first deploy is version %d, want 1", v)
+	}
+	if v := deploy(t, c, "checkout", module, map[string]string{"RELEASE": "two", "TOKEN": "hunter2"}); v != 2 {
+		t.Fatalf("second deploy is version %d, want 2", v)
+	}
+
+	p := newPage(t)
+	p.signIn(ts.URL, account, token)
+	p.do("functions page", chromedp.Click(chromedp.CSS(`#nav a[data-section="functions"]`)), chromedp.WaitVisible(chromedp.CSS(`tr[data-function="checkout"]`)))
+	if got := p.text(`tr[data-function="checkout"]`); !strings.Contains(got, "v2") || !strings.Contains(got, "live → v2") {
+		t.Errorf("functions list row: %q, want latest v2 and live → v2", got)
+	}
+	p.shot("functions")
+
+	p.do("function page", chromedp.Click(chromedp.CSS(`tr[data-function="checkout"] a`)), chromedp.WaitVisible(chromedp.CSS(`#versions tr[data-version="1"]`)))
+	p.wait("live on v2", `(document.querySelector('#aliases tr[data-alias="live"] td[data-version]') || {}).textContent === "v2"`)
+	v2 := p.text(`#versions tr[data-version="2"]`)
+	if !strings.Contains(v2, "TOKEN=****") || strings.Contains(v2, "hunter2") || !strings.Contains(v2, "32 MiB") {
+		t.Errorf("version 2 row %q: want masked env TOKEN=**** and 32 MiB, never the value", v2)
+	}
+	p.shot("function")
+
+	// Rollback asks first, then moves live back to v1.
+	p.do("rollback, then cancel", chromedp.Click(chromedp.CSS(`button[data-rollback="live"]`)), chromedp.WaitVisible(chromedp.CSS("#confirm-cancel")))
+	p.do("cancel", chromedp.Click(chromedp.CSS("#confirm-cancel")), chromedp.WaitNotVisible(chromedp.CSS("#confirm")))
+	if v := liveVersion(t, c, "checkout"); v != 2 {
+		t.Errorf("after a cancelled rollback live is v%d, want v2", v)
+	}
+	p.do("rollback", chromedp.Click(chromedp.CSS(`button[data-rollback="live"]`)), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.wait("live on v1", `(document.querySelector('#aliases tr[data-alias="live"] td[data-version]') || {}).textContent === "v1"`)
+	if v := liveVersion(t, c, "checkout"); v != 1 {
+		t.Errorf("after rollback live is v%d, want v1", v)
+	}
+	p.shot("function-rolled-back")
+
+	// Point live at v2 again from its row.
+	p.do("point live at v2", chromedp.Click(chromedp.CSS(`#versions tr[data-version="2"] button[data-point="live"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.wait("live on v2 again", `(document.querySelector('#aliases tr[data-alias="live"] td[data-version]') || {}).textContent === "v2"`)
+	if v := liveVersion(t, c, "checkout"); v != 2 {
+		t.Errorf("after pointing live at v2 it is v%d", v)
+	}
 }

@@ -43,6 +43,8 @@ func TestHandlerServesAssets(t *testing.T) {
 		{"/console/assets/js/api.js", "text/javascript; charset=utf-8", "Bearer "},
 		{"/console/assets/js/queues.js", "text/javascript; charset=utf-8", "live"},
 		{"/console/assets/js/queue.js", "text/javascript; charset=utf-8", "redrive"},
+		{"/console/assets/js/functions.js", "text/javascript; charset=utf-8", "rollback"},
+		{"/console/assets/js/invocations.js", "text/javascript; charset=utf-8", "before_id"},
 		{"/console/assets/favicon.svg", "image/svg+xml", "<svg"},
 	} {
 		res := get(t, h, "GET", tc.path)

@@ -97,11 +97,21 @@ export const api = {
   updateQueue: (name, settings) => call("PATCH", `${mgmt(session())}/queues/${enc(name)}`, { body: settings }),
   send: (name, rawJSON, delaySeconds) =>
     call("POST", `${queueURL(session(), name)}/messages`, { raw: rawJSON, query: { delay_seconds: delaySeconds || "" } }),
-  peek: (name, max) => call("GET", `${queueURL(session(), name)}/messages`, { query: { max_messages: max } }),
+  peek: (name, max, after) => call("GET", `${queueURL(session(), name)}/messages`, { query: { max_messages: max, after: after || "" } }),
   deleteMessage: (name, seq) => call("DELETE", `${queueURL(session(), name)}/messages/${enc(seq)}`),
   purge: (name) => call("DELETE", `${queueURL(session(), name)}/messages`),
-  dlq: (name, max) => call("GET", `${queueURL(session(), name)}/dlq`, { query: { max_messages: max } }),
+  dlq: (name, max, after) => call("GET", `${queueURL(session(), name)}/dlq`, { query: { max_messages: max, after: after || "" } }),
   deleteDead: (name, seq) => call("DELETE", `${queueURL(session(), name)}/dlq/${enc(seq)}`),
   purgeDLQ: (name) => call("DELETE", `${queueURL(session(), name)}/dlq`),
   redrive: (name) => call("POST", `${queueURL(session(), name)}/dlq/redrive`, { body: {} }),
+  redriveSelected: (name, sequences) => call("POST", `${queueURL(session(), name)}/dlq/redrive`, { body: { sequences } }),
+  queueStats: (name, minutes) => call("GET", `${mgmt(session())}/queues/${enc(name)}/stats`, { query: { minutes } }),
+  listTriggers: () => call("GET", `${mgmt(session())}/triggers`),
+  listFunctions: () => call("GET", `${mgmt(session())}/functions`),
+  getFunction: (name) => call("GET", `${mgmt(session())}/functions/${enc(name)}`),
+  setAlias: (name, alias, version) => call("PUT", `${mgmt(session())}/functions/${enc(name)}/aliases/${enc(alias)}`, { body: { version } }),
+  rollback: (name, alias) => call("POST", `${mgmt(session())}/functions/${enc(name)}/rollback`, { body: { alias } }),
+  /** invocations takes the filters function, outcome, trigger, since, until, before_id, limit. */
+  invocations: (filters) => call("GET", `${mgmt(session())}/invocations`, { query: filters }),
+  invocation: (id) => call("GET", `${mgmt(session())}/invocations/${enc(id)}`),
 };

@@ -4,10 +4,13 @@ import { api, session, saveSession, clearSession, ApiError } from "./api.js";
 import { h, replace, errorBox } from "./dom.js";
 import * as queues from "./queues.js";
 import * as queue from "./queue.js";
+import * as functions from "./functions.js";
+import * as invocations from "./invocations.js";
 
 const main = document.getElementById("main");
 const who = document.getElementById("who");
 const signout = document.getElementById("signout");
+const nav = document.getElementById("nav");
 let unmount = null;
 
 signout.addEventListener("click", () => {
@@ -19,6 +22,7 @@ signout.addEventListener("click", () => {
 function signIn(reason) {
   who.textContent = "";
   signout.hidden = true;
+  nav.hidden = true;
   const account = h("input", { id: "account", name: "account", inputmode: "numeric", autocomplete: "off", placeholder: "000000000001", maxlength: 12, required: true });
   const key = h("input", { id: "key", name: "key", type: "password", autocomplete: "off", placeholder: "sk_…:secret", required: true });
   const errSlot = h("div", {}, reason ? errorBox(reason) : null);
@@ -61,9 +65,22 @@ function route() {
   if (!s) return signIn();
   who.textContent = `account ${s.account} · key ${s.key.split(":")[0]}`;
   signout.hidden = false;
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  nav.hidden = false;
+  // #/page/part/part?filters
+  const [path, query] = location.hash.replace(/^#\/?/, "").split("?", 2);
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const params = new URLSearchParams(query || "");
+  const section = ["functions", "invocations"].includes(parts[0]) ? parts[0] : "queues";
+  for (const a of nav.querySelectorAll("a")) {
+    if (a.dataset.section === section) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
   if (parts[0] === "queues" && parts[1]) {
-    unmount = queue.mount(main, parts[1], parts[2] || "messages");
+    unmount = queue.mount(main, parts[1], parts[2] || "overview");
+  } else if (parts[0] === "functions") {
+    unmount = parts[1] ? functions.mountOne(main, parts[1]) : functions.mount(main);
+  } else if (parts[0] === "invocations") {
+    unmount = parts[1] ? invocations.mountOne(main, parts[1]) : invocations.mount(main, params);
   } else {
     unmount = queues.mount(main);
   }
