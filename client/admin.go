@@ -95,10 +95,12 @@ type InvocationsService struct{ c *Client }
 
 // Invocation is one run of a function on one batch.
 type Invocation struct {
-	ID          int64     `json:"id"`
-	Function    string    `json:"function"`
-	Version     int       `json:"version"`
-	TriggerID   int64     `json:"trigger_id,omitempty"`
+	ID        int64  `json:"id"`
+	Function  string `json:"function"`
+	Version   int    `json:"version"`
+	TriggerID int64  `json:"trigger_id,omitempty"`
+	// Trigger is the trigger's name, "" when the trigger is gone.
+	Trigger     string    `json:"trigger"`
 	TriggerType string    `json:"trigger_type"`
 	Source      string    `json:"source"`
 	BatchSize   int       `json:"batch_size"`
@@ -120,13 +122,20 @@ type InvocationsOptions struct {
 	Function string
 	// Outcome is success, partial_failure or failure.
 	Outcome string
+	// Trigger keeps the invocations of the trigger with this name.
+	Trigger string
 	// Since keeps invocations started at or after it.
 	Since time.Time
+	// Until keeps invocations started before it.
+	Until time.Time
+	// BeforeID keeps invocations whose id is below it: pass the last id of
+	// one page to get the next.
+	BeforeID int64
 	// Limit caps the result (1 to 1000; 0: 50).
 	Limit int
 }
 
-// List returns recent invocations, newest first.
+// List returns recent invocations, newest (highest id) first.
 func (s *InvocationsService) List(ctx context.Context, opts ...InvocationsOptions) ([]Invocation, error) {
 	o := lastOf(opts)
 	q := url.Values{}
@@ -144,8 +153,20 @@ func (s *InvocationsService) List(ctx context.Context, opts ...InvocationsOption
 	if o.Outcome != "" {
 		q.Set("outcome", o.Outcome)
 	}
+	if o.Trigger != "" {
+		q.Set("trigger", o.Trigger)
+	}
 	if !o.Since.IsZero() {
 		q.Set("since", o.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if !o.Until.IsZero() {
+		q.Set("until", o.Until.UTC().Format(time.RFC3339Nano))
+	}
+	if o.BeforeID < 0 {
+		return nil, invalidf("before_id %d: must be positive", o.BeforeID)
+	}
+	if o.BeforeID > 0 {
+		q.Set("before_id", strconv.FormatInt(o.BeforeID, 10))
 	}
 	if o.Limit != 0 {
 		if err := checkRange("limit", o.Limit, 1, 1000); err != nil {
@@ -156,6 +177,17 @@ func (s *InvocationsService) List(ctx context.Context, opts ...InvocationsOption
 		q.Set("limit", strconv.Itoa(o.Limit))
 	}
 	return listOf[Invocation](ctx, s.c, request{method: http.MethodGet, path: s.c.managePath("invocations"), query: q}, "invocations")
+}
+
+// Get returns one invocation by id; ErrNotFound when the account has none
+// with that id.
+func (s *InvocationsService) Get(ctx context.Context, id int64) (Invocation, error) {
+	var out Invocation
+	if id < 1 {
+		return out, invalidf("invocation id %d: must be positive", id)
+	}
+	err := s.c.do(ctx, request{method: http.MethodGet, path: s.c.managePath("invocations", strconv.FormatInt(id, 10))}, &out)
+	return out, err
 }
 
 // KeysService manages the account's access keys (scope mq:admin).

@@ -372,6 +372,24 @@ func TestFunctionsTriggersInvocations(t *testing.T) {
 	if iv := invs[0]; iv.Version != 1 || iv.BatchSize != 1 || iv.StartedAt.IsZero() || len(iv.MessageIDs) != 1 || iv.MessageIDs[0] != seq {
 		t.Errorf("invocation: %+v", iv)
 	}
+	if iv := invs[0]; iv.Trigger != "work-trapper" {
+		t.Errorf("invocation's trigger %q, want work-trapper", iv.Trigger)
+	}
+	if got := must[client.Invocation](t)(c.Invocations.Get(ctx, invs[0].ID)); got.ID != invs[0].ID || got.Trigger != "work-trapper" || got.Error != invs[0].Error {
+		t.Errorf("get invocation %d: %+v", invs[0].ID, got)
+	}
+	if _, err := c.Invocations.Get(ctx, invs[0].ID+1_000_000); !client.IsNotFound(err) {
+		t.Errorf("get an unknown invocation: %v", err)
+	}
+	if got := must[[]client.Invocation](t)(c.Invocations.List(ctx, client.InvocationsOptions{Trigger: "work-trapper"})); len(got) != len(invs) {
+		t.Errorf("by trigger: %d invocations, want %d", len(got), len(invs))
+	}
+	if got := must[[]client.Invocation](t)(c.Invocations.List(ctx, client.InvocationsOptions{Trigger: "other"})); len(got) != 0 {
+		t.Errorf("by another trigger: %+v", got)
+	}
+	if got := must[[]client.Invocation](t)(c.Invocations.List(ctx, client.InvocationsOptions{BeforeID: invs[0].ID, Until: invs[0].StartedAt})); len(got) >= len(invs) {
+		t.Errorf("before_id and until: %d invocations", len(got))
+	}
 	if ok := must[[]client.Invocation](t)(c.Invocations.List(ctx, client.InvocationsOptions{Outcome: "success"})); len(ok) != 0 {
 		t.Errorf("successful invocations: %+v", ok)
 	}
@@ -421,5 +439,45 @@ func TestHooks(t *testing.T) {
 	}
 	if _, err := c.Hooks.Create(ctx, client.Hook{Name: "x", Queue: "missing", Verify: "none"}); !client.IsNotFound(err) {
 		t.Errorf("hook on a missing queue: %v", err)
+	}
+}
+
+func TestPagingAndRedriveSequences(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := clienttest.New(t).Client(t)
+	must[client.Queue](t)(c.Queues.Create(ctx, "pages", client.QueueSettings{MaxReceiveCount: client.Int(1)}))
+	bodies := make([]any, 10)
+	for i := range bodies {
+		bodies[i] = map[string]int{"n": i}
+	}
+	sent := append(must[[]int64](t)(c.MQ.SendBatch(ctx, "pages", bodies)), must[[]int64](t)(c.MQ.SendBatch(ctx, "pages", bodies[:5]))...)
+	first := must[[]client.Message](t)(c.MQ.Peek(ctx, "pages", 10))
+	rest := must[[]client.Message](t)(c.MQ.Peek(ctx, "pages", 10, client.PageOptions{After: first[9].Sequence}))
+	if len(first) != 10 || len(rest) != 5 || rest[0].Sequence != sent[10] || rest[4].Sequence != sent[14] {
+		t.Fatalf("pages of %d and %d messages", len(first), len(rest))
+	}
+	must[[]client.Message](t)(c.MQ.Receive(ctx, "pages", client.ReceiveOptions{MaxMessages: 10, VisibilityTimeoutSeconds: 1}))
+	must[[]client.Message](t)(c.MQ.Receive(ctx, "pages", client.ReceiveOptions{MaxMessages: 10, VisibilityTimeoutSeconds: 1}))
+	eventually(t, "15 dead letters", func() bool {
+		return len(must[[]client.DeadLetter](t)(c.MQ.ReceiveDLQ(ctx, "pages", 100))) == 15
+	})
+	dead := must[[]client.DeadLetter](t)(c.MQ.ReceiveDLQ(ctx, "pages", 10, client.PageOptions{After: sent[9]}))
+	if len(dead) != 5 || dead[0].Sequence != sent[10] {
+		t.Fatalf("second DLQ page: %d dead letters", len(dead))
+	}
+	if n := must[int64](t)(c.MQ.RedriveSequences(ctx, "pages", []int64{sent[2], sent[12]})); n != 2 {
+		t.Errorf("redrive 2 sequences: %d", n)
+	}
+	if n := must[int64](t)(c.MQ.RedriveSequences(ctx, "pages", []int64{sent[2]})); n != 0 {
+		t.Errorf("redrive a sequence no longer dead: %d", n)
+	}
+	ready := must[[]client.Message](t)(c.MQ.Peek(ctx, "pages", 0))
+	if len(ready) != 2 || ready[0].Sequence != sent[2] || ready[1].Sequence != sent[12] {
+		t.Errorf("redriven: %+v", ready)
+	}
+	var ce *client.Error
+	if _, err := c.MQ.RedriveSequences(ctx, "pages", []int64{1, 1}); !errors.As(err, &ce) || ce.Code != client.CodeInvalidArgument {
+		t.Errorf("duplicate sequences: %v", err)
 	}
 }

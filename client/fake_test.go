@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // These tests cover client-side logic against a fake HTTP server: how
@@ -132,6 +133,21 @@ func TestRequests(t *testing.T) {
 			_, err := c.MQ.Peek(ctx, "orders", 100)
 			return err
 		}, "GET", "/api/" + acct + "/orders/messages", "max_messages=100", "", ""},
+		{"peek after", 200, `{"messages":[]}`, func(c *Client) error {
+			_, err := c.MQ.Peek(ctx, "orders", 0, PageOptions{After: 1234})
+			return err
+		}, "GET", "/api/" + acct + "/orders/messages", "after=1234", "", ""},
+		{"receive dlq after", 200, `{"messages":[]}`, func(c *Client) error {
+			_, err := c.MQ.ReceiveDLQ(ctx, "orders", 100, PageOptions{After: 9})
+			return err
+		}, "GET", "/api/" + acct + "/orders/dlq", "after=9&max_messages=100", "", ""},
+		{"redrive sequences", 200, `{"redriven":1}`, func(c *Client) error {
+			n, err := c.MQ.RedriveSequences(ctx, "orders", []int64{12, 15})
+			if err == nil && n != 1 {
+				return errors.New("wrong count")
+			}
+			return err
+		}, "POST", "/api/" + acct + "/orders/dlq/redrive", "", "application/json", `{"sequences":[12,15]}`},
 		{"receive dlq", 200, `{"messages":[{"sequence":1,"reason":"max_receive_count"}]}`, func(c *Client) error {
 			d, err := c.MQ.ReceiveDLQ(ctx, "orders", 0)
 			if err == nil && (len(d) != 1 || d[0].Reason != "max_receive_count") {
@@ -185,6 +201,18 @@ func TestRequests(t *testing.T) {
 			}
 			return err
 		}, "GET", "/api/v1/accounts/" + acct + "/invocations", "function=f&limit=5&outcome=failure", "", ""},
+		{"invocations page", 200, `{"invocations":[]}`, func(c *Client) error {
+			_, err := c.Invocations.List(ctx, InvocationsOptions{Trigger: "t1", BeforeID: 77,
+				Until: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)})
+			return err
+		}, "GET", "/api/v1/accounts/" + acct + "/invocations", "before_id=77&trigger=t1&until=2026-11-30T10%3A00%3A00Z", "", ""},
+		{"get invocation", 200, `{"id":7,"trigger":"t1"}`, func(c *Client) error {
+			v, err := c.Invocations.Get(ctx, 7)
+			if err == nil && (v.ID != 7 || v.Trigger != "t1") {
+				return errors.New("wrong invocation")
+			}
+			return err
+		}, "GET", "/api/v1/accounts/" + acct + "/invocations/7", "", "", ""},
 		{"create key", 201, `{"id":"k1","secret":"s"}`, func(c *Client) error {
 			k, err := c.Keys.Create(ctx, KeyOptions{Scopes: []string{"mq:send"}, Queues: []string{"orders-*"}})
 			if err == nil && k.String() != "k1:s" {
@@ -326,6 +354,12 @@ func TestRefusedBeforeSending(t *testing.T) {
 		{"sequence 0", func(c *Client) error { return c.MQ.Delete(ctx, "q", 0, "") }, CodeInvalidArgument, "sequence 0: must be positive"},
 		{"peek 101", func(c *Client) error { _, err := c.MQ.Peek(ctx, "q", 101); return err }, CodeInvalidArgument, "max_messages 101: must be 1 to 100"},
 		{"redrive negative", func(c *Client) error { _, err := c.MQ.Redrive(ctx, "q", -1); return err }, CodeInvalidArgument, "max_messages -1"},
+		{"peek after negative", func(c *Client) error { _, err := c.MQ.Peek(ctx, "q", 0, PageOptions{After: -1}); return err }, CodeInvalidArgument, "after -1"},
+		{"redrive no sequences", func(c *Client) error { _, err := c.MQ.RedriveSequences(ctx, "q", nil); return err }, CodeInvalidArgument, "0 sequences: give 1 to 1000"},
+		{"redrive 1001 sequences", func(c *Client) error {
+			_, err := c.MQ.RedriveSequences(ctx, "q", make([]int64, 1001))
+			return err
+		}, CodeInvalidArgument, "1001 sequences"},
 		{"max receive count 0", func(c *Client) error {
 			_, err := c.Queues.Create(ctx, "q", QueueSettings{MaxReceiveCount: Int(0)})
 			return err

@@ -277,38 +277,55 @@ func (s *MQService) Purge(ctx context.Context, queue string) (int64, error) {
 	return out.Purged, err
 }
 
-// limitQuery checks a max_messages of a peek or DLQ read (0: the server's
-// default of 10).
-func limitQuery(max int) (url.Values, error) {
-	if max == 0 {
-		return nil, nil
-	}
-	if err := checkRange("max_messages", max, 1, MaxPeek); err != nil {
-		return nil, err
-	}
-	return url.Values{"max_messages": {strconv.Itoa(max)}}, nil
+// PageOptions page through a peek or DLQ read.
+type PageOptions struct {
+	// After returns only messages whose sequence is above it (0: from the
+	// start). Pass the last sequence of a page to get the next; a page
+	// shorter than asked is the last.
+	After int64
 }
 
-// Peek returns up to max messages of queue without claiming them (1 to
-// 100; 0 means 10). Peeked messages carry no receipt.
-func (s *MQService) Peek(ctx context.Context, queue string, max int) ([]Message, error) {
+// pageQuery checks a max_messages of a peek or DLQ read (0: the server's
+// default of 10) and the page's after.
+func pageQuery(max int, opts []PageOptions) (url.Values, error) {
+	q := url.Values{}
+	if max != 0 {
+		if err := checkRange("max_messages", max, 1, MaxPeek); err != nil {
+			return nil, err
+		}
+		q.Set("max_messages", strconv.Itoa(max))
+	}
+	if o := lastOf(opts); o.After != 0 {
+		if o.After < 0 {
+			return nil, invalidf("after %d: must be 0 or a sequence", o.After)
+		}
+		q.Set("after", strconv.FormatInt(o.After, 10))
+	}
+	return q, nil
+}
+
+// Peek returns up to max ready messages of queue without claiming them (1
+// to 100; 0 means 10), in sequence order, from the start or after
+// opts.After. Peeked messages carry no receipt.
+func (s *MQService) Peek(ctx context.Context, queue string, max int, opts ...PageOptions) ([]Message, error) {
 	if err := checkName("queue", queue); err != nil {
 		return nil, err
 	}
-	q, err := limitQuery(max)
+	q, err := pageQuery(max, opts)
 	if err != nil {
 		return nil, err
 	}
 	return listOf[Message](ctx, s.c, request{method: http.MethodGet, path: s.c.queuePath(queue, "messages"), query: q}, "messages")
 }
 
-// ReceiveDLQ returns up to max dead letters of queue, oldest first (1 to
-// 100; 0 means 10). They stay in the DLQ until deleted or redriven.
-func (s *MQService) ReceiveDLQ(ctx context.Context, queue string, max int) ([]DeadLetter, error) {
+// ReceiveDLQ returns up to max dead letters of queue (1 to 100; 0 means
+// 10) in sequence order, from the start or after opts.After. They stay in
+// the DLQ until deleted or redriven.
+func (s *MQService) ReceiveDLQ(ctx context.Context, queue string, max int, opts ...PageOptions) ([]DeadLetter, error) {
 	if err := checkName("queue", queue); err != nil {
 		return nil, err
 	}
-	q, err := limitQuery(max)
+	q, err := pageQuery(max, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -337,17 +354,35 @@ func (s *MQService) PurgeDLQ(ctx context.Context, queue string) (int64, error) {
 }
 
 // Redrive moves up to max dead letters of queue back into it with their
-// receive counts reset (0: all of them) and returns how many moved.
+// receive counts reset (0: all of them; the first failed go first) and
+// returns how many moved.
 func (s *MQService) Redrive(ctx context.Context, queue string, max int) (int64, error) {
-	if err := checkName("queue", queue); err != nil {
-		return 0, err
-	}
 	if max < 0 {
 		return 0, invalidf("max_messages %d: must be positive (0 redrives all)", max)
 	}
 	body := map[string]any{}
 	if max > 0 {
 		body["max_messages"] = max
+	}
+	return s.redrive(ctx, queue, body)
+}
+
+// MaxRedriveSequences is the most sequences one RedriveSequences takes.
+const MaxRedriveSequences = 1000
+
+// RedriveSequences moves the dead letters of queue with the given
+// sequences (1 to 1000, each once) back into it with their receive counts
+// reset, and returns how many moved: sequences not in the DLQ are skipped.
+func (s *MQService) RedriveSequences(ctx context.Context, queue string, sequences []int64) (int64, error) {
+	if len(sequences) < 1 || len(sequences) > MaxRedriveSequences {
+		return 0, invalidf("%d sequences: give 1 to %d", len(sequences), MaxRedriveSequences)
+	}
+	return s.redrive(ctx, queue, map[string]any{"sequences": sequences})
+}
+
+func (s *MQService) redrive(ctx context.Context, queue string, body map[string]any) (int64, error) {
+	if err := checkName("queue", queue); err != nil {
+		return 0, err
 	}
 	var out struct {
 		Redriven int64 `json:"redriven"`

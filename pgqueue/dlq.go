@@ -25,7 +25,18 @@ type DeadLetter struct {
 // ReceiveDLQ returns up to max dead letters of a queue, oldest failure
 // first. It does not hide them: settle them with DeleteDLQ or Redrive.
 func (c *Client) ReceiveDLQ(ctx context.Context, account, queue string, max int) ([]DeadLetter, error) {
-	rows, err := c.pool.Query(ctx, c.q.get("receive_dlq"), account, queue, max)
+	return c.receiveDLQ(ctx, queue, "receive_dlq", account, queue, max)
+}
+
+// ReceiveDLQAfter returns up to max (1 to 1000) dead letters of a queue
+// whose sequence is above after, in sequence order: page through a DLQ by
+// passing the last sequence of one page as after for the next.
+func (c *Client) ReceiveDLQAfter(ctx context.Context, account, queue string, after int64, max int) ([]DeadLetter, error) {
+	return c.receiveDLQ(ctx, queue, "receive_dlq_after", account, queue, after, max)
+}
+
+func (c *Client) receiveDLQ(ctx context.Context, queue, query string, args ...any) ([]DeadLetter, error) {
+	rows, err := c.pool.Query(ctx, c.q.get(query), args...)
 	if err != nil {
 		return nil, convertError("receive dlq of queue "+quote(queue), err)
 	}
@@ -80,4 +91,13 @@ func (c *Client) Redrive(ctx context.Context, account, queue string, max int) (i
 	var n int64
 	err := c.pool.QueryRow(ctx, c.q.get("redrive"), account, queue, limit).Scan(&n)
 	return n, convertError("redrive dlq of queue "+quote(queue), err)
+}
+
+// RedriveSequences moves the dead letters with the given sequences (1 to
+// 1000) back into their queue, ready now with their receive count reset.
+// Sequences not in the DLQ are skipped; it returns how many moved.
+func (c *Client) RedriveSequences(ctx context.Context, account, queue string, sequences []int64) (int64, error) {
+	var n int64
+	err := c.pool.QueryRow(ctx, c.q.get("redrive_sequences"), account, queue, sequences).Scan(&n)
+	return n, convertError("redrive dead letters of queue "+quote(queue), err)
 }

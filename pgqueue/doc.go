@@ -39,7 +39,9 @@
 // sweep, create_topic, subscribe, unsubscribe, publish and the
 // queue_stats view. They act on the default account 000000000001; the
 // account_* functions take the account number first and are what the Go
-// API calls.
+// API calls. Migration 002 adds account_peek_after and
+// account_receive_dlq_after (pages in sequence order after a given
+// sequence) and account_redrive_sequences (redrive chosen dead letters).
 //
 // # Errors
 //

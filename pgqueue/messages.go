@@ -525,7 +525,19 @@ func collectSequences(rows pgx.Rows, n int) ([]int64, error) {
 // Peek returns up to max messages that Receive would return next, without
 // claiming them (their Receipt is zero).
 func (c *Client) Peek(ctx context.Context, account, queue string, max int) ([]Message, error) {
-	rows, err := c.pool.Query(ctx, c.q.get("peek"), account, queue, max)
+	return c.peek(ctx, max, queue, "peek", account, queue, max)
+}
+
+// PeekAfter returns up to max (1 to 1000) of the messages Peek would show
+// whose sequence is above after, in sequence order. Page through a queue
+// by passing the last sequence of one page as after for the next; a page
+// shorter than max is the last.
+func (c *Client) PeekAfter(ctx context.Context, account, queue string, after int64, max int) ([]Message, error) {
+	return c.peek(ctx, max, queue, "peek_after", account, queue, after, max)
+}
+
+func (c *Client) peek(ctx context.Context, max int, queue, query string, args ...any) ([]Message, error) {
+	rows, err := c.pool.Query(ctx, c.q.get(query), args...)
 	if err != nil {
 		return nil, convertError("peek queue "+quote(queue), err)
 	}

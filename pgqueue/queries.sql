@@ -63,12 +63,20 @@ SELECT s FROM {{schema}}.account_fail($1, $2, $3, $4, $5, $6) s
 SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt
   FROM {{schema}}.account_peek($1, $2, $3)
 
+-- name: peek_after
+SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt
+  FROM {{schema}}.account_peek_after($1, $2, $3, $4)
+
 -- name: purge
 SELECT {{schema}}.account_purge($1, $2)
 
 -- name: receive_dlq
 SELECT sequence, body, headers, receive_count, created_at, failed_at, reason, last_error
   FROM {{schema}}.account_receive_dlq($1, $2, $3)
+
+-- name: receive_dlq_after
+SELECT sequence, body, headers, receive_count, created_at, failed_at, reason, last_error
+  FROM {{schema}}.account_receive_dlq_after($1, $2, $3, $4)
 
 -- name: delete_dlq
 SELECT {{schema}}.account_delete_dlq($1, $2, $3)
@@ -78,6 +86,9 @@ SELECT {{schema}}.account_purge_dlq($1, $2)
 
 -- name: redrive
 SELECT {{schema}}.account_redrive($1, $2, $3)
+
+-- name: redrive_sequences
+SELECT {{schema}}.account_redrive_sequences($1, $2, $3)
 
 -- name: stats
 SELECT ready, delayed, inflight, dlq, oldest_ready_age_seconds, total

@@ -279,6 +279,7 @@ func (a *api) routes() {
 	a.handle(m, "PUT "+v+"/triggers/{name}", "mq:admin", a.putTrigger)
 	a.handle(m, "DELETE "+v+"/triggers/{name}", "mq:admin", a.deleteTrigger)
 	a.handle(m, "GET "+v+"/invocations", "mq:admin", a.listInvocations)
+	a.handle(m, "GET "+v+"/invocations/{id}", "mq:admin", a.getInvocation)
 	a.handle(m, "GET "+v+"/keys", "mq:admin", a.listKeys)
 	a.handle(m, "POST "+v+"/keys", "mq:admin", a.createKey)
 	a.handle(m, "DELETE "+v+"/keys/{id}", "mq:admin", a.revokeKey)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"time"
@@ -235,12 +236,23 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 	return nil
 }
 
+// pageQuery reads the max_messages (1 to 100, default 10) and after (a
+// sequence, default 0) of a peek or DLQ read.
+func pageQuery(r *http.Request) (max int, after int64, err error) {
+	m, err := queryInt(r, "max_messages", 1, 100, 10)
+	if err != nil {
+		return 0, 0, err
+	}
+	after, err = queryInt(r, "after", 0, math.MaxInt64, 0)
+	return int(m), after, err
+}
+
 func (a *api) peek(w http.ResponseWriter, r *http.Request, c *call) error {
-	max, err := queryInt(r, "max_messages", 1, 100, 10)
+	max, after, err := pageQuery(r)
 	if err != nil {
 		return err
 	}
-	ms, err := a.s.Queue.Peek(r.Context(), c.account, c.queue, int(max))
+	ms, err := a.s.Queue.PeekAfter(r.Context(), c.account, c.queue, after, max)
 	if err != nil {
 		return err
 	}
@@ -333,11 +345,11 @@ func (a *api) purge(w http.ResponseWriter, r *http.Request, c *call) error {
 }
 
 func (a *api) receiveDLQ(w http.ResponseWriter, r *http.Request, c *call) error {
-	max, err := queryInt(r, "max_messages", 1, 100, 10)
+	max, after, err := pageQuery(r)
 	if err != nil {
 		return err
 	}
-	ds, err := a.s.Queue.ReceiveDLQ(r.Context(), c.account, c.queue, int(max))
+	ds, err := a.s.Queue.ReceiveDLQAfter(r.Context(), c.account, c.queue, after, max)
 	if err != nil {
 		return err
 	}
@@ -381,19 +393,63 @@ func (a *api) redrive(w http.ResponseWriter, r *http.Request, c *call) error {
 		return err
 	}
 	var req struct {
-		MaxMessages number `json:"max_messages"`
+		MaxMessages number   `json:"max_messages"`
+		Sequences   []number `json:"sequences"`
 	}
 	if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
-	max, err := req.MaxMessages.get("max_messages", 1, maxRedrive, 0)
-	if err != nil {
-		return err
-	}
-	n, err := a.s.Queue.Redrive(r.Context(), c.account, c.queue, int(max))
-	if err != nil {
-		return err
+	var n int64
+	if req.Sequences != nil {
+		seqs, err := redriveSequences(req.Sequences, req.MaxMessages.set)
+		if err != nil {
+			return err
+		}
+		n, err = a.s.Queue.RedriveSequences(r.Context(), c.account, c.queue, seqs)
+		if err != nil {
+			return err
+		}
+	} else {
+		max, err := req.MaxMessages.get("max_messages", 1, maxRedrive, 0)
+		if err != nil {
+			return err
+		}
+		n, err = a.s.Queue.Redrive(r.Context(), c.account, c.queue, int(max))
+		if err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]int64{"redriven": n})
 	return nil
+}
+
+// maxRedriveSequences bounds the sequences of one selective redrive.
+const maxRedriveSequences = 1000
+
+// redriveSequences checks the sequences of a selective redrive: 1 to 1000
+// distinct sequences, and no max_messages beside them.
+func redriveSequences(raw []number, withMax bool) ([]int64, error) {
+	if withMax {
+		return nil, badRequest("give either sequences (the dead letters to redrive) or max_messages (the oldest n), not both")
+	}
+	if len(raw) < 1 || len(raw) > maxRedriveSequences {
+		return nil, badRequest("invalid sequences: give 1 to %d sequences, got %d", maxRedriveSequences, len(raw))
+	}
+	seqs := make([]int64, len(raw))
+	seen := make(map[int64]bool, len(raw))
+	for i, n := range raw {
+		if !n.set {
+			return nil, badRequest("invalid sequences[%d] null: use an integer from 1 to %d", i, int64(math.MaxInt64))
+		}
+		v, err := integer(fmt.Sprintf("sequences[%d]", i), n.raw, 1, math.MaxInt64)
+		if err != nil {
+			return nil, err
+		}
+		if seen[v] {
+			return nil, badRequest("sequence %d is given twice in sequences: give each once", v)
+		}
+		seen[v] = true
+		seqs[i] = v
+	}
+	return seqs, nil
 }

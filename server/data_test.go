@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/pgqueue"
 )
 
 func TestDataPlaneRoundTrip(t *testing.T) {
@@ -165,4 +168,106 @@ func TestSendDelayAndDedup(t *testing.T) {
 	// A message over the queue's limit is 413 message_too_large.
 	e.do(tok, "PATCH", "/v1/accounts/"+acct+"/queues/q", `{"max_message_bytes": 100}`).expect(200)
 	e.do(tok, "POST", q+"/messages", `{"big":"`+strings.Repeat("x", 200)+`"}`).expectError(http.StatusRequestEntityTooLarge, "message_too_large")
+}
+
+// pageAll reads path page by page (max_messages=100, after = the last
+// sequence seen) until a short page, checking order, and returns the
+// sequences.
+func (e *env) pageAll(tok, path string) []int64 {
+	e.t.Helper()
+	var all []int64
+	after := int64(0)
+	for {
+		ms := e.do(tok, "GET", fmt.Sprintf("%s?max_messages=100&after=%d", path, after), "").expect(200).messages()
+		for _, m := range ms {
+			if m.Sequence <= after {
+				e.t.Fatalf("%s after %d: sequence %d out of order", path, after, m.Sequence)
+			}
+			after = m.Sequence
+			all = append(all, m.Sequence)
+		}
+		if len(ms) < 100 {
+			return all
+		}
+	}
+}
+
+func TestPagingAndSelectiveRedrive(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct, tok := e.admin("big")
+	q := "/" + acct + "/big"
+	ctx := t.Context()
+	ms := make([]pgqueue.NewMessage, 250)
+	for i := range ms {
+		ms[i] = pgqueue.NewMessage{Body: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}
+	}
+	sent, err := e.srv.Queue.SendBatch(ctx, acct, "big", ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.pageAll(tok, q+"/messages"); !slices.Equal(got, sent) {
+		t.Fatalf("paged %d messages, want %d", len(got), len(sent))
+	}
+	// 180 dead letters, failed newest first.
+	fails := make([]pgqueue.Failure, 180)
+	for i := range fails {
+		fails[i] = pgqueue.Failure{Sequence: sent[179-i]}
+	}
+	if _, err := e.srv.Queue.Fail(ctx, acct, "big", fails); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.pageAll(tok, q+"/dlq"); !slices.Equal(got, sent[:180]) {
+		t.Fatalf("paged %d dead letters, want 180", len(got))
+	}
+	if got := e.pageAll(tok, q+"/messages"); !slices.Equal(got, sent[180:]) {
+		t.Fatalf("paged %d messages after the failures, want 70", len(got))
+	}
+	for _, bad := range []string{"-1", "x", "9223372036854775808", "01"} {
+		msg := e.do(tok, "GET", q+"/messages?after="+bad, "").expectError(400, "invalid_argument")
+		if !strings.Contains(msg, "after") {
+			t.Errorf("after=%s: %s", bad, msg)
+		}
+		e.do(tok, "GET", q+"/dlq?after="+bad, "").expectError(400, "invalid_argument")
+	}
+
+	// Redrive two dead letters and a message that is not dead: 2 move.
+	var out struct{ Redriven int64 }
+	e.do(tok, "POST", q+"/dlq/redrive", fmt.Sprintf(`{"sequences": [%d, %d, %d]}`, sent[10], sent[20], sent[200])).expect(200).decode(&out)
+	if out.Redriven != 2 {
+		t.Fatalf("redriven %d, want 2", out.Redriven)
+	}
+	e.do(tok, "POST", q+"/dlq/redrive", fmt.Sprintf(`{"sequences": [%d]}`, sent[10])).expect(200).decode(&out)
+	if out.Redriven != 0 {
+		t.Fatalf("redriven again %d, want 0", out.Redriven)
+	}
+	if got := e.pageAll(tok, q+"/dlq"); len(got) != 178 || slices.Contains(got, sent[10]) || slices.Contains(got, sent[20]) {
+		t.Fatalf("dlq after redrive: %d dead letters", len(got))
+	}
+	thousand := strings.Repeat("1,", 1000)
+	for body, want := range map[string]string{
+		`{"sequences": [1], "max_messages": 5}`:            "not both",
+		`{"sequences": []}`:                                "1 to 1000",
+		`{"sequences": [` + thousand + `1]}`:               "got 1001",
+		`{"sequences": [3, 4, 3]}`:                         "sequence 3 is given twice",
+		`{"sequences": [0]}`:                               "sequences[0] 0",
+		`{"sequences": [1, "2"]}`:                          "sequences[1]",
+		`{"sequences": [1, null]}`:                         "sequences[1] null",
+		`{"sequences": [1.5]}`:                             "sequences[0]",
+		`{"sequences": 7}`:                                 "sequences",
+		`{"sequences": [1], "max_messages": null, "x": 1}`: "unknown field",
+	} {
+		if msg := e.do(tok, "POST", q+"/dlq/redrive", body).expectError(400, "invalid_argument"); !strings.Contains(msg, want) {
+			t.Errorf("%s: %q, want it to say %q", truncate(body, 60), msg, want)
+		}
+	}
+	// The old forms still work.
+	e.do(tok, "POST", q+"/dlq/redrive", `{"max_messages": 8}`).expect(200).decode(&out)
+	if out.Redriven != 8 {
+		t.Fatalf("redriven %d, want 8", out.Redriven)
+	}
+	e.do(tok, "POST", q+"/dlq/redrive", `{}`).expect(200).decode(&out)
+	if out.Redriven != 170 {
+		t.Fatalf("redriven %d, want 170", out.Redriven)
+	}
 }

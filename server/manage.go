@@ -1,9 +1,11 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"maps"
+	"math"
 	"net/http"
 	"regexp"
 	"slices"
@@ -598,10 +600,12 @@ func (a *api) deleteTrigger(w http.ResponseWriter, r *http.Request, c *call) err
 // Invocations.
 
 type invocationJSON struct {
-	ID          int64     `json:"id"`
-	Function    string    `json:"function"`
-	Version     int       `json:"version"`
-	TriggerID   *int64    `json:"trigger_id"`
+	ID        int64  `json:"id"`
+	Function  string `json:"function"`
+	Version   int    `json:"version"`
+	TriggerID *int64 `json:"trigger_id"`
+	// Trigger is the trigger's name, "" when the trigger is gone.
+	Trigger     string    `json:"trigger"`
 	TriggerType string    `json:"trigger_type"`
 	Source      string    `json:"source"`
 	BatchSize   int       `json:"batch_size"`
@@ -617,50 +621,101 @@ type invocationJSON struct {
 	Stderr      string    `json:"stderr,omitempty"`
 }
 
+// invocationFilter is what list_invocations selects by; nil fields do not
+// filter.
+type invocationFilter struct {
+	function, outcome, trigger *string
+	since, until               *time.Time
+	beforeID, id               *int64
+	limit                      int64
+}
+
+// queryText returns a non-empty query parameter, or nil.
+func queryText(r *http.Request, name string) *string {
+	if v := r.URL.Query().Get(name); v != "" {
+		return &v
+	}
+	return nil
+}
+
+// queryTime reads an RFC 3339 query parameter, nil if absent.
+func queryTime(r *http.Request, name string) (*time.Time, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return nil, badRequest("invalid %s %q: use an RFC 3339 time such as 2026-11-30T12:00:00Z", name, truncate(v, 60))
+	}
+	return &t, nil
+}
+
 func (a *api) listInvocations(w http.ResponseWriter, r *http.Request, c *call) error {
-	q := r.URL.Query()
-	limit, err := queryInt(r, "limit", 1, 1000, 50)
-	if err != nil {
+	f := invocationFilter{function: queryText(r, "function"), outcome: queryText(r, "outcome"), trigger: queryText(r, "trigger")}
+	var err error
+	if f.limit, err = queryInt(r, "limit", 1, 1000, 50); err != nil {
 		return err
 	}
-	var fn, outcome *string
-	var since *time.Time
-	if v := q.Get("function"); v != "" {
-		fn = &v
+	if f.outcome != nil && !slices.Contains([]string{"success", "partial_failure", "failure"}, *f.outcome) {
+		return badRequest("invalid outcome %q: use success, partial_failure or failure", truncate(*f.outcome, 40))
 	}
-	if v := q.Get("outcome"); v != "" {
-		if !slices.Contains([]string{"success", "partial_failure", "failure"}, v) {
-			return badRequest("invalid outcome %q: use success, partial_failure or failure", truncate(v, 40))
-		}
-		outcome = &v
+	if f.since, err = queryTime(r, "since"); err != nil {
+		return err
 	}
-	if v := q.Get("since"); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, v)
+	if f.until, err = queryTime(r, "until"); err != nil {
+		return err
+	}
+	if _, ok := r.URL.Query()["before_id"]; ok {
+		id, err := queryInt(r, "before_id", 1, math.MaxInt64, 0)
 		if err != nil {
-			return badRequest("invalid since %q: use an RFC 3339 time such as 2026-11-30T12:00:00Z", truncate(v, 60))
+			return err
 		}
-		since = &t
+		f.beforeID = &id
 	}
-	rows, err := a.s.Pool.Query(r.Context(), a.q.Get("list_invocations"), c.account, fn, outcome, since, limit)
+	out, err := a.invocations(r.Context(), c.account, f)
 	if err != nil {
 		return err
+	}
+	writeJSON(w, http.StatusOK, map[string][]invocationJSON{"invocations": out})
+	return nil
+}
+
+func (a *api) getInvocation(w http.ResponseWriter, r *http.Request, c *call) error {
+	id, err := integer("id", r.PathValue("id"), 1, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	out, err := a.invocations(r.Context(), c.account, invocationFilter{id: &id, limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(out) == 0 {
+		return errorf(http.StatusNotFound, "not_found", "invocation %d not found in account %s", id, c.account)
+	}
+	writeJSON(w, http.StatusOK, out[0])
+	return nil
+}
+
+// invocations reads the account's invocation log, newest first.
+func (a *api) invocations(ctx context.Context, account string, f invocationFilter) ([]invocationJSON, error) {
+	rows, err := a.s.Pool.Query(ctx, a.q.Get("list_invocations"), account, f.function, f.outcome, f.since, f.until,
+		f.trigger, f.beforeID, f.id, f.limit)
+	if err != nil {
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (invocationJSON, error) {
 		var v invocationJSON
-		err := row.Scan(&v.ID, &v.Function, &v.Version, &v.TriggerID, &v.TriggerType, &v.Source, &v.BatchSize,
+		err := row.Scan(&v.ID, &v.Function, &v.Version, &v.TriggerID, &v.Trigger, &v.TriggerType, &v.Source, &v.BatchSize,
 			&v.StartedAt, &v.DurationMS, &v.Outcome, &v.FailureKind, &v.Error, &v.Acked, &v.Retried, &v.Dead,
 			&v.MessageIDs, &v.Stderr)
 		v.StartedAt = v.StartedAt.UTC()
 		return v, err
 	})
-	if err != nil {
-		return err
-	}
 	if out == nil {
 		out = []invocationJSON{}
 	}
-	writeJSON(w, http.StatusOK, map[string][]invocationJSON{"invocations": out})
-	return nil
+	return out, err
 }
 
 // Keys.

@@ -162,7 +162,7 @@ func TestTriggersAndInvocations(t *testing.T) {
 	}
 	var inv struct{ Invocations []invocationJSON }
 	e.do(tok, "GET", "/v1/accounts/"+acct+"/invocations", "").expect(200).decode(&inv)
-	if len(inv.Invocations) != 3 || !inv.Invocations[0].StartedAt.After(inv.Invocations[1].StartedAt) {
+	if len(inv.Invocations) != 3 || inv.Invocations[0].ID <= inv.Invocations[1].ID {
 		t.Fatalf("invocations %+v", inv.Invocations)
 	}
 	e.do(tok, "GET", "/v1/accounts/"+acct+"/invocations?outcome=failure&function=worker&limit=5", "").expect(200).decode(&inv)
@@ -178,5 +178,95 @@ func TestTriggersAndInvocations(t *testing.T) {
 	e.do(otherTok, "GET", "/v1/accounts/"+other+"/invocations", "").expect(200).decode(&inv)
 	if len(inv.Invocations) != 0 {
 		t.Fatalf("other account sees %+v", inv.Invocations)
+	}
+}
+
+func TestInvocationFiltersAndGet(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct, tok := e.admin("jobs")
+	base := "/v1/accounts/" + acct
+	for _, name := range []string{"a", "b"} {
+		e.do(tok, "PUT", base+"/triggers/"+name, `{"kind":"queue","queue":"jobs","function":"worker","enabled":false}`).expect(200)
+	}
+	var ids [2]int64
+	for i, name := range []string{"a", "b"} {
+		if err := e.srv.Pool.QueryRow(t.Context(), fmt.Sprintf(`SELECT id FROM %s.triggers WHERE account = $1 AND name = $2`, e.srv.cfg.Schema),
+			acct, name).Scan(&ids[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Six invocations, one a minute, oldest first: a, b, a, b, a, b.
+	for i := range 6 {
+		if _, err := e.srv.Pool.Exec(t.Context(), fmt.Sprintf(`INSERT INTO %s.invocations (account, function, version, trigger_id,
+			trigger_type, source, batch_size, started_at, duration_ms, outcome)
+			VALUES ($1, 'worker', 1, $2, 'queue', 'jobs', 1, '2026-11-30T10:00:00Z'::timestamptz + $3 * interval '1 minute', 5, 'success')`,
+			e.srv.cfg.Schema), acct, ids[i%2], i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func(query string) []invocationJSON {
+		t.Helper()
+		var out struct{ Invocations []invocationJSON }
+		e.do(tok, "GET", base+"/invocations"+query, "").expect(200).decode(&out)
+		return out.Invocations
+	}
+	all := list("")
+	if len(all) != 6 || all[0].Trigger != "b" || all[1].Trigger != "a" || *all[0].TriggerID != ids[1] {
+		t.Fatalf("invocations %+v", all)
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i].ID >= all[i-1].ID {
+			t.Fatalf("not newest first: %d then %d", all[i-1].ID, all[i].ID)
+		}
+	}
+	if got := list("?trigger=a"); len(got) != 3 || got[0].Trigger != "a" || got[2].Trigger != "a" {
+		t.Errorf("trigger=a: %+v", got)
+	}
+	if got := list("?trigger=nope"); len(got) != 0 {
+		t.Errorf("trigger=nope: %+v", got)
+	}
+	// until is exclusive; since inclusive.
+	if got := list("?since=2026-11-30T10:01:00Z&until=2026-11-30T10:03:00Z"); len(got) != 2 || got[0].ID != all[3].ID || got[1].ID != all[4].ID {
+		t.Errorf("since/until: %+v", got)
+	}
+	// Paging with before_id, two at a time, visits each once.
+	var paged []int64
+	for q := "?limit=2"; ; {
+		page := list(q)
+		for _, v := range page {
+			paged = append(paged, v.ID)
+		}
+		if len(page) < 2 {
+			break
+		}
+		q = fmt.Sprintf("?limit=2&before_id=%d", page[len(page)-1].ID)
+	}
+	if len(paged) != 6 || paged[0] != all[0].ID || paged[5] != all[5].ID {
+		t.Errorf("paged %v", paged)
+	}
+	if got := list(fmt.Sprintf("?before_id=%d&trigger=b", all[0].ID)); len(got) != 2 || got[0].ID != all[2].ID {
+		t.Errorf("before_id with trigger: %+v", got)
+	}
+	for _, q := range []string{"?until=yesterday", "?before_id=0", "?before_id=x", "?since=2026-13-01T00:00:00Z"} {
+		e.do(tok, "GET", base+"/invocations"+q, "").expectError(400, "invalid_argument")
+	}
+
+	// One invocation by id.
+	var one invocationJSON
+	e.do(tok, "GET", fmt.Sprintf("%s/invocations/%d", base, all[1].ID), "").expect(200).decode(&one)
+	if one.ID != all[1].ID || one.Trigger != "a" || one.Function != "worker" || one.StartedAt.IsZero() {
+		t.Errorf("get: %+v", one)
+	}
+	e.do(tok, "GET", fmt.Sprintf("%s/invocations/%d", base, all[0].ID+1000), "").expectError(404, "not_found")
+	e.do(tok, "GET", base+"/invocations/abc", "").expectError(400, "invalid_argument")
+	other, otherTok := e.admin("")
+	e.do(otherTok, "GET", fmt.Sprintf("/v1/accounts/%s/invocations/%d", other, all[1].ID), "").expectError(404, "not_found")
+
+	// A deleted trigger's invocations keep their trigger_id, with no name.
+	e.do(tok, "DELETE", base+"/triggers/a", "").expect(204)
+	e.do(tok, "GET", fmt.Sprintf("%s/invocations/%d", base, all[1].ID), "").expect(200).decode(&one)
+	if one.Trigger != "" {
+		t.Errorf("deleted trigger's name: %q", one.Trigger)
 	}
 }

@@ -103,16 +103,24 @@ SELECT account, queue, ready, delayed, inflight, dlq, oldest_ready_age_seconds
   FROM {{schema}}.queue_stats
 
 -- name: list_invocations
-SELECT id, function, version, trigger_id, trigger_type, source, batch_size, started_at,
-       duration_ms, outcome, coalesce(failure_kind, ''), coalesce(error, ''), acked, retried,
-       dead, message_ids, coalesce(stderr, '')
-  FROM {{schema}}.invocations
- WHERE account = $1
-   AND ($2::text IS NULL OR function = $2)
-   AND ($3::text IS NULL OR outcome = $3)
-   AND ($4::timestamptz IS NULL OR started_at >= $4)
- ORDER BY started_at DESC, id DESC
- LIMIT $5
+-- Newest first by id (ids grow as records are written, so before_id pages
+-- exactly); $8 picks one invocation by id. The trigger's name is '' when
+-- the trigger is gone.
+SELECT i.id, i.function, i.version, i.trigger_id, coalesce(t.name, ''), i.trigger_type, i.source, i.batch_size,
+       i.started_at, i.duration_ms, i.outcome, coalesce(i.failure_kind, ''), coalesce(i.error, ''), i.acked,
+       i.retried, i.dead, i.message_ids, coalesce(i.stderr, '')
+  FROM {{schema}}.invocations i
+  LEFT JOIN {{schema}}.triggers t ON t.id = i.trigger_id
+ WHERE i.account = $1
+   AND ($2::text IS NULL OR i.function = $2)
+   AND ($3::text IS NULL OR i.outcome = $3)
+   AND ($4::timestamptz IS NULL OR i.started_at >= $4)
+   AND ($5::timestamptz IS NULL OR i.started_at < $5)
+   AND ($6::text IS NULL OR t.name = $6)
+   AND ($7::bigint IS NULL OR i.id < $7)
+   AND ($8::bigint IS NULL OR i.id = $8)
+ ORDER BY i.id DESC
+ LIMIT $9
 
 -- name: invocations_after
 -- The metrics collector reads the invocation log forward by id. settled

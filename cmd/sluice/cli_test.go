@@ -169,13 +169,13 @@ func TestCLIDeadLetters(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)
 	c.ok("queues", "create", "mail", "--max-receive-count", "1")
-	for range 3 {
+	for range 4 {
 		c.ok("mq", "send", "mail", "--body", "{to:ada}")
 	}
-	c.ok("mq", "receive", "mail", "--max-messages", "3", "--visibility-timeout", "1")
+	c.ok("mq", "receive", "mail", "--max-messages", "4", "--visibility-timeout", "1")
 	var dead struct{ Messages []client.DeadLetter }
 	deadline := time.Now().Add(15 * time.Second)
-	for len(dead.Messages) < 3 { // the sweeper moves them once their leases expire
+	for len(dead.Messages) < 4 { // the sweeper moves them once their leases expire
 		if time.Now().After(deadline) {
 			t.Fatalf("dead letters: %+v", dead)
 		}
@@ -185,6 +185,25 @@ func TestCLIDeadLetters(t *testing.T) {
 	if out := c.ok("mq", "receive-dlq", "mail", "--max-messages", "1"); !strings.Contains(out, "REASON") || strings.Count(out, "\n") != 2 {
 		t.Errorf("receive-dlq table:\n%s", out)
 	}
+	var page struct{ Messages []client.DeadLetter }
+	c.json(&page, "mq", "receive-dlq", "mail", "--after", strconv.FormatInt(dead.Messages[0].Sequence, 10))
+	if len(page.Messages) != 3 || page.Messages[0].Sequence != dead.Messages[1].Sequence {
+		t.Errorf("receive-dlq --after: %+v", page.Messages)
+	}
+	seq2 := strconv.FormatInt(dead.Messages[2].Sequence, 10)
+	if out := c.ok("mq", "redrive", "mail", "--sequences", seq2+",999999"); out != "redrove 1 dead letter back into mail\n" {
+		t.Errorf("redrive --sequences: %q", out)
+	}
+	var peeked struct{ Messages []client.Message }
+	c.json(&peeked, "mq", "peek", "mail", "--after", seq2)
+	if len(peeked.Messages) != 0 {
+		t.Errorf("peek --after %s: %+v", seq2, peeked.Messages)
+	}
+	c.json(&peeked, "mq", "peek", "mail", "--after", "0")
+	if len(peeked.Messages) != 1 || peeked.Messages[0].Sequence != dead.Messages[2].Sequence {
+		t.Errorf("peek --after 0: %+v", peeked.Messages)
+	}
+	c.ok("mq", "purge", "mail")
 	c.ok("mq", "delete-dlq", "mail", strconv.FormatInt(dead.Messages[0].Sequence, 10))
 	if out := c.ok("mq", "redrive", "mail", "--max-messages", "1"); out != "redrove 1 dead letter back into mail\n" {
 		t.Errorf("redrive: %q", out)
@@ -224,12 +243,18 @@ func TestCLIUsageErrors(t *testing.T) {
 		{[]string{"mq", "delete", "q", "abc"}, `sequence "abc"`},
 		{[]string{"mq", "visibility", "q", "1"}, `missing --seconds`},
 		{[]string{"mq", "redrive", "q", "--max-messages", "-3"}, `--max-messages -3`},
+		{[]string{"mq", "redrive", "q", "--sequences", "1,x"}, `--sequences: "x" is not a sequence`},
+		{[]string{"mq", "redrive", "q", "--sequences", "1", "--max-messages", "2"}, `--sequences or --max-messages, not both`},
+		{[]string{"mq", "peek", "q", "--after", "-1"}, `--after -1`},
 		{[]string{"queues", "create", "q2", "--max-receive-count", "0"}, `--max-receive-count 0: must be 1 to 1000`},
 		{[]string{"queues", "create", "q2", "--retention-seconds", "99999999999"}, `invalid value|must be 60 to 1209600`},
 		{[]string{"queues", "update", "q"}, `nothing to update`},
 		{[]string{"invocations", "--outcome", "meh"}, `--outcome "meh"`},
 		{[]string{"invocations", "--limit", "0"}, `--limit 0`},
 		{[]string{"invocations", "--limit", "x"}, `invalid value "x" for flag -limit`},
+		{[]string{"invocations", "--until", "noon"}, `--until "noon"`},
+		{[]string{"invocations", "get", "x"}, `invocation id "x"`},
+		{[]string{"invocations", "get"}, `missing ID`},
 		{[]string{"keys", "create", "--scope", "mq:everything"}, `--scope "mq:everything"`},
 		{[]string{"hooks", "create", "h", "--queue", "q"}, `missing --verify`},
 		{[]string{"hooks", "create", "h", "--queue", "q", "--verify", "github"}, `needs --secret-env`},
@@ -401,4 +426,19 @@ func TestCLIAdmin(t *testing.T) {
 	if out := c.ok("invocations"); out != "no invocations\n" {
 		t.Errorf("invocations, empty: %q", out)
 	}
+	var id int64
+	if err := c.srv.Pool.QueryRow(context.Background(), `INSERT INTO `+c.srv.Schema+`.invocations (account, function, version,
+		trigger_type, source, batch_size, started_at, duration_ms, outcome, error, message_ids)
+		VALUES ($1, 'trapper', 1, 'queue', 'jobs', 2, now(), 3.5, 'failure', 'trap', '{4,5}') RETURNING id`,
+		client.DefaultAccount).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if out := c.ok("invocations", "get", strconv.FormatInt(id, 10)); !regexp.MustCompile(`outcome: +failure\n(.|\n)*messages: +4 5\n(.|\n)*error: +trap\n`).MatchString(out) {
+		t.Errorf("invocations get:\n%s", out)
+	}
+	c.json(&invs, "invocations", "--before-id", strconv.FormatInt(id, 10))
+	if len(invs.Invocations) != 0 {
+		t.Errorf("invocations --before-id: %+v", invs)
+	}
+	c.fails(1, `invocation \d+ not found.*\(404 not_found\)`, "invocations", "get", strconv.FormatInt(id+1, 10))
 }

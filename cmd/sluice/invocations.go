@@ -5,24 +5,39 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/client"
 )
 
+// runInvocations lists invocations, or with `get ID` shows one.
 func runInvocations(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	if len(args) > 0 && args[0] == "get" {
+		return explain(getInvocation(ctx, args[1:], stdout))
+	}
 	return explain(listInvocations(ctx, args, stdout))
 }
 
 func listInvocations(ctx context.Context, args []string, stdout io.Writer) error {
-	f := newCLIFlags("invocations", "[--function F] [--outcome O] [--since DURATION] [--limit N]")
+	f := newCLIFlags("invocations", "[--function F] [--trigger T] [--outcome O] [--since DURATION] [--until TIME] [--before-id ID] [--limit N]\n       sluice invocations get ID")
 	var o client.InvocationsOptions
 	f.StringVar(&o.Function, "function", "", "only this function's")
+	f.StringVar(&o.Trigger, "trigger", "", "only this trigger's")
 	f.StringVar(&o.Outcome, "outcome", "", "only success, partial_failure or failure")
 	since := f.Duration("since", 0, "only those started within this long, e.g. 15m")
+	until := f.String("until", "", "only those started before this RFC 3339 time")
+	f.Int64Var(&o.BeforeID, "before-id", 0, "only those with an id below ID (the last of the previous page)")
 	f.IntVar(&o.Limit, "limit", 50, "show at most N (1-1000)")
 	if _, err := f.parse(args, stdout); err != nil {
 		return err
+	}
+	if *until != "" {
+		t, err := time.Parse(time.RFC3339Nano, *until)
+		if err != nil {
+			return usageErrorf("--until %q: use an RFC 3339 time such as 2026-11-30T12:00:00Z", *until)
+		}
+		o.Until = t
 	}
 	switch o.Outcome {
 	case "", "success", "partial_failure", "failure":
@@ -59,4 +74,45 @@ func listInvocations(ctx context.Context, args []string, stdout io.Writer) error
 		}
 		return table(w, "STARTED\tFUNCTION\tVERSION\tTRIGGER\tBATCH\tOUTCOME\tDURATION\tACKED/RETRIED/DEAD\tERROR", rows)
 	})
+}
+
+func getInvocation(ctx context.Context, args []string, stdout io.Writer) error {
+	f := newCLIFlags("invocations get", "ID")
+	pos, err := f.parse(args, stdout, "ID")
+	if err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(pos[0], 10, 64)
+	if err != nil || id < 1 {
+		return usageErrorf("invocation id %q: want a positive integer", pos[0])
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	v, err := c.Invocations.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	return f.output(stdout, v, func(w io.Writer) error {
+		return fields(w, "id", strconv.FormatInt(v.ID, 10),
+			"function", v.Function+" version "+strconv.Itoa(v.Version),
+			"trigger", orDash(v.Trigger)+" ("+v.TriggerType+":"+v.Source+")",
+			"started", stamp(v.StartedAt),
+			"duration", fmt.Sprintf("%.1f ms", v.DurationMS),
+			"outcome", v.Outcome+orEmpty(" ", v.FailureKind),
+			"batch", strconv.Itoa(v.BatchSize),
+			"acked/retried/dead", fmt.Sprintf("%d/%d/%d", v.Acked, v.Retried, v.Dead),
+			"messages", strings.Trim(fmt.Sprint(v.MessageIDs), "[]"),
+			"error", orDash(v.Error),
+			"stderr", orDash(v.Stderr))
+	})
+}
+
+// orEmpty returns prefix+s, or "" when s is empty.
+func orEmpty(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
 }

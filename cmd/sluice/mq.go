@@ -156,28 +156,34 @@ func mqReceive(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	return messagesOut(f, stdout, pos[0], msgs)
 }
 
-// startRead parses `mq NAME QUEUE [--max-messages N]` (peek, receive-dlq)
-// and returns the flags, the queue, N and the client.
-func startRead(name, what string, args []string, stdout io.Writer) (*cliFlags, string, int, *client.Client, error) {
-	f := newCLIFlags("mq "+name, "QUEUE [--max-messages N]")
+// startRead parses `mq NAME QUEUE [--max-messages N] [--after SEQ]` (peek,
+// receive-dlq) and returns the flags, the queue, N, the page and the
+// client.
+func startRead(name, what string, args []string, stdout io.Writer) (*cliFlags, string, int, client.PageOptions, *client.Client, error) {
+	f := newCLIFlags("mq "+name, "QUEUE [--max-messages N] [--after SEQ]")
 	max := f.Int("max-messages", 10, what+" to show at most (1-100)")
+	var page client.PageOptions
+	f.Int64Var(&page.After, "after", 0, "only "+what+" with a sequence above SEQ (the last of the previous page)")
 	pos, err := f.parse(args, stdout, "QUEUE")
 	if err != nil {
-		return nil, "", 0, nil, err
+		return nil, "", 0, page, nil, err
 	}
 	if *max == 0 {
-		return nil, "", 0, nil, usageErrorf("--max-messages 0: give 1 to %d", client.MaxPeek)
+		return nil, "", 0, page, nil, usageErrorf("--max-messages 0: give 1 to %d", client.MaxPeek)
+	}
+	if page.After < 0 {
+		return nil, "", 0, page, nil, usageErrorf("--after %d: give 0 or a sequence", page.After)
 	}
 	c, err := f.client()
-	return f, pos[0], *max, c, err
+	return f, pos[0], *max, page, c, err
 }
 
 func mqPeek(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	f, queue, max, c, err := startRead("peek", "messages", args, stdout)
+	f, queue, max, page, c, err := startRead("peek", "messages", args, stdout)
 	if err != nil {
 		return err
 	}
-	msgs, err := c.MQ.Peek(ctx, queue, max)
+	msgs, err := c.MQ.Peek(ctx, queue, max, page)
 	if err != nil {
 		return err
 	}
@@ -239,63 +245,98 @@ func mqVisibility(ctx context.Context, args []string, stdout, _ io.Writer) error
 		"message %d of %s visible again in %ds", seq, queue, *seconds)
 }
 
-// queueCount runs a verb on QUEUE that returns a count (purge, purge-dlq,
-// redrive) and prints it.
-func queueCount(ctx context.Context, args []string, stdout io.Writer, name, key, format, thing string, withMax bool,
-	call func(ctx context.Context, c *client.Client, queue string, max int) (int64, error)) error {
+// queueCount runs a verb on QUEUE that returns a count (purge, purge-dlq)
+// and prints it.
+func queueCount(ctx context.Context, args []string, stdout io.Writer, name, format, thing string,
+	call func(s *client.MQService, ctx context.Context, queue string) (int64, error)) error {
 	f := newCLIFlags("mq "+name, "QUEUE")
-	var max *int
-	if withMax {
-		f.args = "QUEUE [--max-messages N]"
-		max = f.Int("max-messages", 0, "move at most N dead letters (default: all)")
-	}
 	pos, err := f.parse(args, stdout, "QUEUE")
 	if err != nil {
 		return err
-	}
-	n := 0
-	if max != nil {
-		if *max < 0 || f.set("max-messages") && *max == 0 {
-			return usageErrorf("--max-messages %d: must be positive (leave it out for all)", *max)
-		}
-		n = *max
 	}
 	c, err := f.client()
 	if err != nil {
 		return err
 	}
-	count, err := call(ctx, c, pos[0], n)
+	count, err := call(c.MQ, ctx, pos[0])
 	if err != nil {
 		return err
 	}
-	return done(f, stdout, map[string]int64{key: count}, format, plural(int(count), thing), pos[0])
+	return countDone(f, stdout, "purged", count, format, thing, pos[0])
+}
+
+// countDone prints a count a verb returned.
+func countDone(f *cliFlags, stdout io.Writer, key string, count int64, format, thing, queue string) error {
+	return done(f, stdout, map[string]int64{key: count}, format, plural(int(count), thing), queue)
 }
 
 func mqPurge(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	return queueCount(ctx, args, stdout, "purge", "purged", "purged %s from %s", "message", false,
-		func(ctx context.Context, c *client.Client, q string, _ int) (int64, error) { return c.MQ.Purge(ctx, q) })
+	return queueCount(ctx, args, stdout, "purge", "purged %s from %s", "message", (*client.MQService).Purge)
 }
 
 func mqPurgeDLQ(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	return queueCount(ctx, args, stdout, "purge-dlq", "purged", "purged %s of %s", "dead letter", false,
-		func(ctx context.Context, c *client.Client, q string, _ int) (int64, error) {
-			return c.MQ.PurgeDLQ(ctx, q)
-		})
+	return queueCount(ctx, args, stdout, "purge-dlq", "purged %s of %s", "dead letter", (*client.MQService).PurgeDLQ)
 }
 
 func mqRedrive(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	return queueCount(ctx, args, stdout, "redrive", "redriven", "redrove %s back into %s", "dead letter", true,
-		func(ctx context.Context, c *client.Client, q string, max int) (int64, error) {
-			return c.MQ.Redrive(ctx, q, max)
-		})
-}
-
-func mqReceiveDLQ(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	f, queue, max, c, err := startRead("receive-dlq", "dead letters", args, stdout)
+	f := newCLIFlags("mq redrive", "QUEUE [--max-messages N | --sequences SEQ,SEQ,...]")
+	max := f.Int("max-messages", 0, "move at most N dead letters, first failed first (default: all)")
+	list := f.String("sequences", "", "move only the dead letters with these sequences (comma-separated, 1-1000)")
+	pos, err := f.parse(args, stdout, "QUEUE")
 	if err != nil {
 		return err
 	}
-	dead, err := c.MQ.ReceiveDLQ(ctx, queue, max)
+	if *max < 0 || f.set("max-messages") && *max == 0 {
+		return usageErrorf("--max-messages %d: must be positive (leave it out for all)", *max)
+	}
+	var seqs []int64
+	if f.set("sequences") {
+		if f.set("max-messages") {
+			return usageErrorf("give --sequences or --max-messages, not both")
+		}
+		if seqs, err = parseSequences(*list); err != nil {
+			return err
+		}
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	var n int64
+	if seqs != nil {
+		n, err = c.MQ.RedriveSequences(ctx, pos[0], seqs)
+	} else {
+		n, err = c.MQ.Redrive(ctx, pos[0], *max)
+	}
+	if err != nil {
+		return err
+	}
+	return countDone(f, stdout, "redriven", n, "redrove %s back into %s", "dead letter", pos[0])
+}
+
+// parseSequences reads a comma-separated list of 1 to 1000 sequences.
+func parseSequences(list string) ([]int64, error) {
+	parts := strings.Split(list, ",")
+	if len(parts) > client.MaxRedriveSequences {
+		return nil, usageErrorf("--sequences: %d given, at most %d", len(parts), client.MaxRedriveSequences)
+	}
+	seqs := make([]int64, len(parts))
+	for i, p := range parts {
+		seq, err := strconv.ParseInt(strings.TrimSpace(p), 10, 64)
+		if err != nil || seq < 1 {
+			return nil, usageErrorf("--sequences: %q is not a sequence; give positive integers separated by commas", p)
+		}
+		seqs[i] = seq
+	}
+	return seqs, nil
+}
+
+func mqReceiveDLQ(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	f, queue, max, page, c, err := startRead("receive-dlq", "dead letters", args, stdout)
+	if err != nil {
+		return err
+	}
+	dead, err := c.MQ.ReceiveDLQ(ctx, queue, max, page)
 	if err != nil {
 		return err
 	}

@@ -37,9 +37,13 @@ func TestMigrateIdempotentConcurrentAndDown(t *testing.T) {
 	if err := migrate.Up(ctx, pool, schema, pgqueue.Migrations, extra); err != nil {
 		t.Fatal(err)
 	}
+	core, err := migrate.Load(pgqueue.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var n int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{schema, "schema_migrations"}.Sanitize()).Scan(&n); err != nil || n != 3 {
-		t.Fatalf("schema_migrations has %d rows (%v), want 3", n, err)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{schema, "schema_migrations"}.Sanitize()).Scan(&n); err != nil || n != len(core)+2 {
+		t.Fatalf("schema_migrations has %d rows (%v), want %d", n, err, len(core)+2)
 	}
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{schema, "things"}.Sanitize()).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("things applied %d times (%v)", n, err)
