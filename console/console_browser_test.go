@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -236,7 +237,8 @@ func TestBrowserQueuesAndMessages(t *testing.T) {
 	p.shot("queues-created")
 
 	// Send a message from the queue page; the ready count changes.
-	p.do("open the queue", chromedp.Click(chromedp.CSS(`tr[data-queue="orders"] a`)), chromedp.WaitVisible(chromedp.CSS("#message-body")))
+	p.do("open the queue", chromedp.Click(chromedp.CSS(`tr[data-queue="orders"] a`)), chromedp.WaitVisible(chromedp.CSS("#overview-charts")))
+	p.do("messages tab", chromedp.Click(chromedp.CSS("#tab-messages")), chromedp.WaitVisible(chromedp.CSS("#message-body")))
 	p.fill("#message-body", `{"order": `)
 	if got := p.eval(`String(document.getElementById("send-message").disabled)`); got != "true" {
 		t.Errorf("send enabled for invalid JSON")
@@ -277,7 +279,8 @@ func TestBrowserQueuesAndMessages(t *testing.T) {
 	p.wait("inflight 1", `(document.querySelector('tr[data-queue="orders"] td[data-stat="inflight"]') || {}).textContent === "1"`)
 
 	// Purge asks first: cancel keeps the messages, confirm purges.
-	p.do("open the queue again", chromedp.Click(chromedp.CSS(`tr[data-queue="orders"] a`)), chromedp.WaitVisible(chromedp.CSS("#message-body")))
+	p.do("open the queue again", chromedp.Click(chromedp.CSS(`tr[data-queue="orders"] a`)), chromedp.WaitVisible(chromedp.CSS("#tab-messages")))
+	p.do("messages tab again", chromedp.Click(chromedp.CSS("#tab-messages")), chromedp.WaitVisible(chromedp.CSS("#message-body")))
 	p.wait("ready 2", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "2"`)
 	p.wait("two peeked", `document.querySelectorAll("#messages tr[data-sequence]").length === 2`)
 	p.do("delete one", chromedp.Click(chromedp.CSS(`#messages tr[data-sequence="2"] button`)))
@@ -441,12 +444,54 @@ func TestBrowserManyDeadLetters(t *testing.T) {
 	p.signIn(srv.URL, account, token)
 	p.do("open the DLQ tab", chromedp.Navigate(srv.URL+"/console/#/queues/dead/dlq"), chromedp.WaitVisible(chromedp.CSS("#dead-letters")))
 	p.wait("DLQ count 10,000", `(document.querySelector('#queue-counts [data-stat="dlq"] b') || {}).textContent === "10,000" || (document.getElementById("dlq-refresh").click(), false)`)
-	p.wait("100 dead letters shown", `document.querySelectorAll("#dead-letters tr[data-sequence]").length === 100 && !!document.getElementById("dlq-more")`)
+	p.wait("100 dead letters shown", `document.querySelectorAll("#dead-letters tr[data-sequence]").length === 100 && !document.getElementById("dlq-next").disabled`)
 	p.shot("dlq-10000")
+	seqs := func() string {
+		return p.eval(`[...document.querySelectorAll("#dead-letters tr[data-sequence]")].map((r) => r.dataset.sequence).join(",")`)
+	}
+	first := strings.Split(seqs(), ",")
+
+	// Next shows the 100 after the last one shown; back to start the first.
+	p.do("next page", chromedp.Click(chromedp.CSS("#dlq-next")))
+	p.wait("page 2", `document.getElementById("dlq-page").textContent.startsWith("Page 2")`)
+	second := strings.Split(seqs(), ",")
+	if len(second) != 100 || atoi(t, second[0]) <= atoi(t, first[99]) {
+		t.Fatalf("page 2 has %d letters starting at %s; want 100 after %s", len(second), second[0], first[99])
+	}
+	var all []int64
+	if err := srv.Pool.QueryRow(ctx, `SELECT array_agg(sequence ORDER BY sequence) FROM (SELECT sequence FROM `+schema+`.dead_letters ORDER BY sequence LIMIT 200) d`).Scan(&all); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := second[0]+".."+second[99], fmt.Sprintf("%d..%d", all[100], all[199]); got != want {
+		t.Errorf("page 2 shows sequences %s, want letters 101-200 (%s)", got, want)
+	}
+	p.shot("dlq-10000-page-2")
+
+	// Select two letters on page 2 and redrive just those.
+	p.do("select two", chromedp.Click(chromedp.CSS(`#dead-letters tr[data-sequence="`+second[0]+`"] input`)),
+		chromedp.Click(chromedp.CSS(`#dead-letters tr[data-sequence="`+second[5]+`"] input`)))
+	p.wait("selection counted", `document.getElementById("redrive-selected").textContent === "Redrive 2 selected…"`)
+	p.do("redrive selected", chromedp.Click(chromedp.CSS("#redrive-selected")), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.wait("redriven two", `document.getElementById("toast").textContent === "Redrove 2 messages"`)
+	p.wait("back to start", `document.getElementById("dlq-page").textContent.startsWith("Page 1")`)
+	p.wait("ready 2", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "2"`)
+	if ms, err := c.MQ.Peek(ctx, "dead", 10); err != nil || len(ms) != 2 || fmt.Sprint(ms[0].Sequence) != second[0] || fmt.Sprint(ms[1].Sequence) != second[5] {
+		t.Errorf("after redriving %s and %s the queue holds %v (%v)", second[0], second[5], ms, err)
+	}
+
 	p.do("redrive all", chromedp.Click(chromedp.CSS("#redrive")), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
-	p.wait("redriven", `document.getElementById("toast").textContent === "Redrove 10,000 messages"`)
+	p.wait("redriven", `document.getElementById("toast").textContent === "Redrove 9,998 messages"`)
 	p.wait("ready 10,000", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "10,000"`)
 	p.shot("dlq-10000-redriven")
+}
+
+func atoi(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("not a number: %q", s)
+	}
+	return n
 }
 
 // deploy deploys module as function name with env, moving alias live to

@@ -1,11 +1,15 @@
-// One queue: counts and settings, and the Messages and DLQ tabs.
+// One queue: counts and settings, and the Overview, Messages, DLQ,
+// Triggers, Settings and API tabs.
 
 import { api, session } from "./api.js";
 import { h, replace, toast, confirmAction, num, age, time, json, errorBox } from "./dom.js";
-import { settingFields } from "./queues.js";
+import { settingFields, QUEUE_DEFAULTS } from "./queues.js";
+import { lineChart } from "./chart.js";
+import { invocationTable } from "./invocations.js";
 
-const TABS = [["messages", "Messages"], ["dlq", "DLQ"], ["settings", "Settings"], ["api", "API"]];
-const TAB_VIEWS = { messages: messagesTab, dlq: dlqTab, settings: settingsTab, api: apiTab };
+const TABS = [["overview", "Overview"], ["messages", "Messages"], ["dlq", "DLQ"], ["triggers", "Triggers"], ["settings", "Settings"], ["api", "API"]];
+const TAB_VIEWS = { overview: overviewTab, messages: messagesTab, dlq: dlqTab, triggers: triggersTab, settings: settingsTab, api: apiTab };
+const REFRESH_MS = 30000;
 
 /**
  * checkMessage validates the send editor's text: a JSON object (one
@@ -31,7 +35,7 @@ export function checkMessage(text) {
 
 /** mount renders queue name's page with tab into root; returns unmount. */
 export function mount(root, name, tab) {
-  if (!TABS.some(([t]) => t === tab)) tab = "messages";
+  if (!TABS.some(([t]) => t === tab)) tab = "overview";
   let alive = true;
   const header = h("div", { class: "panel", id: "queue-header" }, h("span", { class: "muted" }, "Loading…"));
   const body = h("div");
@@ -64,9 +68,133 @@ export function mount(root, name, tab) {
   }
 
   loadHeader();
-  const unmountTab = TAB_VIEWS[tab](body, name, loadHeader, () => alive);
-  const timer = setInterval(loadHeader, 30000);
-  return () => { alive = false; clearInterval(timer); unmountTab && unmountTab(); };
+  // A tab may return a function the page's refresh calls too.
+  const refreshTab = TAB_VIEWS[tab](body, name, loadHeader, () => alive);
+  const timer = setInterval(() => { loadHeader(); if (refreshTab) refreshTab(); }, REFRESH_MS);
+  return () => { alive = false; clearInterval(timer); };
+}
+
+// overviewTab shows the settings and a chart of the last hour: sends, acks
+// and DLQ moves per minute, and depth (ready + inflight). It refreshes
+// with the page.
+function overviewTab(root, name, changed, alive) {
+  const settings = h("div", { id: "overview-settings" }, h("p", { class: "muted" }, "Loading…"));
+  const charts = h("div", { id: "overview-charts" }, h("p", { class: "muted" }, "Loading…"));
+  const updated = h("span", { class: "muted small", id: "overview-updated" });
+  replace(root,
+    h("div", { class: "panel" },
+      h("div", { class: "row" }, h("h2", {}, "Last hour"), h("span", { class: "spacer" }), updated,
+        h("button", { type: "button", class: "secondary", id: "overview-refresh", onclick: () => { load(); changed(); } }, "Refresh")),
+      charts),
+    h("div", { class: "panel" }, h("h2", {}, "Settings"), settings));
+
+  async function load() {
+    const [q, st] = await Promise.allSettled([api.getQueue(name), api.queueStats(name, 60)]);
+    if (!alive()) return;
+    if (q.status === "fulfilled") {
+      replace(settings, h("dl", { class: "fields" }, QUEUE_DEFAULTS.map(([key, label]) =>
+        [h("dt", {}, label), h("dd", { "data-setting": key }, num(q.value[key]))]),
+      h("dt", {}, "Created"), h("dd", {}, time(q.value.created_at)),
+      h("dt", {}, "Updated"), h("dd", {}, time(q.value.updated_at))));
+    } else replace(settings, errorBox(q.reason));
+    if (st.status === "rejected") return replace(charts, errorBox(st.reason));
+    const m = st.value.minutes;
+    const minutes = m.map((x) => x.minute);
+    const depth = m.map((x) => (x.ready === null || x.inflight === null ? null : x.ready + x.inflight));
+    const sum = (k) => m.reduce((a, x) => a + x[k], 0);
+    replace(charts,
+      h("p", { class: "muted small", id: "overview-totals" },
+        `In the last hour: ${num(sum("sends"))} sent · ${num(sum("acks"))} acked · ${num(sum("dlq_moves"))} moved to the DLQ`),
+      h("div", { class: "charts" },
+        lineChart({ id: "chart-throughput", title: `Messages per minute in ${name}`, yLabel: "per minute", minutes, series: [
+          { key: "sends", label: "sends", values: m.map((x) => x.sends) },
+          { key: "acks", label: "acks", values: m.map((x) => x.acks) },
+          { key: "dlq_moves", label: "DLQ moves", values: m.map((x) => x.dlq_moves) },
+        ] }),
+        lineChart({ id: "chart-depth", title: `Depth of ${name}`, yLabel: "messages", minutes, series: [
+          { key: "depth", label: "depth (ready + inflight)", values: depth },
+        ] })));
+    updated.textContent = "as of " + new Date().toLocaleTimeString();
+  }
+
+  load();
+  return load;
+}
+
+// triggersTab lists the queue triggers reading this queue and their recent
+// invocations.
+function triggersTab(root, name, changed, alive) {
+  const list = h("div", { id: "triggers" }, h("p", { class: "muted" }, "Loading…"));
+  const invs = h("div", { id: "trigger-invocations" });
+  replace(root,
+    h("div", { class: "panel" },
+      h("div", { class: "row" }, h("h2", {}, "Triggers on this queue"), h("span", { class: "spacer" }),
+        h("button", { type: "button", class: "secondary", id: "triggers-refresh", onclick: () => { load(); changed(); } }, "Refresh")),
+      list),
+    h("div", { class: "panel" }, h("h2", {}, "Recent invocations"), invs));
+
+  async function load() {
+    let ts;
+    try {
+      ts = (await api.listTriggers()).triggers.filter((t) => t.kind === "queue" && t.queue === name).sort((a, b) => a.name.localeCompare(b.name));
+    } catch (e) {
+      if (alive()) { replace(list, errorBox(e)); replace(invs); }
+      return;
+    }
+    if (!alive()) return;
+    replace(list, ts.length === 0 ? h("p", { class: "muted" }, "No trigger reads this queue: add one with `sluice deploy` or PUT .../triggers/{name}.") :
+      h("table", {},
+        h("thead", {}, h("tr", {}, ["Trigger", "Function", "Batch size", "Window", "Concurrency", "Ack policy", "Enabled"].map((c) =>
+          h("th", { class: ["Batch size", "Window", "Concurrency"].includes(c) ? "num" : null }, c)))),
+        h("tbody", {}, ts.map((t) => h("tr", { "data-trigger": t.name },
+          h("td", {}, t.name),
+          h("td", {}, h("a", { href: "#/functions/" + encodeURIComponent(t.function) }, t.function), h("span", { class: "muted" }, " @ " + (t.alias || "live"))),
+          h("td", { class: "num" }, num(t.batch_size)),
+          h("td", { class: "num" }, num(t.batch_window_ms) + " ms"),
+          h("td", { class: "num" }, num(t.concurrency)),
+          h("td", {}, t.ack_policy || "ack"),
+          h("td", { "data-enabled": t.enabled }, t.enabled ? "yes" : h("span", { class: "error-text" }, "disabled")))))));
+    if (ts.length === 0) return replace(invs, h("p", { class: "muted" }, "No invocations."));
+    try {
+      const rs = await Promise.all(ts.map((t) => api.invocations({ trigger: t.name, limit: 25 })));
+      if (!alive()) return;
+      const all = rs.flatMap((r) => r.invocations).sort((a, b) => b.id - a.id).slice(0, 25);
+      replace(invs, invocationTable(all, { trigger: true, fn: ts.length > 1, logs: true, empty: "No invocations yet." }));
+    } catch (e) {
+      if (alive()) replace(invs, errorBox(e));
+    }
+  }
+
+  load();
+  return load;
+}
+
+/**
+ * seqPager pages a list in sequence order with the API's after cursor:
+ * Next shows the sequences after the last one shown, "Back to start" the
+ * first page. load is called to (re)load the page at after().
+ */
+function seqPager(prefix, load) {
+  const cursors = []; // the after of each page past the first
+  const el = h("div", { class: "row pager", id: prefix + "-pager" });
+  return {
+    el,
+    after: () => cursors[cursors.length - 1] || 0,
+    reset: () => { cursors.length = 0; },
+    /** update shows the page just loaded: msgs out of at most max. */
+    update(msgs, max) {
+      const page = cursors.length + 1;
+      const last = msgs.length < Number(max);
+      if (page === 1 && last) return replace(el); // nothing to page through
+      replace(el,
+        h("button", { type: "button", class: "secondary", id: prefix + "-start", disabled: page === 1,
+          onclick: () => { cursors.length = 0; load(); } }, "« Back to start"),
+        h("span", { class: "muted small", id: prefix + "-page" },
+          `Page ${page}` + (msgs.length ? ` · sequences ${msgs[0].sequence}–${msgs[msgs.length - 1].sequence}` : "") + (last ? " · last page" : "")),
+        h("button", { type: "button", class: "secondary", id: prefix + "-next", disabled: last,
+          onclick: () => { cursors.push(msgs[msgs.length - 1].sequence); load(); } }, "Next ›"));
+    },
+  };
 }
 
 function messagesTab(root, name, changed, alive) {
@@ -93,11 +221,15 @@ function messagesTab(root, name, changed, alive) {
   editor.addEventListener("input", check);
   delay.addEventListener("input", check);
 
+  const pager = seqPager("peek", () => peek());
+  max.addEventListener("change", () => { pager.reset(); peek(); });
+
   async function peek() {
     try {
-      const r = await api.peek(name, max.value);
+      const r = await api.peek(name, max.value, pager.after());
       if (!alive()) return;
       replace(list, messageTable(r.messages));
+      pager.update(r.messages, max.value);
     } catch (e) {
       if (alive()) replace(list, errorBox(e));
     }
@@ -155,7 +287,7 @@ function messagesTab(root, name, changed, alive) {
     h("div", { class: "panel" },
       h("div", { class: "row" }, h("h2", {}, "Messages"), h("span", { class: "spacer" }),
         h("label", {}, "Peek at most", max),
-        h("button", { type: "button", class: "secondary", id: "peek", onclick: () => { peek(); changed(); } }, "Peek"),
+        h("button", { type: "button", class: "secondary", id: "peek", onclick: () => { pager.reset(); peek(); changed(); } }, "Peek"),
         h("button", { type: "button", class: "danger", id: "purge", onclick: async () => {
           if (!(await confirmAction(`Purge every message of queue ${name}? This cannot be undone.`, "Purge"))) return;
           try {
@@ -164,44 +296,67 @@ function messagesTab(root, name, changed, alive) {
           } catch (e) {
             toast(e.message, true);
           }
-          peek(); changed();
+          pager.reset(); peek(); changed();
         } }, "Purge…")),
       h("p", { class: "muted small" }, "Peek reads the next messages without claiming them."),
-      list));
+      list, pager.el));
   check();
   peek();
 }
 
+// dlqTab pages through the dead letters; rows can be selected for a
+// redrive of just those.
 function dlqTab(root, name, changed, alive) {
   const max = h("select", { id: "dlq-max" }, [10, 50, 100].map((n) => h("option", { value: n, selected: n === 100 }, n)));
   const list = h("div", { id: "dead-letters" });
+  const selected = new Set(); // sequences checked, kept across pages
+  const pager = seqPager("dlq", () => load());
+  const redriveSel = h("button", { type: "button", id: "redrive-selected", disabled: true,
+    onclick: () => act(`Move the ${selected.size} selected dead letter${selected.size === 1 ? "" : "s"} of ${name} back to the queue (receive counts reset)?`,
+      "Redrive selected", () => api.redriveSelected(name, [...selected].sort((a, b) => a - b)),
+      (r) => { selected.clear(); return `Redrove ${num(r.redriven)} message${r.redriven === 1 ? "" : "s"}`; }) }, "Redrive selected…");
+  max.addEventListener("change", () => { pager.reset(); load(); });
+
+  function selectionChanged() {
+    redriveSel.disabled = selected.size === 0 || selected.size > 1000;
+    redriveSel.textContent = selected.size ? `Redrive ${num(selected.size)} selected…` : "Redrive selected…";
+  }
 
   async function load() {
     try {
-      const r = await api.dlq(name, max.value);
+      const r = await api.dlq(name, max.value, pager.after());
       if (!alive()) return;
-      replace(list, deadTable(r.messages),
-        r.messages.length === Number(max.value) ? h("p", { class: "muted small", id: "dlq-more" },
-          `Showing the oldest ${r.messages.length}; the DLQ count above says how many there are. Delete, purge or redrive to see the rest.`) : null);
+      replace(list, deadTable(r.messages));
+      pager.update(r.messages, max.value);
     } catch (e) {
       if (alive()) replace(list, errorBox(e));
     }
   }
 
   function deadTable(msgs) {
-    if (msgs.length === 0) return h("p", { class: "muted" }, "The dead-letter queue is empty.");
+    if (msgs.length === 0) return h("p", { class: "muted" }, pager.after() ? "No dead letters after this point." : "The dead-letter queue is empty.");
+    const boxes = msgs.map((m) => h("input", { type: "checkbox", "aria-label": `Select dead letter ${m.sequence}`, checked: selected.has(m.sequence),
+      onchange: (ev) => { if (ev.target.checked) selected.add(m.sequence); else selected.delete(m.sequence); all.checked = boxes.every((b) => b.checked); selectionChanged(); } }));
+    const all = h("input", { type: "checkbox", id: "dlq-select-page", "aria-label": "Select the dead letters on this page", checked: boxes.every((b) => b.checked),
+      onchange: () => {
+        msgs.forEach((m, i) => { boxes[i].checked = all.checked; if (all.checked) selected.add(m.sequence); else selected.delete(m.sequence); });
+        selectionChanged();
+      } });
     return h("table", {},
-      h("thead", {}, h("tr", {}, ["Sequence", "Failed at", "Reason", "Last error", "Receives", "Body", ""].map((t) => h("th", {}, t)))),
-      h("tbody", {}, msgs.map((m) => h("tr", { "data-sequence": m.sequence },
+      h("thead", {}, h("tr", {}, h("th", {}, all), ["Sequence", "Failed at", "Reason", "Last error", "Receives", "Body", ""].map((t) => h("th", {}, t)))),
+      h("tbody", {}, msgs.map((m, i) => h("tr", { "data-sequence": m.sequence },
+        h("td", {}, boxes[i]),
         h("td", { class: "num" }, m.sequence),
         h("td", { class: "small" }, time(m.failed_at)),
         h("td", {}, m.reason),
         h("td", {}, m.last_error ? h("pre", {}, m.last_error) : h("span", { class: "muted" }, "–")),
         h("td", { class: "num" }, m.receive_count),
         h("td", {}, h("pre", {}, json(m.body))),
-        h("td", {}, h("button", { type: "button", class: "link", onclick: async () => {
+        h("td", {}, h("button", { type: "button", class: "link", "data-delete": m.sequence, onclick: async () => {
           try {
             await api.deleteDead(name, m.sequence);
+            selected.delete(m.sequence);
+            selectionChanged();
             toast(`Dead letter ${m.sequence} deleted`);
           } catch (e) {
             toast(e.message, true);
@@ -217,18 +372,21 @@ function dlqTab(root, name, changed, alive) {
     } catch (e) {
       toast(e.message, true);
     }
-    load(); changed();
+    selectionChanged();
+    pager.reset(); load(); changed();
   }
 
   replace(root, h("div", { class: "panel" },
     h("div", { class: "row" }, h("h2", {}, "Dead letters"), h("span", { class: "spacer" }),
       h("label", {}, "Show at most", max),
       h("button", { type: "button", class: "secondary", id: "dlq-refresh", onclick: () => { load(); changed(); } }, "Refresh"),
+      redriveSel,
       h("button", { type: "button", id: "redrive", onclick: () => act(`Move every dead letter of ${name} back to the queue (receive counts reset)?`, "Redrive all",
-        api.redrive, (r) => `Redrove ${num(r.redriven)} message${r.redriven === 1 ? "" : "s"}`) }, "Redrive all…"),
+        api.redrive, (r) => { selected.clear(); return `Redrove ${num(r.redriven)} message${r.redriven === 1 ? "" : "s"}`; }) }, "Redrive all…"),
       h("button", { type: "button", class: "danger", id: "purge-dlq", onclick: () => act(`Purge every dead letter of ${name}? This cannot be undone.`, "Purge DLQ",
-        api.purgeDLQ, (r) => `Purged ${num(r.purged)} dead letter${r.purged === 1 ? "" : "s"}`) }, "Purge DLQ…")),
-    list));
+        api.purgeDLQ, (r) => { selected.clear(); return `Purged ${num(r.purged)} dead letter${r.purged === 1 ? "" : "s"}`; }) }, "Purge DLQ…")),
+    h("p", { class: "muted small" }, "Oldest first. Select rows (on any page) to redrive only those."),
+    list, pager.el));
   load();
 }
 
