@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	goruntime "runtime"
 	"sync"
 	"testing"
 	"time"
@@ -53,4 +54,68 @@ func TestSpinningGuestsLeaveRoomForShortInvocations(t *testing.T) {
 		t.Errorf("slowest healthy invocation beside 4 spinners took %s, want well under a second", worst)
 	}
 	t.Logf("slowest healthy invocation beside 4 spinning guests: %s", worst)
+}
+
+// A function whose invocation ran into a limit is confined for a while;
+// one that failed otherwise, or succeeded, is not.
+func TestOverrunningFunctionIsConfined(t *testing.T) {
+	t.Parallel()
+	rt, _ := newRuntime(t)
+	hostile := load(t, rt, "runtime/testdata/hostile", wasmbuild.Reactor, runtime.FunctionConfig{Timeout: 200 * time.Millisecond, PoolSize: 2})
+	ctx := context.Background()
+	for _, do := range []string{"ack", "trap"} {
+		res, err := hostile.Invoke(ctx, batch(`{"do":"`+do+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if until := hostile.Stats().ConfinedUntil; !until.IsZero() {
+			t.Fatalf("after %q (failure %+v) the function is confined until %s, want not confined", do, res.Failure, until)
+		}
+	}
+	before := time.Now()
+	res, err := hostile.Invoke(ctx, batch(`{"do":"loop"}`))
+	if err != nil || res.Failure == nil || res.Failure.Kind != runtime.FailureTimeout {
+		t.Fatalf("loop: %v %+v, want a timeout", err, res.Failure)
+	}
+	until := hostile.Stats().ConfinedUntil
+	if until.Before(before.Add(59*time.Second)) || until.After(time.Now().Add(time.Minute)) {
+		t.Fatalf("after a timeout the function is confined until %s, want a minute from the timeout (%s)", until, before)
+	}
+	// Confined, it still runs: a batch that succeeds succeeds.
+	if res, err := hostile.Invoke(ctx, batch(`{"do":"ack"}`)); err != nil || res.Failure != nil {
+		t.Fatalf("confined function, healthy batch: %v %+v", err, res.Failure)
+	}
+}
+
+// A confined guest that sleeps hands its long slot on while it sleeps: as
+// many sleepers as there are long slots do not keep another confined
+// invocation from running.
+func TestSleepingGuestsHandTheirLongSlotOn(t *testing.T) {
+	t.Parallel()
+	slots := max(1, goruntime.GOMAXPROCS(0)-1)
+	rt, _ := newRuntime(t)
+	hostile := load(t, rt, "runtime/testdata/hostile", wasmbuild.Reactor, runtime.FunctionConfig{Timeout: time.Second, PoolSize: slots + 2})
+	ctx := context.Background()
+	if res, _ := hostile.Invoke(ctx, batch(`{"do":"loop"}`)); res.Failure == nil || hostile.Stats().ConfinedUntil.IsZero() {
+		t.Fatalf("loop: %+v, confined until %s; want a timeout that confines the function", res.Failure, hostile.Stats().ConfinedUntil)
+	}
+	var wg sync.WaitGroup
+	for range slots {
+		wg.Go(func() {
+			if res, err := hostile.Invoke(ctx, batch(`{"do":"sleep"}`)); err != nil || res.Failure == nil || res.Failure.Kind != runtime.FailureTimeout {
+				t.Errorf("sleeper: %v %+v, want a timeout", err, res.Failure)
+			}
+		})
+	}
+	time.Sleep(200 * time.Millisecond) // the sleepers are asleep
+	start := time.Now()
+	res, err := hostile.Invoke(ctx, batch(`{"do":"ack"}`))
+	took := time.Since(start)
+	wg.Wait()
+	if err != nil || res.Failure != nil {
+		t.Fatalf("confined batch beside %d sleepers: %v %+v (after %s), want success", slots, err, res.Failure, took)
+	}
+	if took > 500*time.Millisecond {
+		t.Errorf("confined batch beside %d sleepers took %s: it waited for a sleeper's long slot", slots, took)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -119,6 +120,9 @@ type Function struct {
 	mem     memAccount
 	slots   chan struct{} // one token per instance that may be alive
 	closing chan struct{} // closed by Close
+	// overranAt is when an invocation last ended at the timeout, memory or
+	// output limit (Unix nanoseconds, 0 if never): see confineFor.
+	overranAt atomic.Int64
 
 	mu     sync.Mutex
 	closed bool
@@ -149,11 +153,18 @@ type instance struct {
 //     than Ps: long-running guests (spinning, or merely heavy) share all but
 //     one core, so short invocations of healthy functions keep a core to
 //     themselves. A long guest hands its slot on every longTurnTicks ticks,
-//     so long guests take turns; while one waits, its timeout runs on.
+//     so long guests take turns; while one waits, its timeout runs on;
+//   - a function one of whose invocations ended at its timeout, memory or
+//     output limit within confineFor runs its invocations in a long slot
+//     from the start, instantiation included: a function that has shown
+//     it spins, floods or balloons cannot take the healthy functions' core
+//     even for longAfter at the start of each invocation;
+//   - a guest sleeping hands its long slot on until it wakes.
 const (
 	yieldsPerTick = 64
 	longAfter     = 20 * time.Millisecond
 	longTurnTicks = 16
+	confineFor    = time.Minute
 )
 
 // yield implements the guest's sched_yield: it stops the guest once its
@@ -191,12 +202,20 @@ func (in *instance) yield() {
 // takeLongSlot waits for a long slot, or unwinds the guest if its
 // invocation must stop meanwhile.
 func (in *instance) takeLongSlot() {
-	io := in.io
+	if !in.io.takeLongSlot() {
+		panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
+	}
+}
+
+// takeLongSlot waits for a long slot; it reports false, without one, if
+// the invocation must stop first.
+func (io *invocationIO) takeLongSlot() bool {
 	select {
 	case io.long <- struct{}{}:
 		io.holding = true
+		return true
 	case <-io.done:
-		panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
+		return false
 	}
 }
 
@@ -214,6 +233,10 @@ func (in *instance) sleep(ns int64) {
 	var done <-chan struct{}
 	if in.io != nil {
 		done = in.io.done
+		if in.io.holding { // sleeping takes no core: let another long guest run
+			in.io.releaseLongSlot()
+			defer in.takeLongSlot()
+		}
 	}
 	t := time.NewTimer(time.Duration(ns))
 	defer t.Stop()
@@ -368,13 +391,22 @@ type Stats struct {
 	// MaxInstanceMemoryBytes is the most linear memory one instance has
 	// held; it never exceeds MemoryMiB.
 	MaxInstanceMemoryBytes int64
+	// ConfinedUntil is when the function stops being confined to the long
+	// slots after an invocation ended at its timeout, memory or output
+	// limit (see Function.Invoke); zero when it is not confined.
+	ConfinedUntil time.Time
 }
 
 // Stats returns the function's current instance counts.
 func (f *Function) Stats() Stats {
+	st := Stats{MemoryBytes: f.mem.live.Load(), MaxInstanceMemoryBytes: f.mem.peak.Load()}
+	if until := time.Unix(0, f.overranAt.Load()).Add(confineFor); f.confined(time.Now()) {
+		st.ConfinedUntil = until
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return Stats{Instances: f.live, Idle: len(f.idle), MemoryBytes: f.mem.live.Load(), MaxInstanceMemoryBytes: f.mem.peak.Load()}
+	st.Instances, st.Idle = f.live, len(f.idle)
+	return st
 }
 
 var (
@@ -390,6 +422,11 @@ var inputPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &
 // Result.Failure; the error is for host problems only: a closed function,
 // a context done before the batch started, or an invalid Invocation
 // (missing or duplicate message ids, headers or body not valid JSON).
+//
+// After an invocation ends at its timeout, memory or output limit, the
+// function is confined for a minute: its invocations run with the
+// long-running guests, on all but one of the process's cores, from their
+// start (Stats.ConfinedUntil says until when).
 func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("invoke %s v%d invocation %s: %w", f.cfg.Name, f.cfg.Version, inv.ID, err)
@@ -448,13 +485,19 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 		runErr error
 		inst   *instance
 	)
-	if f.kind == Command {
+	switch {
+	case f.confined(start) && !iio.takeLongSlot():
+		runErr = context.Cause(tctx) // timed out waiting for its turn
+	case f.kind == Command:
 		inst, out, runErr = f.runCommand(tctx, iio, input)
-	} else {
+	default:
 		inst, out, runErr = f.runReactor(tctx, iio, input)
 	}
 	iio.releaseLongSlot()
 	failure := f.classify(tctx, runErr, inst, iio)
+	if failure != nil && failure.Kind.overran() {
+		f.overranAt.Store(time.Now().UnixNano())
+	}
 	if f.kind == Reactor && inst != nil {
 		inst.io = nil
 		f.putInstance(inst, failure == nil)
@@ -471,6 +514,13 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// confined reports whether an invocation starting at now must run in a
+// long slot from its start (see yield).
+func (f *Function) confined(now time.Time) bool {
+	at := f.overranAt.Load()
+	return at != 0 && now.Sub(time.Unix(0, at)) < confineFor
 }
 
 // runCommand runs a fresh instance of a command module on input.

@@ -72,6 +72,13 @@ const (
 	FailureUnknownItem FailureKind = "unknown_item"
 )
 
+// overran reports whether a failure of this kind means the guest ran into
+// a resource limit (time, memory or output), which confines its function
+// for a while (see Function.confined).
+func (k FailureKind) overran() bool {
+	return k == FailureTimeout || k == FailureMemoryLimit || k == FailureOutputTooLarge
+}
+
 // BatchFailure describes why a whole batch failed.
 type BatchFailure struct {
 	// Kind classifies the failure.
