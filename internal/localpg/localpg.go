@@ -219,6 +219,14 @@ func (c *Cluster) Restart(ctx context.Context, immediate bool) error {
 	return err
 }
 
+// Crash stops the running cluster the way a crash would: pg_ctl stop in
+// immediate mode (no shutdown checkpoint, sessions cut; the next Start
+// replays the WAL). It returns once the server is gone.
+func (c *Cluster) Crash(ctx context.Context) error {
+	_, err := c.exec(ctx, "pg_ctl", "stop", "-w", "-m", "immediate", "-D", c.dataDir())
+	return err
+}
+
 func (c *Cluster) dataDir() string { return filepath.Join(c.dir, "data") }
 
 func (c *Cluster) running(ctx context.Context) bool {
