@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/client/clienttest"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
+	"github.com/sluicehq/sluice/pgqueue"
 )
 
 // These tests run the client against a real server (clienttest: a fresh
@@ -479,5 +480,35 @@ func TestPagingAndRedriveSequences(t *testing.T) {
 	var ce *client.Error
 	if _, err := c.MQ.RedriveSequences(ctx, "pages", []int64{1, 1}); !errors.As(err, &ce) || ce.Code != client.CodeInvalidArgument {
 		t.Errorf("duplicate sequences: %v", err)
+	}
+}
+
+func TestQueueMinuteStats(t *testing.T) {
+	t.Parallel()
+	if s := time.Now().Second(); s >= 55 { // keep the steps in one minute
+		time.Sleep(time.Duration(61-s) * time.Second)
+	}
+	ctx := context.Background()
+	srv := clienttest.New(t)
+	c := srv.Client(t)
+	must[client.Queue](t)(c.Queues.Create(ctx, "charted", client.QueueSettings{}))
+	must[[]int64](t)(c.MQ.SendBatch(ctx, "charted", []any{1, 2}))
+	must[[]client.Message](t)(c.MQ.Receive(ctx, "charted", client.ReceiveOptions{Delete: true}))
+	// Store the server's counts now rather than at the next minute.
+	if err := pgqueue.NewSweeper(srv.Queue, pgqueue.SweeperOptions{}).RecordStats(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ms := must[[]client.MinuteStats](t)(c.Queues.MinuteStats(ctx, "charted", 3))
+	if len(ms) != 3 || !ms[1].Minute.Equal(ms[0].Minute.Add(time.Minute)) || ms[0].Ready != nil {
+		t.Fatalf("minute stats: %+v", ms)
+	}
+	if now := ms[2]; now.Sends != 2 || now.Acks != 1 || now.DLQMoves != 0 || now.Ready == nil || *now.Ready != 1 {
+		t.Errorf("current minute: %+v", now)
+	}
+	if ms := must[[]client.MinuteStats](t)(c.Queues.MinuteStats(ctx, "charted", 0)); len(ms) != 60 {
+		t.Errorf("default window: %d minutes", len(ms))
+	}
+	if _, err := c.Queues.MinuteStats(ctx, "missing", 5); !client.IsNotFound(err) {
+		t.Errorf("unknown queue: %v", err)
 	}
 }

@@ -206,6 +206,13 @@ func TestRequests(t *testing.T) {
 				Until: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)})
 			return err
 		}, "GET", "/api/v1/accounts/" + acct + "/invocations", "before_id=77&trigger=t1&until=2026-11-30T10%3A00%3A00Z", "", ""},
+		{"minute stats", 200, `{"queue":"orders","minutes":[{"minute":"2026-11-30T10:01:00Z","sends":12,"ready":null}]}`, func(c *Client) error {
+			ms, err := c.Queues.MinuteStats(ctx, "orders", 30)
+			if err == nil && (len(ms) != 1 || ms[0].Sends != 12 || ms[0].Ready != nil || ms[0].Minute.Minute() != 1) {
+				return errors.New("wrong minutes")
+			}
+			return err
+		}, "GET", "/api/v1/accounts/" + acct + "/queues/orders/stats", "minutes=30", "", ""},
 		{"get invocation", 200, `{"id":7,"trigger":"t1"}`, func(c *Client) error {
 			v, err := c.Invocations.Get(ctx, 7)
 			if err == nil && (v.ID != 7 || v.Trigger != "t1") {
@@ -354,6 +361,7 @@ func TestRefusedBeforeSending(t *testing.T) {
 		{"sequence 0", func(c *Client) error { return c.MQ.Delete(ctx, "q", 0, "") }, CodeInvalidArgument, "sequence 0: must be positive"},
 		{"peek 101", func(c *Client) error { _, err := c.MQ.Peek(ctx, "q", 101); return err }, CodeInvalidArgument, "max_messages 101: must be 1 to 100"},
 		{"redrive negative", func(c *Client) error { _, err := c.MQ.Redrive(ctx, "q", -1); return err }, CodeInvalidArgument, "max_messages -1"},
+		{"minute stats 1441", func(c *Client) error { _, err := c.Queues.MinuteStats(ctx, "q", 1441); return err }, CodeInvalidArgument, "minutes 1441: must be 1 to 1440"},
 		{"peek after negative", func(c *Client) error { _, err := c.MQ.Peek(ctx, "q", 0, PageOptions{After: -1}); return err }, CodeInvalidArgument, "after -1"},
 		{"redrive no sequences", func(c *Client) error { _, err := c.MQ.RedriveSequences(ctx, "q", nil); return err }, CodeInvalidArgument, "0 sequences: give 1 to 1000"},
 		{"redrive 1001 sequences", func(c *Client) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -142,4 +143,43 @@ func (s *QueuesService) Delete(ctx context.Context, name string) error {
 		return err
 	}
 	return s.c.do(ctx, request{method: http.MethodDelete, path: s.c.managePath("queues", name)}, nil)
+}
+
+// MaxStatsMinutes is the longest window of MinuteStats (24 hours).
+const MaxStatsMinutes = 1440
+
+// MinuteStats is one minute of a queue's statistics.
+type MinuteStats struct {
+	// Minute is the start of the minute (UTC).
+	Minute time.Time `json:"minute"`
+	// Sends, Acks and DLQMoves count the messages sent, deleted after
+	// being received and moved to the DLQ in the minute. Sends and acks
+	// made with the SQL functions from other database sessions are not
+	// counted (see docs/http-api.md).
+	Sends    int64 `json:"sends"`
+	Acks     int64 `json:"acks"`
+	DLQMoves int64 `json:"dlq_moves"`
+	// Ready, Inflight, Delayed and DLQ are the depth sampled in the
+	// minute, nil when no sample was taken.
+	Ready    *int64 `json:"ready"`
+	Inflight *int64 `json:"inflight"`
+	Delayed  *int64 `json:"delayed"`
+	DLQ      *int64 `json:"dlq"`
+}
+
+// MinuteStats returns the last minutes (1 to 1440; 0 means 60) of queue's
+// statistics, one entry per minute, oldest first; the last is the current,
+// unfinished minute.
+func (s *QueuesService) MinuteStats(ctx context.Context, name string, minutes int) ([]MinuteStats, error) {
+	if err := checkName("queue", name); err != nil {
+		return nil, err
+	}
+	var q url.Values
+	if minutes != 0 {
+		if err := checkRange("minutes", minutes, 1, MaxStatsMinutes); err != nil {
+			return nil, err
+		}
+		q = url.Values{"minutes": {strconv.Itoa(minutes)}}
+	}
+	return listOf[MinuteStats](ctx, s.c, request{method: http.MethodGet, path: s.c.managePath("queues", name, "stats"), query: q}, "minutes")
 }

@@ -42,10 +42,15 @@ var (
 	// dropAfterRun lists the schemas the benchmarks created; TestMain
 	// drops them.
 	dropAfterRun []string
+	// benchSweeper runs while the benchmarks do; TestMain stops it.
+	benchSweeper *pgqueue.Sweeper
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if benchSweeper != nil {
+		_ = benchSweeper.Stop(context.Background())
+	}
 	if len(dropAfterRun) > 0 {
 		if pool, err := pgxpool.New(context.Background(), os.Getenv(pgtest.EnvVar)); err == nil {
 			for _, s := range dropAfterRun {
@@ -70,6 +75,13 @@ func benchSetup(b *testing.B) benchEnv {
 		dropAfterRun = append(dropAfterRun, schema)
 		c, err := pgqueue.New(pool, pgqueue.Options{Schema: schema})
 		if err != nil {
+			b.Fatal(err)
+		}
+		// A Sweeper runs, as in a server: while it does, the client counts
+		// its sends and acks for the per-minute statistics. It does not
+		// vacuum, which BenchmarkSustained measures on its own.
+		benchSweeper = pgqueue.NewSweeper(c, pgqueue.SweeperOptions{VacuumThreshold: -1})
+		if err := benchSweeper.Start(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		benchE = benchEnv{c: c, schema: schema}

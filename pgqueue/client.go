@@ -71,6 +71,9 @@ type Client struct {
 	syncAcks bool
 	q        queries
 	co       *coalescers // nil with Options.NoCoalescing
+	// counts holds sends and acks for the per-minute statistics while a
+	// Sweeper runs on the client.
+	counts minuteCounts
 	// waiting, when set by tests, is called each time a long poll starts
 	// waiting for a wake-up.
 	waiting func()

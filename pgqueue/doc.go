@@ -41,7 +41,8 @@
 // account_* functions take the account number first and are what the Go
 // API calls. Migration 002 adds account_peek_after and
 // account_receive_dlq_after (pages in sequence order after a given
-// sequence) and account_redrive_sequences (redrive chosen dead letters).
+// sequence) and account_redrive_sequences (redrive chosen dead letters);
+// 003 adds the per-minute statistics (queue_minutes, sample_depths).
 //
 // # Errors
 //
@@ -113,6 +114,19 @@
 // database crash only causes a redelivery, which at-least-once delivery
 // allows, and it halves the commit cost of receive+delete. Sends, receives,
 // nacks and DLQ moves always commit synchronously.
+//
+// Per-minute statistics. Client.MinuteStats reads, per queue and minute,
+// the messages sent, acknowledged and moved to the DLQ and a sample of the
+// depth (queue_minutes, migration 003, kept 24 hours). A counter row per
+// queue updated by every send would serialize senders (and a long
+// transaction holding it would block the others), so sends and acks are
+// counted in the Client's memory while a Sweeper runs on it, and the
+// Sweeper adds them with one upsert a minute and on Stop: only what goes
+// through a Client is counted, not sends and deletes that users make with
+// the SQL functions from their own sessions, nor topic publishes. Those do
+// show in the depth, which the first Sweeper to get there in a minute
+// samples from queue_stats for every queue. DLQ moves are rare, so sweep()
+// and account_fail count them in the statement that moves them.
 //
 // Sweeping. sweep() takes a transaction-scoped advisory lock per schema
 // (others return 0 at once), so any number of processes may run a Sweeper.

@@ -173,6 +173,7 @@ func (c *Client) SendTx(ctx context.Context, tx DB, account, queue string, m New
 	if err != nil {
 		return 0, convertError("send to queue "+quote(queue), err)
 	}
+	c.counts.add(account, queue, 1, 0)
 	return seq, nil
 }
 
@@ -251,6 +252,7 @@ func (c *Client) sendBatch(ctx context.Context, tx DB, account, queue string, ms
 	if err != nil {
 		return nil, convertError("send batch to queue "+quote(queue), err)
 	}
+	c.counts.add(account, queue, len(seqs), 0)
 	return seqs, nil
 }
 
@@ -369,6 +371,7 @@ func (c *Client) Delete(ctx context.Context, account, queue string, sequence int
 	if !ok {
 		return newError(ErrMessageNotFound, "message %d not found in queue %s", sequence, quote(queue))
 	}
+	c.counts.add(account, queue, 0, 1)
 	return nil
 }
 
@@ -415,7 +418,11 @@ func (c *Client) ack(ctx context.Context, account, queue string, acks []Ack) ([]
 	}
 	op := "ack messages in queue " + quote(queue)
 	if c.syncAcks {
-		return c.settle(ctx, op, c.q.get("ack"), len(acks), account, queue, seqs, receipts)
+		out, err := c.settle(ctx, op, c.q.get("ack"), len(acks), account, queue, seqs, receipts)
+		if err == nil {
+			c.counts.add(account, queue, 0, len(out))
+		}
+		return out, err
 	}
 	b := &pgx.Batch{}
 	b.Queue(c.q.get("async_commit"))
@@ -433,7 +440,11 @@ func (c *Client) ack(ctx context.Context, account, queue string, acks []Ack) ([]
 	if err != nil {
 		return nil, convertError(op, err)
 	}
-	return out, convertError(op, br.Close())
+	if err := br.Close(); err != nil {
+		return out, convertError(op, err)
+	}
+	c.counts.add(account, queue, 0, len(out))
+	return out, nil
 }
 
 // ackRow runs a one-row acknowledgement statement, with asynchronous commit

@@ -95,6 +95,35 @@ SELECT ready, delayed, inflight, dlq, oldest_ready_age_seconds, total
   FROM {{schema}}.queue_stats
  WHERE account = $1 AND queue = $2
 
+-- name: queue_id
+SELECT {{schema}}.queue_id($1, $2)
+
+-- name: minute_stats
+-- One row per minute of the window, oldest first; no rows for an unknown
+-- queue.
+SELECT w.minute, coalesce(m.sends, 0), coalesce(m.acks, 0), coalesce(m.dlq_moves, 0),
+       m.ready, m.inflight, m.delayed, m.dlq
+  FROM {{schema}}.queues q
+ CROSS JOIN generate_series({{schema}}.current_minute() - make_interval(mins => $3 - 1),
+                            {{schema}}.current_minute(), interval '1 minute') AS w(minute)
+  LEFT JOIN {{schema}}.queue_minutes m ON m.queue_id = q.id AND m.minute = w.minute
+ WHERE q.account = $1 AND q.name = $2
+ ORDER BY w.minute
+
+-- name: add_minute_counts
+-- Add a Client's counted sends and acks; rows are locked in key order.
+INSERT INTO {{schema}}.queue_minutes AS m (queue_id, minute, sends, acks)
+SELECT q.id, c.minute, c.sends, c.acks
+  FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[])
+       AS c(account, name, minute, sends, acks)
+  JOIN {{schema}}.queues q ON q.account = c.account AND q.name = c.name
+ ORDER BY q.id, c.minute
+ON CONFLICT (queue_id, minute) DO UPDATE
+   SET sends = m.sends + excluded.sends, acks = m.acks + excluded.acks
+
+-- name: sample_depths
+SELECT {{schema}}.sample_depths($1)
+
 -- name: create_topic
 SELECT {{schema}}.account_create_topic($1, $2)
 

@@ -34,6 +34,12 @@ type SweeperOptions struct {
 // retention and old dedup keys are removed. Several processes may run one:
 // the SQL function lets one session sweep a schema at a time. When a sweep
 // hits its per-call row limits it runs again at once.
+//
+// The Sweeper also keeps the per-minute statistics (Client.MinuteStats):
+// while it runs, its Client counts the sends and acks it makes, and once a
+// minute (and on Stop) the Sweeper adds them to the queue_minutes table;
+// the first Sweeper of any process to get there in a minute samples every
+// queue's depth, and statistics older than 24 hours are removed.
 type Sweeper struct {
 	client *Client
 	opts   SweeperOptions
@@ -64,12 +70,14 @@ func (s *Sweeper) Start(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.running, s.cancel, s.done = true, cancel, make(chan struct{})
+	s.client.counts.on.Store(true)
 	go s.run(runCtx, s.done)
 	return nil
 }
 
-// Stop stops sweeping, waiting for a sweep in progress to end or for ctx.
-// Stop is idempotent.
+// Stop stops sweeping, waiting for a sweep in progress to end or for ctx,
+// and stores the sends and acks counted since the last minute. Stop is
+// idempotent.
 func (s *Sweeper) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.running {
@@ -82,9 +90,17 @@ func (s *Sweeper) Stop(ctx context.Context) error {
 	s.mu.Unlock()
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("pgqueue: stop sweeper on schema %s: %w", s.client.schema, ctx.Err())
+	}
+	s.client.counts.on.Store(false)
+	return s.client.flushCounts(ctx)
+}
+
+// report tells OnError about err, unless the sweeper is stopping.
+func (s *Sweeper) report(ctx context.Context, err error) {
+	if err != nil && ctx.Err() == nil && s.opts.OnError != nil {
+		s.opts.OnError(err)
 	}
 }
 
@@ -96,11 +112,14 @@ func (s *Sweeper) run(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(s.opts.Interval)
 	defer t.Stop()
+	var statsMinute int64
 	for i := 0; ; i++ {
 		if i%10 == 0 && s.opts.VacuumThreshold > 0 {
-			if err := s.vacuum(ctx); err != nil && ctx.Err() == nil && s.opts.OnError != nil {
-				s.opts.OnError(err)
-			}
+			s.report(ctx, s.vacuum(ctx))
+		}
+		if m := time.Now().Unix() / 60; m != statsMinute {
+			statsMinute = m
+			s.report(ctx, errors.Join(s.client.flushCounts(ctx), s.client.sampleDepths(ctx, false)))
 		}
 		n, err := s.client.Sweep(ctx)
 		if ctx.Err() != nil {

@@ -268,6 +268,7 @@ func (a *api) routes() {
 	a.handle(m, "GET "+v+"/queues", "mq:receive", a.listQueues)
 	a.handle(m, "POST "+v+"/queues", "mq:admin", a.createQueue)
 	a.handle(m, "GET "+v+"/queues/{queue}", "mq:receive", a.getQueue)
+	a.handle(m, "GET "+v+"/queues/{queue}/stats", "mq:receive", a.queueMinuteStats)
 	a.handle(m, "PATCH "+v+"/queues/{queue}", "mq:admin", a.updateQueue)
 	a.handle(m, "DELETE "+v+"/queues/{queue}", "mq:admin", a.deleteQueue)
 	a.handle(m, "GET "+v+"/functions", scopeReadFunctions, a.listFunctions)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/functions/manifest"
+	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/triggers"
 )
 
@@ -594,6 +595,36 @@ func (a *api) deleteTrigger(w http.ResponseWriter, r *http.Request, c *call) err
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// minuteJSON is one minute of a queue's statistics.
+type minuteJSON struct {
+	Minute   time.Time `json:"minute"`
+	Sends    int64     `json:"sends"`
+	Acks     int64     `json:"acks"`
+	DLQMoves int64     `json:"dlq_moves"`
+	Ready    *int64    `json:"ready"`
+	Inflight *int64    `json:"inflight"`
+	Delayed  *int64    `json:"delayed"`
+	DLQ      *int64    `json:"dlq"`
+}
+
+func (a *api) queueMinuteStats(w http.ResponseWriter, r *http.Request, c *call) error {
+	minutes, err := queryInt(r, "minutes", 1, pgqueue.MaxStatsMinutes, 60)
+	if err != nil {
+		return err
+	}
+	ms, err := a.s.Queue.MinuteStats(r.Context(), c.account, c.queue, int(minutes))
+	if err != nil {
+		return err
+	}
+	out := make([]minuteJSON, len(ms))
+	for i, m := range ms {
+		out[i] = minuteJSON{Minute: m.Minute, Sends: m.Sends, Acks: m.Acks, DLQMoves: m.DLQMoves,
+			Ready: m.Ready, Inflight: m.Inflight, Delayed: m.Delayed, DLQ: m.DLQ}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queue": c.queue, "minutes": out})
 	return nil
 }
 

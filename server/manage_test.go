@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/internal/wasmbuild"
 )
@@ -269,4 +270,55 @@ func TestInvocationFiltersAndGet(t *testing.T) {
 	if one.Trigger != "" {
 		t.Errorf("deleted trigger's name: %q", one.Trigger)
 	}
+}
+
+func TestQueueMinuteStats(t *testing.T) {
+	t.Parallel()
+	if s := time.Now().Second(); s >= 55 { // keep the steps in one minute
+		time.Sleep(time.Duration(61-s) * time.Second)
+	}
+	e := newEnv(t)
+	acct, tok := e.admin("orders")
+	q := "/" + acct + "/orders"
+	e.do(tok, "POST", q+"/messages", `[1, 2, 3]`).expect(201)
+	e.do(tok, "POST", q+"/messages/receive", `{"delete": true}`).expect(200)
+	if err := e.srv.sweeper.RecordStats(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Queue   string
+		Minutes []map[string]any
+	}
+	e.do(tok, "GET", "/v1/accounts/"+acct+"/queues/orders/stats?minutes=5", "").expect(200).decode(&out)
+	if out.Queue != "orders" || len(out.Minutes) != 5 {
+		t.Fatalf("stats: %+v", out)
+	}
+	var prev time.Time
+	for i, m := range out.Minutes {
+		at, err := time.Parse(time.RFC3339, m["minute"].(string))
+		if err != nil || at.Second() != 0 || i > 0 && !at.Equal(prev.Add(time.Minute)) {
+			t.Fatalf("minute %d: %v after %v (%v)", i, m["minute"], prev, err)
+		}
+		prev = at
+		if i < 4 && (m["sends"] != 0.0 || m["ready"] != nil || m["dlq"] != nil) {
+			t.Errorf("minute %d before the queue: %v", i, m)
+		}
+	}
+	want := map[string]any{"sends": 3.0, "acks": 1.0, "dlq_moves": 0.0, "ready": 2.0, "inflight": 0.0, "delayed": 0.0, "dlq": 0.0}
+	for k, v := range want {
+		if got := out.Minutes[4][k]; got != v {
+			t.Errorf("current minute %s = %v, want %v (%v)", k, got, v, out.Minutes[4])
+		}
+	}
+	e.do(tok, "GET", "/v1/accounts/"+acct+"/queues/orders/stats", "").expect(200).decode(&out)
+	if len(out.Minutes) != 60 {
+		t.Errorf("default window: %d minutes, want 60", len(out.Minutes))
+	}
+	for _, bad := range []string{"0", "1441", "x", "-5"} {
+		msg := e.do(tok, "GET", "/v1/accounts/"+acct+"/queues/orders/stats?minutes="+bad, "").expectError(400, "invalid_argument")
+		if !strings.Contains(msg, "1 to 1440") {
+			t.Errorf("minutes=%s: %q", bad, msg)
+		}
+	}
+	e.do(tok, "GET", "/v1/accounts/"+acct+"/queues/nope/stats", "").expectError(404, "queue_not_found")
 }

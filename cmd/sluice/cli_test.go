@@ -161,6 +161,17 @@ func TestCLIMessages(t *testing.T) {
 	if out := c.ok("queues", "update", "orders", "--max-receive-count", "7"); !regexp.MustCompile(`max receive count: +7\n`).MatchString(out) {
 		t.Errorf("update:\n%s", out)
 	}
+	if out := c.ok("queues", "stats", "orders", "--minutes", "3"); !regexp.MustCompile(`^MINUTE \(UTC\) +SENDS +ACKS +DLQ MOVES +READY`).MatchString(out) || strings.Count(out, "\n") != 4 {
+		t.Errorf("stats:\n%s", out)
+	}
+	var st struct {
+		Queue   string
+		Minutes []client.MinuteStats
+	}
+	c.json(&st, "queues", "stats", "orders", "--minutes", "2")
+	if st.Queue != "orders" || len(st.Minutes) != 2 {
+		t.Errorf("stats --json: %+v", st)
+	}
 	c.ok("queues", "delete", "orders")
 	c.fails(1, `queue "orders" not found.*\(404 queue_not_found\)`, "queues", "get", "orders")
 }
@@ -249,6 +260,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		{[]string{"queues", "create", "q2", "--max-receive-count", "0"}, `--max-receive-count 0: must be 1 to 1000`},
 		{[]string{"queues", "create", "q2", "--retention-seconds", "99999999999"}, `invalid value|must be 60 to 1209600`},
 		{[]string{"queues", "update", "q"}, `nothing to update`},
+		{[]string{"queues", "stats", "q", "--minutes", "1441"}, `--minutes 1441: must be 1 to 1440`},
 		{[]string{"invocations", "--outcome", "meh"}, `--outcome "meh"`},
 		{[]string{"invocations", "--limit", "0"}, `--limit 0`},
 		{[]string{"invocations", "--limit", "x"}, `invalid value "x" for flag -limit`},

@@ -13,6 +13,7 @@ func runQueues(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return dispatch(ctx, "queues", []subcommand{
 		{"list", "[--live]", "list the queues (with --live, their counts)", queuesList},
 		{"get", "NAME", "show a queue's settings and counts", queuesGet},
+		{"stats", "NAME [--minutes 60]", "show a queue's sends, acks, DLQ moves and depth per minute", queuesStats},
 		{"create", "NAME [--visibility-timeout 30] [--max-receive-count 5] ...", "create a queue", queuesCreate},
 		{"update", "NAME [--visibility-timeout S] [--max-receive-count N] ...", "change a queue's settings", queuesUpdate},
 		{"delete", "NAME", "delete a queue with its messages and dead letters", queuesDelete},
@@ -216,4 +217,37 @@ func queuesDelete(ctx context.Context, args []string, stdout, _ io.Writer) error
 		return err
 	}
 	return done(f, stdout, map[string]any{"queue": pos[0], "deleted": true}, "deleted queue %s", pos[0])
+}
+
+func queuesStats(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	f := newCLIFlags("queues stats", "NAME [--minutes 60]")
+	minutes := f.Int("minutes", 60, "show the last N minutes (1-1440)")
+	pos, c, err := f.start(args, stdout, "NAME")
+	if err != nil {
+		return err
+	}
+	if *minutes < 1 || *minutes > client.MaxStatsMinutes {
+		return usageErrorf("--minutes %d: must be 1 to %d", *minutes, client.MaxStatsMinutes)
+	}
+	ms, err := c.Queues.MinuteStats(ctx, pos[0], *minutes)
+	if err != nil {
+		return err
+	}
+	return f.output(stdout, map[string]any{"queue": pos[0], "minutes": ms}, func(w io.Writer) error {
+		rows := make([][]string, len(ms))
+		for i, m := range ms {
+			rows[i] = []string{m.Minute.UTC().Format("2006-01-02 15:04"), strconv.FormatInt(m.Sends, 10),
+				strconv.FormatInt(m.Acks, 10), strconv.FormatInt(m.DLQMoves, 10),
+				sample(m.Ready), sample(m.Inflight), sample(m.Delayed), sample(m.DLQ)}
+		}
+		return table(w, "MINUTE (UTC)\tSENDS\tACKS\tDLQ MOVES\tREADY\tINFLIGHT\tDELAYED\tDLQ", rows)
+	})
+}
+
+// sample formats a depth sample, "-" when none was taken.
+func sample(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*n, 10)
 }
