@@ -120,8 +120,10 @@ type Function struct {
 	mem     memAccount
 	slots   chan struct{} // one token per instance that may be alive
 	closing chan struct{} // closed by Close
-	// overranAt is when an invocation last ended at the timeout, memory or
-	// output limit (Unix nanoseconds, 0 if never): see confineFor.
+	// completed is set by the first invocation that ends without a
+	// failure; overranAt is when an invocation last ended at the timeout,
+	// memory or output limit (Unix nanoseconds, 0 if never). See confined.
+	completed atomic.Bool
 	overranAt atomic.Int64
 
 	mu     sync.Mutex
@@ -154,11 +156,13 @@ type instance struct {
 //     one core, so short invocations of healthy functions keep a core to
 //     themselves. A long guest hands its slot on every longTurnTicks ticks,
 //     so long guests take turns; while one waits, its timeout runs on;
-//   - a function one of whose invocations ended at its timeout, memory or
-//     output limit within confineFor runs its invocations in a long slot
-//     from the start, instantiation included: a function that has shown
-//     it spins, floods or balloons cannot take the healthy functions' core
-//     even for longAfter at the start of each invocation;
+//   - a function that has not yet completed a batch, or one of whose
+//     invocations ended at its timeout, memory or output limit within
+//     confineFor, is confined: its invocations run in a long slot from
+//     their start, instantiation included. Code that is new, or has shown
+//     it spins, floods or balloons, cannot take the healthy functions'
+//     core even for the longAfter at the start of each invocation (with
+//     many such invocations at once, those add up);
 //   - a guest sleeping hands its long slot on until it wakes.
 const (
 	yieldsPerTick = 64
@@ -391,18 +395,14 @@ type Stats struct {
 	// MaxInstanceMemoryBytes is the most linear memory one instance has
 	// held; it never exceeds MemoryMiB.
 	MaxInstanceMemoryBytes int64
-	// ConfinedUntil is when the function stops being confined to the long
-	// slots after an invocation ended at its timeout, memory or output
-	// limit (see Function.Invoke); zero when it is not confined.
-	ConfinedUntil time.Time
+	// Confined: the function's invocations run with the long-running
+	// guests from their start (see Function.Invoke).
+	Confined bool
 }
 
 // Stats returns the function's current instance counts.
 func (f *Function) Stats() Stats {
-	st := Stats{MemoryBytes: f.mem.live.Load(), MaxInstanceMemoryBytes: f.mem.peak.Load()}
-	if until := time.Unix(0, f.overranAt.Load()).Add(confineFor); f.confined(time.Now()) {
-		st.ConfinedUntil = until
-	}
+	st := Stats{MemoryBytes: f.mem.live.Load(), MaxInstanceMemoryBytes: f.mem.peak.Load(), Confined: f.confined(time.Now())}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st.Instances, st.Idle = f.live, len(f.idle)
@@ -423,10 +423,11 @@ var inputPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &
 // a context done before the batch started, or an invalid Invocation
 // (missing or duplicate message ids, headers or body not valid JSON).
 //
-// After an invocation ends at its timeout, memory or output limit, the
-// function is confined for a minute: its invocations run with the
-// long-running guests, on all but one of the process's cores, from their
-// start (Stats.ConfinedUntil says until when).
+// A function is confined until one of its invocations completes without a
+// failure, and again for a minute after one ends at its timeout, memory or
+// output limit: its invocations then run with the long-running guests, on
+// all but one of the process's cores, from their start (Stats.Confined).
+// Healthy functions are confined only until their first batch completes.
 func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("invoke %s v%d invocation %s: %w", f.cfg.Name, f.cfg.Version, inv.ID, err)
@@ -495,7 +496,12 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	}
 	iio.releaseLongSlot()
 	failure := f.classify(tctx, runErr, inst, iio)
-	if failure != nil && failure.Kind.overran() {
+	switch {
+	case failure == nil:
+		if !f.completed.Load() {
+			f.completed.Store(true)
+		}
+	case failure.Kind.overran():
 		f.overranAt.Store(time.Now().UnixNano())
 	}
 	if f.kind == Reactor && inst != nil {
@@ -520,7 +526,7 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 // long slot from its start (see yield).
 func (f *Function) confined(now time.Time) bool {
 	at := f.overranAt.Load()
-	return at != 0 && now.Sub(time.Unix(0, at)) < confineFor
+	return !f.completed.Load() || at != 0 && now.Sub(time.Unix(0, at)) < confineFor
 }
 
 // runCommand runs a fresh instance of a command module on input.

@@ -74,7 +74,7 @@ const (
 
 // overran reports whether a failure of this kind means the guest ran into
 // a resource limit (time, memory or output), which confines its function
-// for a while (see Function.confined).
+// for a while (see Function.Invoke).
 func (k FailureKind) overran() bool {
 	return k == FailureTimeout || k == FailureMemoryLimit || k == FailureOutputTooLarge
 }
