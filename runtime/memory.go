@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	goruntime "runtime"
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero/experimental"
@@ -65,10 +66,27 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 	// steps at start), never reserving past the limit.
 	newCap := max(size, min(size+size/4, m.limit))
 	buf := make([]byte, size, newCap)
-	copy(buf, m.buf)
+	copyPreemptibly(buf, m.buf)
 	m.buf = buf
 	m.acct.resized(old, cap(buf))
 	return buf
+}
+
+// copyChunk is how much of a linear memory copyPreemptibly copies between
+// two chances for the scheduler to run something else.
+const copyChunk = 1 << 20
+
+// copyPreemptibly copies src to dst in chunks, yielding the P between
+// them. A memmove cannot be preempted: one copy of tens of MiB would hold
+// its P for tens of milliseconds, and a garbage collection that needs every
+// P to reach a safe point would stall the whole process behind it.
+func copyPreemptibly(dst, src []byte) {
+	for len(src) > copyChunk {
+		copy(dst, src[:copyChunk])
+		dst, src = dst[copyChunk:], src[copyChunk:]
+		goruntime.Gosched()
+	}
+	copy(dst, src)
 }
 
 // Free implements experimental.LinearMemory.
