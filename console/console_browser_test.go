@@ -116,7 +116,8 @@ func (p *page) do(step string, actions ...chromedp.Action[chromedp.Void]) {
 // wait polls a JavaScript predicate until it holds.
 func (p *page) wait(step, predicate string) {
 	p.t.Helper()
-	p.do(step, chromedp.Poll[chromedp.Void](predicate, chromedp.WithPollingInterval(100*time.Millisecond)))
+	p.do(step, chromedp.Poll[chromedp.Void](predicate, chromedp.WithPollingInterval(100*time.Millisecond),
+		chromedp.WithPollingTimeout(0))) // the page's deadline applies
 }
 
 func (p *page) eval(js string) string {
@@ -167,7 +168,7 @@ func newPage(t *testing.T) *page {
 // with that key (what another client of the API does).
 func setup(t *testing.T) (srv *clienttest.Server, account, token string, c *client.Client) {
 	t.Helper()
-	srv = clienttest.New(t)
+	srv = clienttest.NewWith(t, clienttest.Options{CompiledCacheDir: compiledCache(t)})
 	account = newAccount()
 	token = srv.Key(t, account, clienttest.AllScopes, nil)
 	c, err := client.Config{Endpoint: srv.URL, Key: token, Account: account}.Client()
@@ -175,6 +176,21 @@ func setup(t *testing.T) (srv *clienttest.Server, account, token string, c *clie
 		t.Fatalf("client: %v", err)
 	}
 	return srv, account, token, c
+}
+
+// compiledCache is where every test server keeps compiled WASM, across
+// runs: compiling a Go module under -race takes half a minute.
+func compiledCache(t *testing.T) string {
+	t.Helper()
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	dir = filepath.Join(dir, "sluice", "console-test-compiled")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("compiled code cache: %v", err)
+	}
+	return dir
 }
 
 func newAccount() string { return fmt.Sprintf("%012d", rand.Int64N(1e12)) }
@@ -494,11 +510,30 @@ func atoi(t *testing.T, s string) int64 {
 	return n
 }
 
-// deploy deploys module as function name with env, moving alias live to
-// it, and returns the version.
-func deploy(t *testing.T, c *client.Client, name string, module []byte, env map[string]string) int {
+// buildExample builds examples/<example> as a reactor module.
+func buildExample(t *testing.T, example string) []byte {
 	t.Helper()
-	d, err := c.Functions.Deploy(context.Background(), name, module, client.DeployOptions{Alias: "live", MemoryMB: 32, Env: env})
+	path, err := wasmbuild.Build(context.Background(), example, wasmbuild.Reactor)
+	if err != nil {
+		t.Fatalf("build %s: %v", example, err)
+	}
+	module, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return module
+}
+
+// deploy deploys module as function name with env ("K=V"), moving alias
+// to it, and returns the version.
+func deploy(t *testing.T, c *client.Client, name string, module []byte, alias string, env ...string) int {
+	t.Helper()
+	o := client.DeployOptions{Alias: alias, MemoryMB: 32, Env: map[string]string{}}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		o.Env[k] = v
+	}
+	d, err := c.Functions.Deploy(context.Background(), name, module, o)
 	if err != nil {
 		t.Fatalf("deploy %s: %v", name, err)
 	}
@@ -521,10 +556,10 @@ func TestBrowserFunctionRollback(t *testing.T) {
 	// A tiny handwritten module (compiling a Go one under -race takes
 	// long): two versions differing in env.
 	module := wasmbuild.Handwritten("trap")
-	if v := deploy(t, c, "checkout", module, map[string]string{"RELEASE": "one"}); v != 1 {
+	if v := deploy(t, c, "checkout", module, "live", "RELEASE=one"); v != 1 {
 		t.Fatalf("first deploy is version %d, want 1", v)
 	}
-	if v := deploy(t, c, "checkout", module, map[string]string{"RELEASE": "two", "TOKEN": "hunter2"}); v != 2 {
+	if v := deploy(t, c, "checkout", module, "live", "RELEASE=two", "TOKEN=hunter2"); v != 2 {
 		t.Fatalf("second deploy is version %d, want 2", v)
 	}
 
@@ -564,4 +599,133 @@ func TestBrowserFunctionRollback(t *testing.T) {
 	if v := liveVersion(t, c, "checkout"); v != 2 {
 		t.Errorf("after pointing live at v2 it is v%d", v)
 	}
+}
+
+// waitFor polls cond (every 100 ms, up to a minute) until it holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The issue's path with a real function: a message sent in the console
+// reaches the DLQ through the failures of the poison function; once the
+// operator points live at a fixed version on the function page, Redrive
+// selected sends it back and it is processed. The Triggers tab, the
+// Invocations page and the function page show what ran.
+func TestBrowserPoisonToDLQAndRedrive(t *testing.T) {
+	t.Parallel()
+	ts, account, token, c := setup(t)
+	ctx := context.Background()
+	two := 2
+	if _, err := c.Queues.Create(ctx, "orders", client.QueueSettings{MaxReceiveCount: &two}); err != nil {
+		t.Fatalf("create queue: %v", err)
+	}
+	deploy(t, c, "fulfil", buildExample(t, "poison"), "live") // v1, live
+	deploy(t, c, "fulfil", buildExample(t, "noop"), "next")   // v2, the fix, not live yet
+	if _, err := c.Triggers.Put(ctx, client.Trigger{Name: "orders-fulfil", Kind: "queue", Function: "fulfil", Queue: "orders",
+		BatchSize: 1, BackoffInitialMS: 1, BackoffMaxMS: 5}); err != nil {
+		t.Fatalf("put trigger: %v", err)
+	}
+
+	p := newPage(t)
+	p.signIn(ts.URL, account, token)
+	p.do("open the queue", chromedp.Navigate(ts.URL+"/console/#/queues/orders/messages"), chromedp.WaitVisible(chromedp.CSS("#message-body")))
+	p.fill("#message-body", `{"order": 7, "poison": true}`)
+	p.do("send", chromedp.Click(chromedp.CSS("#send-message")))
+	p.wait("sent", `document.getElementById("send-result").textContent.includes("sequence")`)
+	_, seq, _ := strings.Cut(p.text("#send-result"), "sequence ")
+
+	// The function fails it twice (max_receive_count 2): it is dead.
+	p.do("DLQ tab", chromedp.Click(chromedp.CSS("#tab-dlq")), chromedp.WaitVisible(chromedp.CSS("#dead-letters")))
+	row := `#dead-letters tr[data-sequence="` + seq + `"]`
+	p.wait("dead letter", `!!document.querySelector('`+row+`') || (document.getElementById("dlq-refresh").click(), false)`)
+	if got := p.text(row); !strings.Contains(got, "poison: this function rejects every message") || !strings.Contains(got, "max_receive_count") {
+		t.Errorf("dead letter row %q: want the function's error and reason max_receive_count", got)
+	}
+	p.shot("dlq")
+	// poison fails each message (not the batch): partial_failure.
+	var failed []client.Invocation
+	waitFor(t, "two failed invocations recorded", func() bool { // the engine records them asynchronously
+		var err error
+		failed, err = c.Invocations.List(ctx, client.InvocationsOptions{Function: "fulfil", Outcome: "partial_failure"})
+		return err == nil && len(failed) == 2
+	})
+
+	// Point live at the fix on the function page.
+	p.do("function page", chromedp.Navigate(ts.URL+"/console/#/functions/fulfil"), chromedp.WaitVisible(chromedp.CSS(`#versions tr[data-version="2"] button[data-point="live"]`)))
+	p.do("point live at v2", chromedp.Click(chromedp.CSS(`#versions tr[data-version="2"] button[data-point="live"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.wait("live on v2", `(document.querySelector('#aliases tr[data-alias="live"] td[data-version]') || {}).textContent === "v2"`)
+	if v := liveVersion(t, c, "fulfil"); v != 2 {
+		t.Fatalf("live is v%d after pointing it at v2", v)
+	}
+	time.Sleep(2 * time.Second) // the engine re-reads aliases every second (triggers.Config.ReloadInterval)
+
+	// Redrive just that letter from the DLQ tab: v2 processes it.
+	p.do("DLQ tab again", chromedp.Navigate(ts.URL+"/console/#/queues/orders/dlq"), chromedp.WaitVisible(chromedp.CSS(row+" input")))
+	p.do("select it", chromedp.Click(chromedp.CSS(row+" input")))
+	p.do("redrive selected", chromedp.Click(chromedp.CSS("#redrive-selected")), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.wait("redriven", `document.getElementById("toast").textContent === "Redrove 1 message"`)
+	p.wait("DLQ empty", `document.getElementById("dead-letters").textContent.includes("empty")`)
+	waitFor(t, "the redriven message processed by version 2", func() bool {
+		ok, err := c.Invocations.List(ctx, client.InvocationsOptions{Function: "fulfil", Outcome: "success"})
+		return err == nil && len(ok) == 1 && ok[0].Version == 2 && fmt.Sprint(ok[0].MessageIDs) == "["+seq+"]"
+	})
+	p.do("DLQ refresh", chromedp.Click(chromedp.CSS("#dlq-refresh")))
+	p.wait("queue empty", `['ready', 'inflight', 'dlq'].every((k) => (document.querySelector('#queue-counts [data-stat="' + k + '"] b') || {}).textContent === "0")`)
+
+	// The Triggers tab: the trigger and its three invocations.
+	p.do("Triggers tab", chromedp.Click(chromedp.CSS("#tab-triggers")), chromedp.WaitVisible(chromedp.CSS(`tr[data-trigger="orders-fulfil"]`)))
+	p.wait("three invocations", `document.querySelectorAll("#trigger-invocations tr[data-invocation]").length === 3`)
+	if got := p.text(`tr[data-trigger="orders-fulfil"]`); !strings.Contains(got, "fulfil") || !strings.Contains(got, "yes") {
+		t.Errorf("trigger row %q: want function fulfil, enabled", got)
+	}
+	if got := p.eval(`[...document.querySelectorAll("#trigger-invocations tr[data-invocation]")].map((r) => r.dataset.outcome).join(",")`); got != "success,partial_failure,partial_failure" {
+		t.Errorf("trigger invocations newest first: %s, want success,partial_failure,partial_failure", got)
+	}
+	p.shot("triggers")
+
+	// Invocations filtered by outcome: the two poison runs only.
+	p.do("Invocations page", chromedp.Click(chromedp.CSS(`#nav a[data-section="invocations"]`)), chromedp.WaitVisible(chromedp.CSS("#inv-filters")))
+	p.wait("all three", `document.querySelectorAll("#invocations tr[data-invocation]").length === 3`)
+	p.eval(`document.getElementById("inv-outcome").value = "partial_failure"; ""`)
+	p.do("filter failures", chromedp.Click(chromedp.CSS("#inv-apply")))
+	p.wait("two failures", `location.hash.includes("outcome=partial_failure") && document.querySelectorAll("#invocations tr[data-invocation]").length === 2`)
+	if got := p.eval(`[...document.querySelectorAll("#invocations tr[data-invocation]")].map((r) => r.dataset.outcome + ":" + r.dataset.invocation).join(",")`); got != fmt.Sprintf("partial_failure:%d,partial_failure:%d", failed[0].ID, failed[1].ID) {
+		t.Errorf("failure filter shows %s; want invocations %d and %d", got, failed[0].ID, failed[1].ID)
+	}
+	p.shot("invocations")
+
+	// One invocation: trigger, version, the message, error and stderr.
+	p.do("open one", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#invocations tr[data-invocation="%d"] a`, failed[0].ID))), chromedp.WaitVisible(chromedp.CSS("#invocation-fields")))
+	fields := p.text("#invocation-fields")
+	for _, want := range []string{"orders-fulfil", "v1", "partial failure"} {
+		if !strings.Contains(fields, want) {
+			t.Errorf("invocation fields %q lack %q", fields, want)
+		}
+	}
+	if got := p.text("#invocation-messages"); got != seq {
+		t.Errorf("invocation messages %q, want %s", got, seq)
+	}
+	if got := p.text("#invocation-error"); !strings.Contains(got, "poison: this function rejects every message") {
+		t.Errorf("invocation error %q", got)
+	}
+	if got := p.text("#invocation-stderr"); !strings.Contains(got, "rejected batch") {
+		t.Errorf("invocation stderr %q: want the function's log line", got)
+	}
+	p.shot("invocation")
+
+	// The function page: the recent runs with their logs.
+	p.do("function page again", chromedp.Click(chromedp.CSS(`#invocation-fields a[href="#/functions/fulfil"]`)), chromedp.WaitVisible(chromedp.CSS(`#versions tr[data-version="2"]`)))
+	p.wait("runs", `document.querySelectorAll("#function-invocations tr[data-invocation]").length === 3`)
+	if got := p.text("#function-invocations"); !strings.Contains(got, "rejected batch") {
+		t.Errorf("function page invocations lack the stderr: %q", got)
+	}
+	p.shot("function")
 }

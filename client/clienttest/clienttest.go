@@ -46,11 +46,27 @@ type Server struct {
 	databaseURL string
 	http        *httptest.Server
 	cacheDir    string
+	tempCache   bool // cacheDir is removed at Close
+}
+
+// Options tune StartWith and NewWith.
+type Options struct {
+	// CompiledCacheDir keeps the WASM runtime's compiled machine code
+	// (server.Config.CacheDir). "" uses a fresh folder removed at Close.
+	// Tests that deploy real (Go) modules can share one folder across
+	// servers and runs so that each module compiles once: compiling one
+	// takes seconds, and far longer under -race.
+	CompiledCacheDir string
 }
 
 // Start starts a server on a fresh schema of databaseURL. Close stops it
 // and drops the schema.
 func Start(ctx context.Context, databaseURL string) (*Server, error) {
+	return StartWith(ctx, databaseURL, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(ctx context.Context, databaseURL string, opts Options) (*Server, error) {
 	if databaseURL == "" {
 		return nil, fmt.Errorf("clienttest: no database URL: set %s=postgres://user@host:5432/db", EnvVar)
 	}
@@ -58,10 +74,13 @@ func Start(ctx context.Context, databaseURL string) (*Server, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
 	}
-	s := &Server{Schema: "test_" + hex.EncodeToString(b[:]), databaseURL: databaseURL}
+	s := &Server{Schema: "test_" + hex.EncodeToString(b[:]), databaseURL: databaseURL, cacheDir: opts.CompiledCacheDir}
 	var err error
-	if s.cacheDir, err = os.MkdirTemp("", "sluice-clienttest-"); err != nil {
-		return nil, err
+	if s.cacheDir == "" {
+		if s.cacheDir, err = os.MkdirTemp("", "sluice-clienttest-"); err != nil {
+			return nil, err
+		}
+		s.tempCache = true
 	}
 	s.Server, err = server.Open(ctx, server.Config{
 		DatabaseURL: databaseURL,
@@ -89,7 +108,9 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) drop() error {
-	defer os.RemoveAll(s.cacheDir)
+	if s.tempCache {
+		defer os.RemoveAll(s.cacheDir)
+	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, s.databaseURL)
 	if err != nil {
@@ -106,7 +127,13 @@ func (s *Server) drop() error {
 // when the test ends. It fails the test when TEST_DATABASE_URL is unset.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s, err := Start(context.Background(), os.Getenv(EnvVar))
+	return NewWith(t, Options{})
+}
+
+// NewWith is New with options.
+func NewWith(t testing.TB, opts Options) *Server {
+	t.Helper()
+	s, err := StartWith(context.Background(), os.Getenv(EnvVar), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
