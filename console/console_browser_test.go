@@ -19,6 +19,7 @@ import (
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/client/clienttest"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
+	"github.com/sluicehq/sluice/pgqueue"
 )
 
 // chromiumPath is Debian's chromium; scripts/test installs it when missing.
@@ -728,4 +729,89 @@ func TestBrowserPoisonToDLQAndRedrive(t *testing.T) {
 		t.Errorf("function page invocations lack the stderr: %q", got)
 	}
 	p.shot("function")
+}
+
+// The Overview chart draws the API's minute data: sends, acks and DLQ
+// moves per minute and depth, with axis labels and a legend.
+func TestBrowserOverviewChart(t *testing.T) {
+	t.Parallel()
+	srv, account, token, c := setup(t)
+	ctx := context.Background()
+	one := 1
+	if _, err := c.Queues.Create(ctx, "charted", client.QueueSettings{MaxReceiveCount: &one}); err != nil {
+		t.Fatalf("create queue: %v", err)
+	}
+	if _, err := c.MQ.SendBatch(ctx, "charted", []any{1, 2, 3, 4, 5}); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	if ms, err := c.MQ.Receive(ctx, "charted", client.ReceiveOptions{MaxMessages: 2, Delete: true}); err != nil || len(ms) != 2 {
+		t.Fatalf("receive and ack two: %d, %v", len(ms), err)
+	}
+	// One leased for a second past max_receive_count: the sweeper moves it.
+	if ms, err := c.MQ.Receive(ctx, "charted", client.ReceiveOptions{MaxMessages: 1, VisibilityTimeoutSeconds: 1}); err != nil || len(ms) != 1 {
+		t.Fatalf("lease one: %d, %v", len(ms), err)
+	}
+	waitFor(t, "a dead letter", func() bool {
+		d, err := c.MQ.ReceiveDLQ(ctx, "charted", 10)
+		return err == nil && len(d) == 1
+	})
+	// Store the server's counts and a depth sample now, not at the next
+	// minute.
+	recordStats := func() {
+		if err := pgqueue.NewSweeper(srv.Queue, pgqueue.SweeperOptions{}).RecordStats(ctx); err != nil {
+			t.Fatalf("record stats: %v", err)
+		}
+	}
+	recordStats()
+
+	p := newPage(t)
+	p.signIn(srv.URL, account, token)
+	p.do("open the queue", chromedp.Click(chromedp.CSS(`tr[data-queue="charted"] a`)), chromedp.WaitVisible(chromedp.CSS("#chart-throughput")))
+	if got := p.eval(`document.querySelector("#tab-overview").getAttribute("aria-current") || ""`); got != "page" {
+		t.Errorf("the default tab is not Overview")
+	}
+	// series sums the values one series drew, and counts them.
+	series := func(chart, key string) string {
+		return p.eval(fmt.Sprintf(`(() => {
+			const g = document.querySelector('#%s g[data-series="%s"]');
+			if (!g) return "missing";
+			const vs = g.dataset.values.split(",");
+			const got = vs.filter((v) => v !== "").map(Number);
+			return vs.length + " minutes, sum " + got.reduce((a, b) => a + b, 0) + ", last " + got[got.length - 1] + ", " + g.querySelectorAll("polyline, circle").length + " marks";
+		})()`, chart, key))
+	}
+	for _, tc := range []struct{ chart, key, want string }{
+		{"chart-throughput", "sends", "60 minutes, sum 5, last "},
+		{"chart-throughput", "acks", "60 minutes, sum 2, last "},
+		{"chart-throughput", "dlq_moves", "60 minutes, sum 1, last "},
+		{"chart-depth", "depth", ", last 2, "}, // 5 sent - 2 acked - 1 dead, ready + inflight
+	} {
+		if got := series(tc.chart, tc.key); !strings.Contains(got, tc.want) || strings.HasSuffix(got, " 0 marks") {
+			t.Errorf("%s series %s: %s; want %q and a line", tc.chart, tc.key, got, tc.want)
+		}
+	}
+	if got := p.eval(`[...document.querySelectorAll("#chart-throughput [data-legend]")].map((g) => g.textContent).join("|")`); got != "sends|acks|DLQ moves" {
+		t.Errorf("throughput legend %q", got)
+	}
+	if got := p.eval(`[...document.querySelectorAll("#chart-depth .axis-label")].map((e) => e.textContent).join("|")`); got != "messages|minute (UTC)" {
+		t.Errorf("depth axis labels %q", got)
+	}
+	if got := p.text("#overview-totals"); got != "In the last hour: 5 sent · 2 acked · 1 moved to the DLQ" {
+		t.Errorf("totals %q", got)
+	}
+	if got := p.text(`#overview-settings [data-setting="max_receive_count"]`); got != "1" {
+		t.Errorf("max_receive_count shown %q, want 1", got)
+	}
+	p.shot("queue-overview")
+
+	// A refresh draws new data.
+	if _, err := c.MQ.Send(ctx, "charted", map[string]int{"n": 6}); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	recordStats()
+	p.do("refresh", chromedp.Click(chromedp.CSS("#overview-refresh")))
+	p.wait("six sends", `document.getElementById("overview-totals").textContent.includes("6 sent")`)
+	if got := series("chart-depth", "depth"); !strings.Contains(got, ", last 3, ") {
+		t.Errorf("depth after one more send: %s, want last 3", got)
+	}
 }

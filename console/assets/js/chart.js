@@ -4,7 +4,7 @@
 
 import { svg } from "./dom.js";
 
-const W = 640, H = 210;
+const W = 540, H = 210;
 const M = { left: 48, right: 12, top: 28, bottom: 36 };
 
 /** niceMax rounds n up to 1, 2 or 5 times a power of ten (at least 1). */
