@@ -114,6 +114,12 @@ func (p *page) do(step string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// confirm clicks sel and confirms the dialog it opens.
+func (p *page) confirm(step, sel string) {
+	p.t.Helper()
+	p.do(step, chromedp.Click(chromedp.CSS(sel)), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+}
+
 // wait polls a JavaScript predicate until it holds.
 func (p *page) wait(step, predicate string) {
 	p.t.Helper()
@@ -192,6 +198,14 @@ func compiledCache(t *testing.T) string {
 		t.Fatalf("compiled code cache: %v", err)
 	}
 	return dir
+}
+
+// createQueue creates queue name with max_receive_count maxReceives.
+func createQueue(t *testing.T, c *client.Client, name string, maxReceives int) {
+	t.Helper()
+	if _, err := c.Queues.Create(context.Background(), name, client.QueueSettings{MaxReceiveCount: &maxReceives}); err != nil {
+		t.Fatalf("create queue %s: %v", name, err)
+	}
 }
 
 func newAccount() string { return fmt.Sprintf("%012d", rand.Int64N(1e12)) }
@@ -306,7 +320,7 @@ func TestBrowserQueuesAndMessages(t *testing.T) {
 	p.do("purge, then cancel", chromedp.Click(chromedp.CSS("#purge")), chromedp.WaitVisible(chromedp.CSS("#confirm-cancel")))
 	p.shot("purge-confirm")
 	p.do("cancel", chromedp.Click(chromedp.CSS("#confirm-cancel")), chromedp.WaitNotVisible(chromedp.CSS("#confirm")))
-	p.do("purge, then confirm", chromedp.Click(chromedp.CSS("#purge")), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.confirm("purge, then confirm", "#purge")
 	p.wait("ready 0 after purge", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "0"`)
 	p.wait("nothing to peek", `document.getElementById("messages").textContent.includes("No messages")`)
 
@@ -372,10 +386,7 @@ func TestBrowserDeadLetters(t *testing.T) {
 	t.Parallel()
 	ts, account, token, c := setup(t)
 	ctx := context.Background()
-	one := 1
-	if _, err := c.Queues.Create(ctx, "poison", client.QueueSettings{MaxReceiveCount: &one}); err != nil {
-		t.Fatalf("create queue: %v", err)
-	}
+	createQueue(t, c, "poison", 1)
 	// Two poison messages: each leased once for a second, then
 	// moved to the DLQ by the sweeper when the lease expires.
 	if _, err := c.MQ.SendBatch(ctx, "poison", []any{map[string]int{"n": 1}, map[string]int{"n": 2}}); err != nil {
@@ -397,7 +408,7 @@ func TestBrowserDeadLetters(t *testing.T) {
 
 	p.do("delete one", chromedp.Click(chromedp.CSS("#dead-letters tr[data-sequence] button")))
 	p.wait("one dead letter", `document.querySelectorAll("#dead-letters tr[data-sequence]").length === 1`)
-	p.do("redrive", chromedp.Click(chromedp.CSS("#redrive")), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.confirm("redrive", "#redrive")
 	p.wait("DLQ empty", `document.getElementById("dead-letters").textContent.includes("empty")`)
 	p.wait("ready 1 after redrive", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "1"`)
 	p.shot("dlq-redriven")
@@ -439,10 +450,7 @@ func TestBrowserManyDeadLetters(t *testing.T) {
 	t.Parallel()
 	srv, account, token, c := setup(t)
 	ctx := context.Background()
-	one := 1
-	if _, err := c.Queues.Create(ctx, "dead", client.QueueSettings{MaxReceiveCount: &one}); err != nil {
-		t.Fatalf("create queue: %v", err)
-	}
+	createQueue(t, c, "dead", 1)
 	// 10,000 messages, each leased once for a second through the SQL API:
 	// the sweeper moves them all to the DLQ when the leases expire.
 	const n = 10000
@@ -488,7 +496,7 @@ func TestBrowserManyDeadLetters(t *testing.T) {
 	p.do("select two", chromedp.Click(chromedp.CSS(`#dead-letters tr[data-sequence="`+second[0]+`"] input`)),
 		chromedp.Click(chromedp.CSS(`#dead-letters tr[data-sequence="`+second[5]+`"] input`)))
 	p.wait("selection counted", `document.getElementById("redrive-selected").textContent === "Redrive 2 selected…"`)
-	p.do("redrive selected", chromedp.Click(chromedp.CSS("#redrive-selected")), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.confirm("redrive selected", "#redrive-selected")
 	p.wait("redriven two", `document.getElementById("toast").textContent === "Redrove 2 messages"`)
 	p.wait("back to start", `document.getElementById("dlq-page").textContent.startsWith("Page 1")`)
 	p.wait("ready 2", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "2"`)
@@ -496,7 +504,7 @@ func TestBrowserManyDeadLetters(t *testing.T) {
 		t.Errorf("after redriving %s and %s the queue holds %v (%v)", second[0], second[5], ms, err)
 	}
 
-	p.do("redrive all", chromedp.Click(chromedp.CSS("#redrive")), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.confirm("redrive all", "#redrive")
 	p.wait("redriven", `document.getElementById("toast").textContent === "Redrove 9,998 messages"`)
 	p.wait("ready 10,000", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "10,000"`)
 	p.shot("dlq-10000-redriven")
@@ -586,7 +594,7 @@ func TestBrowserFunctionRollback(t *testing.T) {
 	if v := liveVersion(t, c, "checkout"); v != 2 {
 		t.Errorf("after a cancelled rollback live is v%d, want v2", v)
 	}
-	p.do("rollback", chromedp.Click(chromedp.CSS(`button[data-rollback="live"]`)), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.confirm("rollback", `button[data-rollback="live"]`)
 	p.wait("live on v1", `(document.querySelector('#aliases tr[data-alias="live"] td[data-version]') || {}).textContent === "v1"`)
 	if v := liveVersion(t, c, "checkout"); v != 1 {
 		t.Errorf("after rollback live is v%d, want v1", v)
@@ -594,11 +602,20 @@ func TestBrowserFunctionRollback(t *testing.T) {
 	p.shot("function-rolled-back")
 
 	// Point live at v2 again from its row.
-	p.do("point live at v2", chromedp.Click(chromedp.CSS(`#versions tr[data-version="2"] button[data-point="live"]`)),
-		chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.confirm("point live at v2", `#versions tr[data-version="2"] button[data-point="live"]`)
 	p.wait("live on v2 again", `(document.querySelector('#aliases tr[data-alias="live"] td[data-version]') || {}).textContent === "v2"`)
 	if v := liveVersion(t, c, "checkout"); v != 2 {
 		t.Errorf("after pointing live at v2 it is v%d", v)
+	}
+
+	// API errors show in the error box.
+	p.do("a missing function", chromedp.Navigate(ts.URL+"/console/#/functions/missing"), chromedp.WaitVisible(chromedp.CSS("#function-detail .error-box")))
+	if got := p.text("#function-detail .error-box"); !strings.Contains(got, `function "missing" not found`) {
+		t.Errorf("missing function: %q", got)
+	}
+	p.do("a missing invocation", chromedp.Navigate(ts.URL+"/console/#/invocations/999999"), chromedp.WaitVisible(chromedp.CSS("main .error-box")))
+	if got := p.text("main .error-box"); !strings.Contains(got, "not_found") {
+		t.Errorf("missing invocation: %q", got)
 	}
 }
 
@@ -623,10 +640,7 @@ func TestBrowserPoisonToDLQAndRedrive(t *testing.T) {
 	t.Parallel()
 	ts, account, token, c := setup(t)
 	ctx := context.Background()
-	two := 2
-	if _, err := c.Queues.Create(ctx, "orders", client.QueueSettings{MaxReceiveCount: &two}); err != nil {
-		t.Fatalf("create queue: %v", err)
-	}
+	createQueue(t, c, "orders", 2)
 	deploy(t, c, "fulfil", buildExample(t, "poison"), "live") // v1, live
 	deploy(t, c, "fulfil", buildExample(t, "noop"), "next")   // v2, the fix, not live yet
 	if _, err := c.Triggers.Put(ctx, client.Trigger{Name: "orders-fulfil", Kind: "queue", Function: "fulfil", Queue: "orders",
@@ -660,8 +674,7 @@ func TestBrowserPoisonToDLQAndRedrive(t *testing.T) {
 
 	// Point live at the fix on the function page.
 	p.do("function page", chromedp.Navigate(ts.URL+"/console/#/functions/fulfil"), chromedp.WaitVisible(chromedp.CSS(`#versions tr[data-version="2"] button[data-point="live"]`)))
-	p.do("point live at v2", chromedp.Click(chromedp.CSS(`#versions tr[data-version="2"] button[data-point="live"]`)),
-		chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.confirm("point live at v2", `#versions tr[data-version="2"] button[data-point="live"]`)
 	p.wait("live on v2", `(document.querySelector('#aliases tr[data-alias="live"] td[data-version]') || {}).textContent === "v2"`)
 	if v := liveVersion(t, c, "fulfil"); v != 2 {
 		t.Fatalf("live is v%d after pointing it at v2", v)
@@ -671,7 +684,7 @@ func TestBrowserPoisonToDLQAndRedrive(t *testing.T) {
 	// Redrive just that letter from the DLQ tab: v2 processes it.
 	p.do("DLQ tab again", chromedp.Navigate(ts.URL+"/console/#/queues/orders/dlq"), chromedp.WaitVisible(chromedp.CSS(row+" input")))
 	p.do("select it", chromedp.Click(chromedp.CSS(row+" input")))
-	p.do("redrive selected", chromedp.Click(chromedp.CSS("#redrive-selected")), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+	p.confirm("redrive selected", "#redrive-selected")
 	p.wait("redriven", `document.getElementById("toast").textContent === "Redrove 1 message"`)
 	p.wait("DLQ empty", `document.getElementById("dead-letters").textContent.includes("empty")`)
 	waitFor(t, "the redriven message processed by version 2", func() bool {
@@ -702,6 +715,12 @@ func TestBrowserPoisonToDLQAndRedrive(t *testing.T) {
 		t.Errorf("failure filter shows %s; want invocations %d and %d", got, failed[0].ID, failed[1].ID)
 	}
 	p.shot("invocations")
+	// An until before them all leaves none.
+	p.fill("#inv-until", "2001-01-01T00:00:00")
+	p.do("filter until 2001", chromedp.Click(chromedp.CSS("#inv-apply")))
+	p.wait("none until 2001", `location.hash.includes("until=2001-01-01T00%3A00%3A00.000Z") && !!document.getElementById("no-invocations")`)
+	p.do("back to the failures", chromedp.NavigateBack())
+	p.wait("two failures again", `document.querySelectorAll("#invocations tr[data-invocation]").length === 2`)
 
 	// One invocation: trigger, version, the message, error and stderr.
 	p.do("open one", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#invocations tr[data-invocation="%d"] a`, failed[0].ID))), chromedp.WaitVisible(chromedp.CSS("#invocation-fields")))
@@ -737,10 +756,7 @@ func TestBrowserOverviewChart(t *testing.T) {
 	t.Parallel()
 	srv, account, token, c := setup(t)
 	ctx := context.Background()
-	one := 1
-	if _, err := c.Queues.Create(ctx, "charted", client.QueueSettings{MaxReceiveCount: &one}); err != nil {
-		t.Fatalf("create queue: %v", err)
-	}
+	createQueue(t, c, "charted", 1)
 	if _, err := c.MQ.SendBatch(ctx, "charted", []any{1, 2, 3, 4, 5}); err != nil {
 		t.Fatalf("send: %v", err)
 	}

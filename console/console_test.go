@@ -45,6 +45,7 @@ func TestHandlerServesAssets(t *testing.T) {
 		{"/console/assets/js/queue.js", "text/javascript; charset=utf-8", "redrive"},
 		{"/console/assets/js/functions.js", "text/javascript; charset=utf-8", "rollback"},
 		{"/console/assets/js/invocations.js", "text/javascript; charset=utf-8", "before_id"},
+		{"/console/assets/js/chart.js", "text/javascript; charset=utf-8", "polyline"},
 		{"/console/assets/favicon.svg", "image/svg+xml", "<svg"},
 	} {
 		res := get(t, h, "GET", tc.path)

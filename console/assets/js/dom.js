@@ -75,6 +75,25 @@ export function confirmAction(text, okLabel = "Confirm") {
   });
 }
 
+/**
+ * confirmed asks question; once confirmed it runs fn and toasts done(its
+ * result), or the error. It resolves false when cancelled.
+ */
+export async function confirmed(question, okLabel, fn, done) {
+  if (!(await confirmAction(question, okLabel))) return false;
+  try {
+    toast(done(await fn()));
+  } catch (e) {
+    toast(e.message, true);
+  }
+  return true;
+}
+
+/** titleRow is a panel's heading with controls on the right. */
+export function titleRow(title, ...controls) {
+  return h("div", { class: "row" }, h("h2", {}, title), h("span", { class: "spacer" }), controls);
+}
+
 /** num formats a count; undefined shows as "…" (not loaded yet). */
 export function num(n) {
   return n === undefined || n === null ? "…" : Number(n).toLocaleString("en-US");

@@ -3,7 +3,7 @@
 // alias at a version, and recent invocations with their logs.
 
 import { api } from "./api.js";
-import { h, replace, toast, confirmAction, num, time, errorBox } from "./dom.js";
+import { h, replace, confirmed, titleRow, num, time, errorBox } from "./dom.js";
 import { invocationTable } from "./invocations.js";
 
 function aliasList(aliases) {
@@ -44,7 +44,7 @@ export function mountOne(root, name) {
     h("h1", { id: "function-name" }, name),
     detail,
     h("div", { class: "panel" },
-      h("div", { class: "row" }, h("h2", {}, "Recent invocations"), h("span", { class: "spacer" }),
+      titleRow("Recent invocations",
         h("a", { href: "#/invocations?function=" + encodeURIComponent(name) }, "All invocations of " + name + " →"),
         h("button", { type: "button", class: "secondary", id: "function-refresh", onclick: () => { load(); loadInvocations(); } }, "Refresh")),
       invs));
@@ -68,13 +68,7 @@ export function mountOne(root, name) {
   }
 
   async function act(question, label, fn, done) {
-    if (!(await confirmAction(question, label))) return;
-    try {
-      toast(done(await fn()));
-    } catch (e) {
-      toast(e.message, true);
-    }
-    load();
+    if (await confirmed(question, label, fn, done)) load();
   }
 
   function render(f) {

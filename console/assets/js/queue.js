@@ -2,7 +2,7 @@
 // Triggers, Settings and API tabs.
 
 import { api, session } from "./api.js";
-import { h, replace, toast, confirmAction, num, age, time, json, errorBox } from "./dom.js";
+import { h, replace, toast, confirmed, titleRow, num, age, time, json, errorBox } from "./dom.js";
 import { settingFields, QUEUE_DEFAULTS } from "./queues.js";
 import { lineChart } from "./chart.js";
 import { invocationTable } from "./invocations.js";
@@ -83,7 +83,7 @@ function overviewTab(root, name, changed, alive) {
   const updated = h("span", { class: "muted small", id: "overview-updated" });
   replace(root,
     h("div", { class: "panel" },
-      h("div", { class: "row" }, h("h2", {}, "Last hour"), h("span", { class: "spacer" }), updated,
+      titleRow("Last hour", updated,
         h("button", { type: "button", class: "secondary", id: "overview-refresh", onclick: () => { load(); changed(); } }, "Refresh")),
       charts),
     h("div", { class: "panel" }, h("h2", {}, "Settings"), settings));
@@ -128,7 +128,7 @@ function triggersTab(root, name, changed, alive) {
   const invs = h("div", { id: "trigger-invocations" });
   replace(root,
     h("div", { class: "panel" },
-      h("div", { class: "row" }, h("h2", {}, "Triggers on this queue"), h("span", { class: "spacer" }),
+      titleRow("Triggers on this queue",
         h("button", { type: "button", class: "secondary", id: "triggers-refresh", onclick: () => { load(); changed(); } }, "Refresh")),
       list),
     h("div", { class: "panel" }, h("h2", {}, "Recent invocations"), invs));
@@ -285,17 +285,12 @@ function messagesTab(root, name, changed, alive) {
 
   replace(root, form,
     h("div", { class: "panel" },
-      h("div", { class: "row" }, h("h2", {}, "Messages"), h("span", { class: "spacer" }),
+      titleRow("Messages",
         h("label", {}, "Peek at most", max),
         h("button", { type: "button", class: "secondary", id: "peek", onclick: () => { pager.reset(); peek(); changed(); } }, "Peek"),
         h("button", { type: "button", class: "danger", id: "purge", onclick: async () => {
-          if (!(await confirmAction(`Purge every message of queue ${name}? This cannot be undone.`, "Purge"))) return;
-          try {
-            const r = await api.purge(name);
-            toast(`Purged ${num(r.purged)} message${r.purged === 1 ? "" : "s"}`);
-          } catch (e) {
-            toast(e.message, true);
-          }
+          if (!(await confirmed(`Purge every message of queue ${name}? This cannot be undone.`, "Purge",
+            () => api.purge(name), (r) => `Purged ${num(r.purged)} message${r.purged === 1 ? "" : "s"}`))) return;
           pager.reset(); peek(); changed();
         } }, "Purge…")),
       h("p", { class: "muted small" }, "Peek reads the next messages without claiming them."),
@@ -366,18 +361,13 @@ function dlqTab(root, name, changed, alive) {
   }
 
   async function act(question, label, fn, done) {
-    if (!(await confirmAction(question, label))) return;
-    try {
-      toast(done(await fn(name)));
-    } catch (e) {
-      toast(e.message, true);
-    }
+    if (!(await confirmed(question, label, () => fn(name), done))) return;
     selectionChanged();
     pager.reset(); load(); changed();
   }
 
   replace(root, h("div", { class: "panel" },
-    h("div", { class: "row" }, h("h2", {}, "Dead letters"), h("span", { class: "spacer" }),
+    titleRow("Dead letters",
       h("label", {}, "Show at most", max),
       h("button", { type: "button", class: "secondary", id: "dlq-refresh", onclick: () => { load(); changed(); } }, "Refresh"),
       redriveSel,
@@ -478,7 +468,7 @@ function apiTab(root, name) {
   replace(root, snippets.map(([title, text]) => {
     const pre = h("pre", { class: "snippet", "data-snippet": title }, text);
     return h("div", { class: "panel" },
-      h("div", { class: "row" }, h("h2", {}, title), h("span", { class: "spacer" }),
+      titleRow(title,
         h("button", { type: "button", class: "secondary", onclick: () => copy(pre) }, "Copy")),
       pre);
   }));
