@@ -831,3 +831,45 @@ func TestBrowserOverviewChart(t *testing.T) {
 		t.Errorf("depth after one more send: %s, want last 3", got)
 	}
 }
+
+// The Invocations page pages newest first with before_id.
+func TestBrowserInvocationPaging(t *testing.T) {
+	t.Parallel()
+	srv, account, token, _ := setup(t)
+	ctx := context.Background()
+	// 120 recorded runs of "batchy", one a second, ids in time order.
+	if _, err := srv.Pool.Exec(ctx, `INSERT INTO `+pgx.Identifier{srv.Schema}.Sanitize()+`.invocations
+		(account, function, version, trigger_type, source, batch_size, started_at, duration_ms, outcome, message_ids)
+		SELECT $1, 'batchy', 1, 'queue', 'jobs', 1, now() - (120 - g) * interval '1 second', 1.5, 'success', ARRAY[g::bigint]
+		  FROM generate_series(1, 120) g ORDER BY g`, account); err != nil {
+		t.Fatalf("record invocations: %v", err)
+	}
+	p := newPage(t)
+	p.signIn(srv.URL, account, token)
+	p.do("invocations of batchy", chromedp.Navigate(srv.URL+"/console/#/invocations?function=batchy"), chromedp.WaitVisible(chromedp.CSS("#inv-older")))
+	ids := func() []string {
+		return strings.Split(p.eval(`[...document.querySelectorAll("#invocations tr[data-invocation]")].map((r) => r.dataset.invocation).join(",")`), ",")
+	}
+	p.wait("first page", `document.querySelectorAll("#invocations tr[data-invocation]").length === 50`)
+	first := ids()
+	if got := p.eval(`document.getElementById("inv-function").value`); got != "batchy" {
+		t.Errorf("function filter shows %q", got)
+	}
+	p.shot("invocations-page-1")
+	p.do("older", chromedp.Click(chromedp.CSS("#inv-older")))
+	p.wait("page 2", `document.getElementById("inv-page").textContent.startsWith("Page 2")`)
+	second := ids()
+	if len(second) != 50 || atoi(t, second[0]) != atoi(t, first[49])-1 {
+		t.Errorf("page 2 starts at %s after page 1 ended at %s; want the next older id", second[0], first[49])
+	}
+	p.do("older again", chromedp.Click(chromedp.CSS("#inv-older")))
+	p.wait("last page", `document.getElementById("inv-page").textContent.startsWith("Page 3") && document.getElementById("inv-older").disabled`)
+	if got := ids(); len(got) != 20 || atoi(t, got[0]) != atoi(t, second[49])-1 {
+		t.Errorf("page 3 has %d runs from %s; want 20 from %d", len(got), got[0], atoi(t, second[49])-1)
+	}
+	p.do("newest", chromedp.Click(chromedp.CSS("#inv-newest")))
+	p.wait("page 1 again", `document.getElementById("inv-page").textContent.startsWith("Page 1")`)
+	if got := ids(); got[0] != first[0] {
+		t.Errorf("newest page starts at %s, want %s", got[0], first[0])
+	}
+}
