@@ -20,6 +20,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/sluicehq/sluice/runtime/internal/abi"
+	"github.com/sluicehq/sluice/runtime/internal/guard"
 )
 
 // Kind is how a module is run, detected from its exports.
@@ -548,6 +549,7 @@ func (f *Function) runCommand(ctx context.Context, iio *invocationIO, input []by
 		WithOsyield(inst.yield))
 	if mod != nil {
 		_ = mod.Close(context.Background())
+		inst.mod = mod // closed; classify may still read its globals
 	}
 	return inst, iio.stdout, err
 }
@@ -700,12 +702,25 @@ func (f *Function) classify(ctx context.Context, err error, inst *instance, iio 
 	if memHit {
 		return f.memoryFailure()
 	}
+	if callsTooDeep(inst) {
+		return &BatchFailure{Kind: FailureTrap, Message: fmt.Sprintf("trap: call stack exhausted: more than %d nested calls", maxCallDepth)}
+	}
 	line, _, _ := strings.Cut(err.Error(), "\n")
 	msg := "trap: " + abi.Truncate(line, 300)
 	if why := iio.stderr.notable; why != "" { // a Go panic in a reactor ends in a trap
 		msg += ": " + abi.Truncate(why, 300)
 	}
 	return &BatchFailure{Kind: FailureTrap, Message: msg}
+}
+
+// callsTooDeep reports whether inst trapped at the call-depth limit the
+// fuel rewrite adds (guard.AddFuelChecks).
+func callsTooDeep(inst *instance) bool {
+	if inst == nil || inst.mod == nil {
+		return false
+	}
+	g := inst.mod.ExportedGlobal(guard.DepthExport)
+	return g != nil && uint32(g.Get()) > maxCallDepth
 }
 
 func (f *Function) memoryFailure() *BatchFailure {

@@ -2,7 +2,12 @@ package runtime
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"testing"
+
+	"github.com/sluicehq/sluice/internal/wasmbuild"
+	"github.com/sluicehq/sluice/runtime/internal/guard"
 )
 
 // copyPreemptibly copies exactly, whatever the length against its chunk.
@@ -17,5 +22,63 @@ func TestCopyPreemptibly(t *testing.T) {
 		if !bytes.Equal(dst[:n], src) || !bytes.Equal(dst[n:], make([]byte, 5)) {
 			t.Fatalf("copy of %d bytes differs from its source or wrote past it", n)
 		}
+	}
+}
+
+// Every way out of a counted function leaves it: after batches of a Go
+// reactor (returns, branches to the function's label, panics recovered in
+// the guest), its call-depth counter is back to zero.
+func TestCallDepthBalanced(t *testing.T) {
+	t.Parallel()
+	rt, err := New(context.Background(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	for _, name := range []string{"echo", "runtime/testdata/hostile"} {
+		f, err := rt.Load(context.Background(), wasmbuild.MustRead(t, name, wasmbuild.Reactor), FunctionConfig{Name: "depth", PoolSize: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, body := range []string{`{"do":"ack"}`, `{"do":"stderr"}`, `{"do":"unknown"}`, `{"do":"bigresult"}`, `{"x":[1,2,{"y":"z"}]}`} {
+			inv := smallBatch(20)
+			inv.Messages[0].Body = json.RawMessage(body)
+			if _, err := f.Invoke(context.Background(), inv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.mu.Lock()
+		inst := f.idle[len(f.idle)-1]
+		f.mu.Unlock()
+		g := inst.mod.ExportedGlobal(guard.DepthExport)
+		if g == nil {
+			t.Fatalf("%s: no %s export: the module was not fuel-checked", name, guard.DepthExport)
+		}
+		if d := int32(g.Get()); d != 0 {
+			t.Fatalf("%s: call depth %d between batches, want 0", name, d)
+		}
+	}
+}
+
+// A recycled array comes back all zero, whatever its last user wrote.
+func TestMemoryPoolClears(t *testing.T) {
+	var p memoryPool
+	b := p.get(3 << 20)
+	if len(b) != 4<<20 {
+		t.Fatalf("get(3 MiB) gave %d bytes, want the 4 MiB class", len(b))
+	}
+	for i := range b[:3<<20] {
+		b[i] = 0xAB
+	}
+	p.put(b, 3<<20)
+	for range 10 { // sync.Pool may drop it; whatever comes back is zero
+		c := p.get(3 << 20)
+		if !bytes.Equal(c, make([]byte, len(c))) {
+			t.Fatal("a recycled array is not all zero")
+		}
+		p.put(c, 0)
+	}
+	if small := p.get(100); len(small) != 100 {
+		t.Fatalf("get(100) gave %d bytes, want exactly 100 (not pooled)", len(small))
 	}
 }

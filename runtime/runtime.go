@@ -185,6 +185,10 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte) (*compiledModule, er
 // a guest and how long the guest can hold up the Go garbage collector.
 const fuelPeriod = 4096
 
+// maxCallDepth is how many calls a fuel-checked guest may nest before it
+// traps (see guard.AddFuelChecks for why the host limits it).
+const maxCallDepth = 10_000
+
 // guardEntries is switched off only by benchmarks measuring the cost of
 // the guards.
 var guardEntries = true
@@ -199,7 +203,7 @@ func (r *Runtime) compileGuarded(ctx context.Context, c *compiledModule, wasm []
 		c.cm = cm
 		return err
 	}
-	if fueled, _, err := guard.AddFuelChecks(wasm, fuelPeriod); err == nil {
+	if fueled, _, err := guard.AddFuelChecks(wasm, fuelPeriod, maxCallDepth); err == nil {
 		if cm, err := r.fuel.wr.CompileModule(ctx, fueled); err == nil {
 			c.cm, c.wr, c.fuel = cm, r.fuel.wr, true
 			return nil

@@ -19,6 +19,13 @@ type module struct {
 	definedGlobals  uint32
 	hasYield        bool
 	yieldIndex      uint32
+	// blockTypes holds, per type in the type section, the block type of a
+	// block with the same results and no parameters (0x40 for none, the
+	// value type for one), or -1 when there is none (several results, or
+	// a type this decoder does not read).
+	blockTypes []int
+	funcTypes  []uint32 // the type index of each defined function
+	hasExports bool
 }
 
 func parseModule(wasm []byte) (*module, error) {
@@ -42,6 +49,25 @@ func parseModule(wasm []byte) (*module, error) {
 		}
 		m.sections = append(m.sections, section{id, content})
 		switch id {
+		case 1:
+			if m.blockTypes, err = parseTypes(content); err != nil {
+				return nil, err
+			}
+		case 3:
+			cr := reader{b: content}
+			n, err := cr.u32()
+			if err != nil {
+				return nil, err
+			}
+			for range n {
+				t, err := cr.u32()
+				if err != nil {
+					return nil, err
+				}
+				m.funcTypes = append(m.funcTypes, t)
+			}
+		case 7:
+			m.hasExports = true
 		case 2:
 			if err := m.parseImports(content); err != nil {
 				return nil, err
@@ -54,6 +80,63 @@ func parseModule(wasm []byte) (*module, error) {
 		}
 	}
 	return m, nil
+}
+
+// parseTypes reads the type section into block types (see module).
+func parseTypes(content []byte) ([]int, error) {
+	r := reader{b: content}
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, 0, n)
+	for range n {
+		form, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		if form != 0x60 { // not a plain function type: stop reading
+			for len(out) < int(n) {
+				out = append(out, -1)
+			}
+			return out, nil
+		}
+		var results []byte
+		for part := 0; part < 2; part++ {
+			k, err := r.u32()
+			if err != nil {
+				return nil, err
+			}
+			vs, err := r.bytes(int(k))
+			if err != nil {
+				return nil, err
+			}
+			for _, v := range vs {
+				if !isSimpleValType(v) { // a typed reference: several bytes
+					for len(out) < int(n) {
+						out = append(out, -1)
+					}
+					return out, nil
+				}
+			}
+			results = vs
+		}
+		switch len(results) {
+		case 0:
+			out = append(out, 0x40)
+		case 1:
+			out = append(out, int(results[0]))
+		default:
+			out = append(out, -1)
+		}
+	}
+	return out, nil
+}
+
+// isSimpleValType reports whether v is a one-byte value type: a number,
+// v128, funcref or externref.
+func isSimpleValType(v byte) bool {
+	return v >= 0x7b && v <= 0x7f || v == 0x70 || v == 0x6f
 }
 
 func (m *module) parseImports(content []byte) error {

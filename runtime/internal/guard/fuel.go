@@ -11,7 +11,16 @@ type Fuel struct {
 	Global uint32
 	// Sites is how many checks were inserted.
 	Sites int
+	// DepthGlobal is the index of the added mutable i32 global counting
+	// nested calls, exported as DepthExport; Counted is how many functions
+	// count themselves in it (0 when call depth is not limited).
+	DepthGlobal uint32
+	Counted     int
 }
+
+// DepthExport is the name under which AddFuelChecks exports its call-depth
+// counter, so the host can tell a trap of the depth limit from others.
+const DepthExport = "sluice_call_depth"
 
 // The WASI function a fuel check calls when its countdown runs out: the
 // host's implementation decides whether the guest may continue.
@@ -33,7 +42,17 @@ var ErrNoYield = fmt.Errorf("module does not import %s.%s", YieldModule, YieldNa
 // error) when its deadline has passed, without leaving compiled code on
 // every iteration the way wazero's WithCloseOnContextDone does. A module
 // that does not import sched_yield gets ErrNoYield.
-func AddFuelChecks(wasm []byte, period uint32) ([]byte, Fuel, error) {
+//
+// With maxDepth > 0, every function whose results fit a block type (none
+// or one value: nearly all) also counts itself in a second global while it
+// runs, and traps with unreachable when more than maxDepth such calls are
+// nested. The engine's own limit on a guest's native call stack is in the
+// hundreds of MiB, and wazero grows that stack by copying it and fixing up
+// every frame in one pass the Go scheduler cannot preempt: a guest
+// recursing without end would hold its thread, and a garbage collection
+// waiting for it, for tens of milliseconds at each doubling. The counter is
+// exported as DepthExport.
+func AddFuelChecks(wasm []byte, period, maxDepth uint32) ([]byte, Fuel, error) {
 	m, err := parseModule(wasm)
 	if err != nil {
 		return nil, Fuel{}, err
@@ -44,8 +63,15 @@ func AddFuelChecks(wasm []byte, period uint32) ([]byte, Fuel, error) {
 	if period == 0 || period > 1<<30 {
 		return nil, Fuel{}, fmt.Errorf("fuel period %d out of range", period)
 	}
+	if maxDepth >= 1<<31 {
+		return nil, Fuel{}, fmt.Errorf("call depth limit %d out of range", maxDepth)
+	}
 	g := m.importedGlobals + m.definedGlobals
 	check := fuelCheck(g, m.yieldIndex, period)
+	var depth *depthGuard
+	if maxDepth > 0 {
+		depth = &depthGuard{global: g + 1, max: maxDepth, m: m}
+	}
 
 	var out []byte
 	out = append(out, wasm[:8]...)
@@ -54,22 +80,46 @@ func AddFuelChecks(wasm []byte, period uint32) ([]byte, Fuel, error) {
 	newGlobal := []byte{0x7f, 0x01, 0x41} // i32, mutable, i32.const period
 	newGlobal = appendS32(newGlobal, int32(period))
 	newGlobal = append(newGlobal, 0x0b)
+	newGlobals := uint32(1)
+	var newExport []byte
+	if depth != nil {
+		newGlobal = append(newGlobal, 0x7f, 0x01, 0x41, 0x00, 0x0b) // i32, mutable, 0
+		newGlobals++
+		newExport = appendU32(nil, uint32(len(DepthExport)))
+		newExport = append(newExport, DepthExport...)
+		newExport = append(newExport, 0x03) // a global
+		newExport = appendU32(newExport, depth.global)
+	}
+	wroteExport := depth == nil
+	counted := 0
 	for _, s := range m.sections {
 		if !wroteGlobals && s.id != 0 && order(s.id) > order(6) {
-			out = appendSection(out, 6, append(appendU32(nil, 1), newGlobal...))
+			out = appendSection(out, 6, append(appendU32(nil, newGlobals), newGlobal...))
 			wroteGlobals = true
+		}
+		if !wroteExport && !m.hasExports && s.id != 0 && order(s.id) > order(7) {
+			out = appendSection(out, 7, append(appendU32(nil, 1), newExport...))
+			wroteExport = true
 		}
 		content := s.content
 		switch s.id {
 		case 6:
 			r := reader{b: content}
 			n, _ := r.u32()
-			content = append(appendU32(nil, n+1), content[r.off:]...)
+			content = append(appendU32(nil, n+newGlobals), content[r.off:]...)
 			content = append(content, newGlobal...)
 			wroteGlobals = true
+		case 7:
+			if !wroteExport {
+				r := reader{b: content}
+				n, _ := r.u32()
+				content = append(appendU32(nil, n+1), content[r.off:]...)
+				content = append(content, newExport...)
+				wroteExport = true
+			}
 		case 10:
 			var n int
-			content, n, err = fuelCode(content, check)
+			content, n, counted, err = fuelCode(content, check, depth)
 			if err != nil {
 				return nil, Fuel{}, err
 			}
@@ -82,9 +132,16 @@ func AddFuelChecks(wasm []byte, period uint32) ([]byte, Fuel, error) {
 		out = appendSection(out, s.id, content)
 	}
 	if !wroteGlobals {
-		out = appendSection(out, 6, append(appendU32(nil, 1), newGlobal...))
+		out = appendSection(out, 6, append(appendU32(nil, newGlobals), newGlobal...))
 	}
-	return out, Fuel{Global: g, Sites: sites}, nil
+	if !wroteExport {
+		out = appendSection(out, 7, append(appendU32(nil, 1), newExport...))
+	}
+	fuel := Fuel{Global: g, Sites: sites}
+	if depth != nil {
+		fuel.DepthGlobal, fuel.Counted = depth.global, counted
+	}
+	return out, fuel, nil
 }
 
 // fuelCheck is the code inserted at each site:
@@ -109,43 +166,101 @@ func fuelCheck(g, yield, period uint32) []byte {
 	return append(b, 0x1a, 0x0b)
 }
 
+// depthGuard describes the call-depth counting AddFuelChecks adds.
+type depthGuard struct {
+	global, max uint32
+	m           *module
+}
+
+// blockType returns the block type standing for defined function i's
+// results, or -1 if its calls are not counted.
+func (d *depthGuard) blockType(i uint32) int {
+	if d == nil || int(i) >= len(d.m.funcTypes) {
+		return -1
+	}
+	t := d.m.funcTypes[i]
+	if int(t) >= len(d.m.blockTypes) {
+		return -1
+	}
+	return d.m.blockTypes[t]
+}
+
+// enter is the code at the start of a counted function:
+//
+//	global.get d; i32.const 1; i32.add; global.set d
+//	global.get d; i32.const max; i32.gt_u; if; unreachable; end
+//	block bt  (wraps the body, so every way out passes leave)
+func (d *depthGuard) enter(bt int) []byte {
+	var b []byte
+	b = append(b, 0x23)
+	b = appendU32(b, d.global)
+	b = append(b, 0x41, 0x01, 0x6a, 0x24)
+	b = appendU32(b, d.global)
+	b = append(b, 0x23)
+	b = appendU32(b, d.global)
+	b = append(b, 0x41)
+	b = appendS32(b, int32(d.max))
+	b = append(b, 0x4b, 0x04, 0x40, 0x00, 0x0b)
+	return append(b, 0x02, byte(bt))
+}
+
+// leave is the code run on the way out of a counted function:
+//
+//	global.get d; i32.const 1; i32.sub; global.set d
+func (d *depthGuard) leave() []byte {
+	b := []byte{0x23}
+	b = appendU32(b, d.global)
+	b = append(b, 0x41, 0x01, 0x6b, 0x24)
+	return appendU32(b, d.global)
+}
+
 // fuelCode inserts check at the start of every body and after every loop
-// instruction.
-func fuelCode(sec []byte, check []byte) ([]byte, int, error) {
+// instruction, and the call-depth counting of depth (if not nil) in the
+// functions whose results allow it.
+func fuelCode(sec []byte, check []byte, depth *depthGuard) ([]byte, int, int, error) {
 	r := reader{b: sec}
 	count, err := r.u32()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	out := make([]byte, 0, len(sec)+len(sec)/8)
 	out = appendU32(out, count)
-	sites := 0
+	sites, counted := 0, 0
 	var body []byte
 	for i := uint32(0); i < count; i++ {
 		var n int
 		size, err := r.u32()
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		in, err := r.bytes(int(size))
 		if err != nil {
-			return nil, 0, fmt.Errorf("function body %d: %w", i, err)
+			return nil, 0, 0, fmt.Errorf("function body %d: %w", i, err)
 		}
-		body, n, err = fuelBody(body[:0], in, check)
+		bt := depth.blockType(i)
+		body, n, err = fuelBody(body[:0], in, check, depth, bt)
 		if err != nil {
-			return nil, 0, fmt.Errorf("function body %d: %w", i, err)
+			return nil, 0, 0, fmt.Errorf("function body %d: %w", i, err)
+		}
+		if bt >= 0 {
+			counted++
 		}
 		sites += n
 		out = appendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
 	if r.off != len(sec) {
-		return nil, 0, fmt.Errorf("%w: %d stray bytes after the code section's bodies", ErrMalformed, len(sec)-r.off)
+		return nil, 0, 0, fmt.Errorf("%w: %d stray bytes after the code section's bodies", ErrMalformed, len(sec)-r.off)
 	}
-	return out, sites, nil
+	return out, sites, counted, nil
 }
 
-func fuelBody(dst, body, check []byte) ([]byte, int, error) {
+// fuelBody rewrites one function body. With bt >= 0 the body is wrapped in
+// a block of type bt between depth's enter and leave: branches to the
+// function's own label now end that block (label indices inside are
+// unchanged), each return becomes a branch to it, and a tail call leaves
+// first.
+func fuelBody(dst, body, check []byte, depth *depthGuard, bt int) ([]byte, int, error) {
 	br := reader{b: body}
 	groups, err := br.u32()
 	if err != nil {
@@ -159,11 +274,17 @@ func fuelBody(dst, body, check []byte) ([]byte, int, error) {
 			return nil, 0, err
 		}
 	}
+	counted := bt >= 0
 	dst = append(dst, body[:br.off]...)
+	if counted {
+		dst = append(dst, depth.enter(bt)...)
+	}
 	dst = append(dst, check...)
 	sites := 1
 	copied := br.off
+	nest := 0 // blocks open inside the body
 	for br.off < len(body) {
+		at := br.off
 		op, err := br.byte()
 		if err != nil {
 			return nil, 0, err
@@ -171,11 +292,35 @@ func fuelBody(dst, body, check []byte) ([]byte, int, error) {
 		if err := skipImmediates(&br, op); err != nil {
 			return nil, 0, err
 		}
-		if op == 0x03 { // loop: check at the head of every iteration
+		switch {
+		case op == 0x03: // loop: check at the head of every iteration
+			nest++
 			dst = append(dst, body[copied:br.off]...)
 			dst = append(dst, check...)
 			copied = br.off
 			sites++
+		case op == 0x02 || op == 0x04 || op == 0x06: // block, if, try
+			nest++
+		case op == 0x0b && nest > 0, op == 0x18: // end of a block, delegate
+			nest--
+		case !counted:
+		case op == 0x0b: // the function's end: close the wrapper, leave
+			if br.off != len(body) {
+				return nil, 0, fmt.Errorf("%w: code after the body's end", ErrMalformed)
+			}
+			dst = append(dst, body[copied:at]...)
+			dst = append(dst, 0x0b)
+			dst = append(dst, depth.leave()...)
+			copied = at
+		case op == 0x0f: // return: branch to the wrapper instead
+			dst = append(dst, body[copied:at]...)
+			dst = append(dst, 0x0c)
+			dst = appendU32(dst, uint32(nest))
+			copied = br.off
+		case op == 0x12 || op == 0x13 || op == 0x15: // tail calls leave first
+			dst = append(dst, body[copied:at]...)
+			dst = append(dst, depth.leave()...)
+			copied = at
 		}
 	}
 	dst = append(dst, body[copied:]...)

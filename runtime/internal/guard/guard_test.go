@@ -83,19 +83,23 @@ func TestAddFuelChecks(t *testing.T) {
 	for _, name := range []string{"echo", "runtime/testdata/hostile"} {
 		for _, mode := range []wasmbuild.Mode{wasmbuild.Command, wasmbuild.Reactor} {
 			in := wasmbuild.MustRead(t, name, mode)
-			out, fuel, err := AddFuelChecks(in, 1000)
+			out, fuel, err := AddFuelChecks(in, 1000, 5000)
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, mode, err)
 			}
 			if fuel.Sites < 2000 {
 				t.Fatalf("%s %s: only %d sites", name, mode, fuel.Sites)
 			}
+			// Go's functions return at most one value: all are counted.
+			if fuel.Counted < 1000 || fuel.DepthGlobal != fuel.Global+1 {
+				t.Fatalf("%s %s: %d functions count their depth in global %d (fuel in %d)", name, mode, fuel.Counted, fuel.DepthGlobal, fuel.Global)
+			}
 			if _, err := r.CompileModule(ctx, out); err != nil {
 				t.Fatalf("%s %s: rewritten module does not compile: %v", name, mode, err)
 			}
 		}
 	}
-	if _, _, err := AddFuelChecks(wasmbuild.Handwritten("recursion"), 1000); !errors.Is(err, ErrNoYield) {
+	if _, _, err := AddFuelChecks(wasmbuild.Handwritten("recursion"), 1000, 0); !errors.Is(err, ErrNoYield) {
 		t.Fatalf("module without sched_yield: %v, want ErrNoYield", err)
 	}
 }
@@ -105,7 +109,7 @@ func FuzzAddFuelChecks(f *testing.F) {
 		f.Add(wasmbuild.Handwritten(name))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		_, _, err := AddFuelChecks(in, 100)
+		_, _, err := AddFuelChecks(in, 100, 50)
 		if err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrNoYield) {
 			t.Fatalf("unexpected error %v", err)
 		}
