@@ -50,7 +50,7 @@ triggers:
 	time.Sleep(phase) // baseline
 	baselineRSS = node.RSS()
 	hostileFrom := time.Now()
-	kinds := map[string]string{"loop": "timeout", "recurse": "memory_limit", "membomb": "memory_limit",
+	kinds := map[string]string{"loop": "timeout", "recurse": "trap", "membomb": "memory_limit",
 		"stdout": "output_too_large", "trap": "trap"}
 	var order []string
 	for range rounds {
