@@ -164,7 +164,11 @@ type instance struct {
 //     it spins, floods or balloons, cannot take the healthy functions'
 //     core even for the longAfter at the start of each invocation (with
 //     many such invocations at once, those add up);
-//   - a guest sleeping hands its long slot on until it wakes.
+//   - a guest sleeping hands its long slot on until it wakes;
+//   - on Linux, when the process may put thread priorities back (root or
+//     CAP_SYS_NICE), a guest holding a long slot runs on a thread of nice
+//     10, so the kernel also prefers the process's other threads (and so
+//     the healthy functions' work) when the cores are busy.
 const (
 	yieldsPerTick = 64
 	longAfter     = 20 * time.Millisecond
@@ -191,8 +195,7 @@ func (in *instance) yield() {
 	switch {
 	case io.holding:
 		if io.ticks++; io.ticks%longTurnTicks == 0 {
-			<-io.long // hand the slot on, then queue for it again
-			io.holding = false
+			io.releaseLongSlot() // hand the slot on, then queue for it again
 			in.takeLongSlot()
 		} else {
 			goruntime.Gosched()
@@ -218,6 +221,7 @@ func (io *invocationIO) takeLongSlot() bool {
 	select {
 	case io.long <- struct{}{}:
 		io.holding = true
+		io.lowered = lowerPriority()
 		return true
 	case <-io.done:
 		return false
@@ -227,6 +231,10 @@ func (io *invocationIO) takeLongSlot() bool {
 // releaseLongSlot gives back the long slot an invocation holds, if any.
 func (io *invocationIO) releaseLongSlot() {
 	if io.holding {
+		if io.lowered {
+			restorePriority()
+			io.lowered = false
+		}
 		<-io.long
 		io.holding = false
 	}

@@ -24,6 +24,7 @@ type invocationIO struct {
 	started time.Time
 	long    chan struct{}
 	holding bool   // holds one of the long slots
+	lowered bool   // and runs on a thread of lowered priority
 	ticks   uint32 // yield ticks since the slot was taken
 }
 
