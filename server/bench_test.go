@@ -8,16 +8,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/pgqueue"
 )
 
@@ -43,17 +39,8 @@ type benchServer struct {
 
 func newBenchServer(b *testing.B) *benchServer {
 	b.Helper()
-	_, schema := pgtest.Schema(b)
+	srv := startListening(b, 16)
 	ctx := context.Background()
-	srv, err := Open(ctx, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
-		MaxConns: 16, CacheDir: b.TempDir(), Logger: zerolog.Nop(), HTTPAddr: "127.0.0.1:0"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := srv.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = srv.Stop(context.Background()) })
 	account := "000000000001"
 	id, secret, err := srv.CreateKey(ctx, account, []string{ScopeAllMQ}, nil, "bench")
 	if err != nil {

@@ -26,6 +26,24 @@ type env struct {
 	ts  *httptest.Server
 }
 
+// startListening opens a Server on a fresh schema with its own HTTP
+// listener on a free local port, starts it and stops it at cleanup.
+func startListening(tb testing.TB, maxConns int32) *Server {
+	tb.Helper()
+	_, schema := pgtest.Schema(tb)
+	ctx := context.Background()
+	srv, err := Open(ctx, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
+		MaxConns: maxConns, CacheDir: tb.TempDir(), Logger: zerolog.Nop(), HTTPAddr: "127.0.0.1:0"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := srv.Start(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	return srv
+}
+
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	_, schema := pgtest.Schema(t) // a fresh schema name, dropped at cleanup

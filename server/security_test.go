@@ -199,17 +199,7 @@ func TestDatabaseDownIsUnavailable(t *testing.T) {
 // server drops it after ReadHeaderTimeout and keeps serving others.
 func TestSlowHeaders(t *testing.T) {
 	t.Parallel()
-	_, schema := pgtest.Schema(t)
-	ctx := context.Background()
-	srv, err := Open(ctx, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
-		MaxConns: 4, CacheDir: t.TempDir(), Logger: zerolog.Nop(), HTTPAddr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	srv := startListening(t, 4)
 
 	conn, err := net.Dial("tcp", srv.Addr())
 	if err != nil {
@@ -258,16 +248,8 @@ func TestSlowHeaders(t *testing.T) {
 // (empty) instead of making Stop wait for them.
 func TestStopEndsLongPolls(t *testing.T) {
 	t.Parallel()
-	_, schema := pgtest.Schema(t)
+	srv := startListening(t, 4)
 	ctx := context.Background()
-	srv, err := Open(ctx, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
-		MaxConns: 4, CacheDir: t.TempDir(), Logger: zerolog.Nop(), HTTPAddr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
 	id, secret, err := srv.CreateKey(ctx, "000000000001", []string{ScopeAllMQ}, nil, "")
 	if err != nil {
 		t.Fatal(err)
