@@ -91,14 +91,19 @@ func (mc *minuteCounts) add(account, queue string, sends, acks int) {
 	}
 	k := countKey{account, queue, time.Now().Unix() / 60}
 	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	mc.addLocked(k, sendsAcks{int64(sends), int64(acks)})
+}
+
+// addLocked adds v to the counts of k; mc.mu is held.
+func (mc *minuteCounts) addLocked(k countKey, v sendsAcks) {
 	if mc.m == nil {
 		mc.m = make(map[countKey]sendsAcks)
 	}
-	v := mc.m[k]
-	v.sends += int64(sends)
-	v.acks += int64(acks)
-	mc.m[k] = v
-	mc.mu.Unlock()
+	w := mc.m[k]
+	w.sends += v.sends
+	w.acks += v.acks
+	mc.m[k] = w
 }
 
 // take empties the counts and returns them.
@@ -114,14 +119,8 @@ func (mc *minuteCounts) take() map[countKey]sendsAcks {
 func (mc *minuteCounts) putBack(m map[countKey]sendsAcks) {
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
-	if mc.m == nil {
-		mc.m = make(map[countKey]sendsAcks, len(m))
-	}
 	for k, v := range m {
-		w := mc.m[k]
-		w.sends += v.sends
-		w.acks += v.acks
-		mc.m[k] = w
+		mc.addLocked(k, v)
 	}
 }
 
