@@ -82,7 +82,9 @@ func parseModule(wasm []byte) (*module, error) {
 	return m, nil
 }
 
-// parseTypes reads the type section into block types (see module).
+// parseTypes reads the type section into block types (see module). From
+// the first type it cannot read on (not a plain function type, or a typed
+// reference of several bytes), every type is -1.
 func parseTypes(content []byte) ([]int, error) {
 	r := reader{b: content}
 	n, err := r.u32()
@@ -91,46 +93,50 @@ func parseTypes(content []byte) ([]int, error) {
 	}
 	out := make([]int, 0, n)
 	for range n {
-		form, err := r.byte()
+		bt, ok, err := readBlockType(&r)
 		if err != nil {
 			return nil, err
 		}
-		if form != 0x60 { // not a plain function type: stop reading
-			for len(out) < int(n) {
-				out = append(out, -1)
-			}
-			return out, nil
+		if !ok {
+			break
 		}
-		var results []byte
-		for part := 0; part < 2; part++ {
-			k, err := r.u32()
-			if err != nil {
-				return nil, err
-			}
-			vs, err := r.bytes(int(k))
-			if err != nil {
-				return nil, err
-			}
-			for _, v := range vs {
-				if !isSimpleValType(v) { // a typed reference: several bytes
-					for len(out) < int(n) {
-						out = append(out, -1)
-					}
-					return out, nil
-				}
-			}
-			results = vs
-		}
-		switch len(results) {
-		case 0:
-			out = append(out, 0x40)
-		case 1:
-			out = append(out, int(results[0]))
-		default:
-			out = append(out, -1)
-		}
+		out = append(out, bt)
+	}
+	for len(out) < int(n) {
+		out = append(out, -1)
 	}
 	return out, nil
+}
+
+// readBlockType reads one function type and returns the block type of its
+// results (-1 for several); ok is false for a type it cannot read on.
+func readBlockType(r *reader) (bt int, ok bool, err error) {
+	form, err := r.byte()
+	if err != nil || form != 0x60 {
+		return 0, false, err
+	}
+	var results []byte
+	for range 2 { // parameters, then results
+		k, err := r.u32()
+		if err != nil {
+			return 0, false, err
+		}
+		if results, err = r.bytes(int(k)); err != nil {
+			return 0, false, err
+		}
+		for _, v := range results {
+			if !isSimpleValType(v) {
+				return 0, false, nil
+			}
+		}
+	}
+	switch len(results) {
+	case 0:
+		return 0x40, true, nil
+	case 1:
+		return int(results[0]), true, nil
+	}
+	return -1, true, nil
 }
 
 // isSimpleValType reports whether v is a one-byte value type: a number,

@@ -70,7 +70,7 @@ func AddFuelChecks(wasm []byte, period, maxDepth uint32) ([]byte, Fuel, error) {
 	check := fuelCheck(g, m.yieldIndex, period)
 	var depth *depthGuard
 	if maxDepth > 0 {
-		depth = &depthGuard{global: g + 1, max: maxDepth, m: m}
+		depth = newDepthGuard(g+1, maxDepth, m)
 	}
 
 	var out []byte
@@ -168,8 +168,37 @@ func fuelCheck(g, yield, period uint32) []byte {
 
 // depthGuard describes the call-depth counting AddFuelChecks adds.
 type depthGuard struct {
-	global, max uint32
-	m           *module
+	global uint32
+	m      *module
+	enter  []byte // see newDepthGuard; the block type goes last
+	leave  []byte
+}
+
+// newDepthGuard builds the code of the call-depth counting in global:
+//
+// at the start of a counted function (then its block type)
+//
+//	global.get d; i32.const 1; i32.add; global.set d
+//	global.get d; i32.const max; i32.gt_u; if; unreachable; end
+//	block  (wraps the body, so every way out passes leave)
+//
+// and on the way out
+//
+//	global.get d; i32.const 1; i32.sub; global.set d
+func newDepthGuard(global, max uint32, m *module) *depthGuard {
+	d := &depthGuard{global: global, m: m}
+	b := append([]byte{0x23}, appendU32(nil, global)...)
+	b = append(b, 0x41, 0x01, 0x6a, 0x24)
+	b = appendU32(b, global)
+	b = append(b, 0x23)
+	b = appendU32(b, global)
+	b = append(b, 0x41)
+	b = appendS32(b, int32(max))
+	d.enter = append(b, 0x4b, 0x04, 0x40, 0x00, 0x0b, 0x02)
+	b = append([]byte{0x23}, appendU32(nil, global)...)
+	b = append(b, 0x41, 0x01, 0x6b, 0x24)
+	d.leave = appendU32(b, global)
+	return d
 }
 
 // blockType returns the block type standing for defined function i's
@@ -183,35 +212,6 @@ func (d *depthGuard) blockType(i uint32) int {
 		return -1
 	}
 	return d.m.blockTypes[t]
-}
-
-// enter is the code at the start of a counted function:
-//
-//	global.get d; i32.const 1; i32.add; global.set d
-//	global.get d; i32.const max; i32.gt_u; if; unreachable; end
-//	block bt  (wraps the body, so every way out passes leave)
-func (d *depthGuard) enter(bt int) []byte {
-	var b []byte
-	b = append(b, 0x23)
-	b = appendU32(b, d.global)
-	b = append(b, 0x41, 0x01, 0x6a, 0x24)
-	b = appendU32(b, d.global)
-	b = append(b, 0x23)
-	b = appendU32(b, d.global)
-	b = append(b, 0x41)
-	b = appendS32(b, int32(d.max))
-	b = append(b, 0x4b, 0x04, 0x40, 0x00, 0x0b)
-	return append(b, 0x02, byte(bt))
-}
-
-// leave is the code run on the way out of a counted function:
-//
-//	global.get d; i32.const 1; i32.sub; global.set d
-func (d *depthGuard) leave() []byte {
-	b := []byte{0x23}
-	b = appendU32(b, d.global)
-	b = append(b, 0x41, 0x01, 0x6b, 0x24)
-	return appendU32(b, d.global)
 }
 
 // fuelCode inserts check at the start of every body and after every loop
@@ -277,7 +277,8 @@ func fuelBody(dst, body, check []byte, depth *depthGuard, bt int) ([]byte, int, 
 	counted := bt >= 0
 	dst = append(dst, body[:br.off]...)
 	if counted {
-		dst = append(dst, depth.enter(bt)...)
+		dst = append(dst, depth.enter...)
+		dst = append(dst, byte(bt))
 	}
 	dst = append(dst, check...)
 	sites := 1
@@ -310,7 +311,7 @@ func fuelBody(dst, body, check []byte, depth *depthGuard, bt int) ([]byte, int, 
 			}
 			dst = append(dst, body[copied:at]...)
 			dst = append(dst, 0x0b)
-			dst = append(dst, depth.leave()...)
+			dst = append(dst, depth.leave...)
 			copied = at
 		case op == 0x0f: // return: branch to the wrapper instead
 			dst = append(dst, body[copied:at]...)
@@ -319,7 +320,7 @@ func fuelBody(dst, body, check []byte, depth *depthGuard, bt int) ([]byte, int, 
 			copied = br.off
 		case op == 0x12 || op == 0x13 || op == 0x15: // tail calls leave first
 			dst = append(dst, body[copied:at]...)
-			dst = append(dst, depth.leave()...)
+			dst = append(dst, depth.leave...)
 			copied = at
 		}
 	}
