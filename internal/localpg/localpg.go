@@ -204,21 +204,6 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	return err
 }
 
-// Restart restarts the running cluster with the settings it was started
-// with. With immediate, the server stops the way a crash would (no
-// shutdown checkpoint; sessions are cut; recovery replays the WAL at
-// start), which is what the reliability suite wants; otherwise it stops in
-// fast mode. It returns once the server accepts connections again.
-func (c *Cluster) Restart(ctx context.Context, immediate bool) error {
-	mode := "fast"
-	if immediate {
-		mode = "immediate"
-	}
-	_, err := c.exec(ctx, "pg_ctl", "restart", "-w", "-t", "60", "-m", mode, "-D", c.dataDir(),
-		"-l", filepath.Join(c.dir, "postgres.log"))
-	return err
-}
-
 // Crash stops the running cluster the way a crash would: pg_ctl stop in
 // immediate mode (no shutdown checkpoint, sessions cut; the next Start
 // replays the WAL). It returns once the server is gone.

@@ -9,9 +9,9 @@ import (
 	"github.com/sluicehq/sluice/internal/localpg"
 )
 
-// TestRestart restarts a durable cluster immediately (a crash) and in fast
-// mode: a committed row survives both, the settings stay, and the server
-// process is a new one each time.
+// TestRestart stops a durable cluster the way a crash would (Crash) and in
+// fast mode (Stop), and starts it again: a committed row survives both, the
+// settings stay, and the server process is a new one each time.
 func TestRestart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -32,8 +32,15 @@ func TestRestart(t *testing.T) {
 	psql("CREATE TABLE kept (v int); INSERT INTO kept VALUES (42)")
 	pid := psql("SELECT pg_postmaster_start_time()")
 	for _, immediate := range []bool{true, false} {
-		if err := c.Restart(ctx, immediate); err != nil {
-			t.Fatalf("restart (immediate %v): %v", immediate, err)
+		stop := c.Stop
+		if immediate {
+			stop = c.Crash
+		}
+		if err := stop(ctx); err != nil {
+			t.Fatalf("stop (immediate %v): %v", immediate, err)
+		}
+		if err := c.Start(ctx, localpg.Options{Durable: true}); err != nil {
+			t.Fatalf("start again (immediate %v): %v", immediate, err)
 		}
 		if got := psql("SELECT v FROM kept"); got != "42" {
 			t.Errorf("after restart (immediate %v): kept = %q, want 42", immediate, got)
