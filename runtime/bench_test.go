@@ -18,7 +18,7 @@ import (
 	"github.com/sluicehq/sluice/runtime/internal/abi"
 )
 
-func benchRuntime(b *testing.B, cacheDir string) *Runtime {
+func benchRuntime(b testing.TB, cacheDir string) *Runtime {
 	b.Helper()
 	rt, err := New(context.Background(), Config{CompilationCacheDir: cacheDir})
 	if err != nil {
@@ -28,7 +28,7 @@ func benchRuntime(b *testing.B, cacheDir string) *Runtime {
 	return rt
 }
 
-func benchLoad(b *testing.B, rt *Runtime, name string, mode wasmbuild.Mode, cfg FunctionConfig) *Function {
+func benchLoad(b testing.TB, rt *Runtime, name string, mode wasmbuild.Mode, cfg FunctionConfig) *Function {
 	b.Helper()
 	cfg.Name = name
 	f, err := rt.Load(context.Background(), wasmbuild.MustRead(b, name, mode), cfg)

@@ -30,16 +30,9 @@ func TestCopyPreemptibly(t *testing.T) {
 // the guest), its call-depth counter is back to zero.
 func TestCallDepthBalanced(t *testing.T) {
 	t.Parallel()
-	rt, err := New(context.Background(), Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
+	rt := benchRuntime(t, "")
 	for _, name := range []string{"echo", "runtime/testdata/hostile"} {
-		f, err := rt.Load(context.Background(), wasmbuild.MustRead(t, name, wasmbuild.Reactor), FunctionConfig{Name: "depth", PoolSize: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := benchLoad(t, rt, name, wasmbuild.Reactor, FunctionConfig{PoolSize: 1})
 		for _, body := range []string{`{"do":"ack"}`, `{"do":"stderr"}`, `{"do":"unknown"}`, `{"do":"bigresult"}`, `{"x":[1,2,{"y":"z"}]}`} {
 			inv := smallBatch(20)
 			inv.Messages[0].Body = json.RawMessage(body)
