@@ -23,16 +23,16 @@ func TestHostileFunctions(t *testing.T) {
 	if !reliability.Full() {
 		t.Parallel()
 	}
-	const (
-		memoryMiB   = 32
-		concurrency = 5
-	)
+	const concurrency = 5
 	rounds := reliability.Size(1, 3)
 	// The hostile function is confined to the long slots, so its batches
-	// take turns with the loops on one core; the short suite runs beside
-	// every other package's tests (and the race detector), where 2 s is
-	// not always enough for a memory bomb to reach its limit first.
+	// take turns with the loops on one core, on a thread of lowered
+	// priority where the process may lower it. The short suite runs beside
+	// every other package's tests (and the race detector), where such a
+	// thread gets little of the machine: there a smaller memory bomb, with
+	// more time, still reaches its memory limit before its timeout.
 	timeout := reliability.Size(6*time.Second, 2*time.Second)
+	memoryMiB := reliability.Size(8, 32)
 	phase := reliability.Size(6*time.Second, 20*time.Second)
 	env := reliability.NewEnv(t, fmt.Sprintf(`
 queues:
