@@ -43,9 +43,9 @@ func main() {
 		case "sleep":
 			time.Sleep(time.Hour)
 		case "membomb":
-			for {
+			for { // touch every page, so the memory is really used
 				chunk := make([]byte, 1<<20)
-				for i := range chunk {
+				for i := 0; i < len(chunk); i += 4096 {
 					chunk[i] = 1
 				}
 				sink = append(sink, chunk)
