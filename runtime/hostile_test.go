@@ -97,6 +97,17 @@ func TestCallDepthLimit(t *testing.T) {
 	})
 }
 
+// So does a recursion through functions returning several values, which
+// the Go toolchain never emits but other compilers do.
+func TestCallDepthLimitMultiValue(t *testing.T) {
+	t.Parallel()
+	rt, _ := newRuntime(t)
+	f := loadBytes(t, rt, wasmbuild.Handwritten("multivalue"), runtime.FunctionConfig{Name: "multivalue", Timeout: 20 * time.Second})
+	for range 2 {
+		wantFailure(t, invoke(t, f, batch(`1`)), runtime.FailureTrap, "call stack exhausted: more than 10000 nested calls")
+	}
+}
+
 func TestMemoryLimit(t *testing.T) {
 	t.Parallel()
 	for _, action := range []string{"membomb"} {

@@ -12,6 +12,10 @@ import "fmt"
 //	"trap"            command whose _start executes unreachable
 //	"spin"            command importing wasi sched_yield (as Go modules
 //	                  do) whose _start is an empty infinite loop
+//	"multivalue"      command importing sched_yield whose _start calls
+//	                  two() (i32, i32), which calls rec(i32) (i32, i64),
+//	                  which calls itself without end: a loop-free
+//	                  recursion through functions returning two values
 //
 // It panics on an unknown name (a programmer error).
 func Handwritten(name string) []byte {
@@ -47,6 +51,23 @@ func Handwritten(name string) []byte {
 			section(5, 0x01, 0x00, 0x01),
 			section(7, concat([]byte{0x02}, name6("_start"), []byte{0x00, 0x01}, name6("memory"), []byte{0x02, 0x00})...),
 			section(10, concat([]byte{0x01}, body(0x03, 0x40, 0x0c, 0x00, 0x0b))...), // loop br 0 end
+		)
+	case "multivalue":
+		return concat(header,
+			section(1, 0x04, // types
+				0x60, 0x00, 0x01, 0x7f, // ()->i32: sched_yield
+				0x60, 0x00, 0x00, // ()->(): _start
+				0x60, 0x00, 0x02, 0x7f, 0x7f, // ()->(i32, i32): two
+				0x60, 0x01, 0x7f, 0x02, 0x7f, 0x7e), // (i32)->(i32, i64): rec
+			section(2, concat([]byte{0x01}, name6("wasi_snapshot_preview1"), name6("sched_yield"), []byte{0x00, 0x00})...),
+			section(3, 0x03, 0x01, 0x02, 0x03), // _start, two, rec
+			section(5, 0x01, 0x00, 0x01),
+			section(7, concat([]byte{0x02}, name6("_start"), []byte{0x00, 0x01}, name6("memory"), []byte{0x02, 0x00})...),
+			section(10, concat([]byte{0x03},
+				body(0x10, 0x02, 0x1a, 0x1a),                         // call two; drop; drop
+				body(0x41, 0x00, 0x10, 0x03, 0x1a, 0x41, 0x01),       // rec(0); drop the i64; i32.const 1
+				body(0x20, 0x00, 0x41, 0x01, 0x6a, 0x10, 0x03, 0x0f), // return rec(n+1)
+			)...),
 		)
 	case "trap":
 		return concat(header,

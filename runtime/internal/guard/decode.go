@@ -19,13 +19,13 @@ type module struct {
 	definedGlobals  uint32
 	hasYield        bool
 	yieldIndex      uint32
-	// blockTypes holds, per type in the type section, the block type of a
-	// block with the same results and no parameters (0x40 for none, the
-	// value type for one), or -1 when there is none (several results, or
-	// a type this decoder does not read).
-	blockTypes []int
-	funcTypes  []uint32 // the type index of each defined function
-	hasExports bool
+	// types holds the type section's function types; it ends early, with
+	// typesPartial set, at the first type this decoder does not read (not
+	// a plain function type, or a typed reference of several bytes).
+	types        []funcType
+	typesPartial bool
+	funcTypes    []uint32 // the type index of each defined function
+	hasExports   bool
 }
 
 func parseModule(wasm []byte) (*module, error) {
@@ -50,7 +50,7 @@ func parseModule(wasm []byte) (*module, error) {
 		m.sections = append(m.sections, section{id, content})
 		switch id {
 		case 1:
-			if m.blockTypes, err = parseTypes(content); err != nil {
+			if m.types, m.typesPartial, err = parseTypes(content); err != nil {
 				return nil, err
 			}
 		case 3:
@@ -82,61 +82,55 @@ func parseModule(wasm []byte) (*module, error) {
 	return m, nil
 }
 
-// parseTypes reads the type section into block types (see module). From
-// the first type it cannot read on (not a plain function type, or a typed
-// reference of several bytes), every type is -1.
-func parseTypes(content []byte) ([]int, error) {
+// funcType is a function type whose value types are one byte each.
+type funcType struct {
+	params, results []byte
+}
+
+// parseTypes reads the type section's function types, up to the first it
+// cannot read on; partial reports that it stopped there.
+func parseTypes(content []byte) (types []funcType, partial bool, err error) {
 	r := reader{b: content}
 	n, err := r.u32()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	out := make([]int, 0, n)
+	types = make([]funcType, 0, min(n, 1<<16))
 	for range n {
-		bt, ok, err := readBlockType(&r)
+		t, ok, err := readFuncType(&r)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if !ok {
-			break
+			return types, true, nil
 		}
-		out = append(out, bt)
+		types = append(types, t)
 	}
-	for len(out) < int(n) {
-		out = append(out, -1)
-	}
-	return out, nil
+	return types, false, nil
 }
 
-// readBlockType reads one function type and returns the block type of its
-// results (-1 for several); ok is false for a type it cannot read on.
-func readBlockType(r *reader) (bt int, ok bool, err error) {
+// readFuncType reads one function type; ok is false for a type it cannot
+// read on.
+func readFuncType(r *reader) (t funcType, ok bool, err error) {
 	form, err := r.byte()
 	if err != nil || form != 0x60 {
-		return 0, false, err
+		return funcType{}, false, err
 	}
-	var results []byte
-	for range 2 { // parameters, then results
+	for _, list := range []*[]byte{&t.params, &t.results} {
 		k, err := r.u32()
 		if err != nil {
-			return 0, false, err
+			return funcType{}, false, err
 		}
-		if results, err = r.bytes(int(k)); err != nil {
-			return 0, false, err
+		if *list, err = r.bytes(int(k)); err != nil {
+			return funcType{}, false, err
 		}
-		for _, v := range results {
+		for _, v := range *list {
 			if !isSimpleValType(v) {
-				return 0, false, nil
+				return funcType{}, false, nil
 			}
 		}
 	}
-	switch len(results) {
-	case 0:
-		return 0x40, true, nil
-	case 1:
-		return int(results[0]), true, nil
-	}
-	return -1, true, nil
+	return t, true, nil
 }
 
 // isSimpleValType reports whether v is a one-byte value type: a number,

@@ -43,10 +43,12 @@ var ErrNoYield = fmt.Errorf("module does not import %s.%s", YieldModule, YieldNa
 // every iteration the way wazero's WithCloseOnContextDone does. A module
 // that does not import sched_yield gets ErrNoYield.
 //
-// With maxDepth > 0, every function whose results fit a block type (none
-// or one value: nearly all) also counts itself in a second global while it
-// runs, and traps with unreachable when more than maxDepth such calls are
-// nested. The engine's own limit on a guest's native call stack is in the
+// With maxDepth > 0, every function also counts itself in a second global
+// while it runs, and traps with unreachable when more than maxDepth calls
+// are nested. (A function returning several values needs a type with those
+// results and no parameters for its wrapper block: one is added to the
+// type section where none exists. Only the functions of a module whose
+// types this package cannot all read go uncounted.) The engine's own limit on a guest's native call stack is in the
 // hundreds of MiB, and wazero grows that stack by copying it and fixing up
 // every frame in one pass the Go scheduler cannot preempt: a guest
 // recursing without end would hold its thread, and a garbage collection
@@ -117,6 +119,13 @@ func AddFuelChecks(wasm []byte, period, maxDepth uint32) ([]byte, Fuel, error) {
 				content = append(content, newExport...)
 				wroteExport = true
 			}
+		case 1:
+			if depth != nil && depth.addedTypes > 0 {
+				r := reader{b: content}
+				n, _ := r.u32()
+				content = append(appendU32(nil, n+depth.addedTypes), content[r.off:]...)
+				content = append(content, depth.newTypes...)
+			}
 		case 10:
 			var n int
 			content, n, counted, err = fuelCode(content, check, depth)
@@ -172,6 +181,13 @@ type depthGuard struct {
 	m      *module
 	enter  []byte // see newDepthGuard; the block type goes last
 	leave  []byte
+	// blockTypes holds, per type index, the encoded block type of a block
+	// with that type's results and no parameters (nil if not counted).
+	blockTypes [][]byte
+	// newTypes holds the encoded types ()->(results) to append to the type
+	// section for the blocks of functions returning several values.
+	newTypes   []byte
+	addedTypes uint32
 }
 
 // newDepthGuard builds the code of the call-depth counting in global:
@@ -198,20 +214,52 @@ func newDepthGuard(global, max uint32, m *module) *depthGuard {
 	b = append([]byte{0x23}, appendU32(nil, global)...)
 	b = append(b, 0x41, 0x01, 0x6b, 0x24)
 	d.leave = appendU32(b, global)
+	d.blockTypes = make([][]byte, len(m.types))
+	noParams := map[string]uint32{} // the results of types ()->(results), by index
+	for i, t := range m.types {
+		if _, ok := noParams[string(t.results)]; !ok && len(t.params) == 0 {
+			noParams[string(t.results)] = uint32(i)
+		}
+	}
+	for i, t := range m.types {
+		switch len(t.results) {
+		case 0:
+			d.blockTypes[i] = []byte{0x40}
+		case 1:
+			d.blockTypes[i] = t.results[:1]
+		default:
+			// A type index (a non-negative s33): that of a type with
+			// these results and no parameters, added if there is none.
+			// Indices past a type this package cannot read are unknown.
+			at, ok := noParams[string(t.results)]
+			if !ok && m.typesPartial {
+				continue
+			}
+			if !ok {
+				at = uint32(len(m.types)) + d.addedTypes
+				noParams[string(t.results)] = at
+				d.newTypes = append(d.newTypes, 0x60, 0x00)
+				d.newTypes = appendU32(d.newTypes, uint32(len(t.results)))
+				d.newTypes = append(d.newTypes, t.results...)
+				d.addedTypes++
+			}
+			d.blockTypes[i] = appendS32(nil, int32(at))
+		}
+	}
 	return d
 }
 
-// blockType returns the block type standing for defined function i's
-// results, or -1 if its calls are not counted.
-func (d *depthGuard) blockType(i uint32) int {
+// blockType returns the encoded block type standing for defined function
+// i's results, or nil if its calls are not counted.
+func (d *depthGuard) blockType(i uint32) []byte {
 	if d == nil || int(i) >= len(d.m.funcTypes) {
-		return -1
+		return nil
 	}
 	t := d.m.funcTypes[i]
-	if int(t) >= len(d.m.blockTypes) {
-		return -1
+	if int(t) >= len(d.blockTypes) {
+		return nil
 	}
-	return d.m.blockTypes[t]
+	return d.blockTypes[t]
 }
 
 // fuelCode inserts check at the start of every body and after every loop
@@ -242,7 +290,7 @@ func fuelCode(sec []byte, check []byte, depth *depthGuard) ([]byte, int, int, er
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("function body %d: %w", i, err)
 		}
-		if bt >= 0 {
+		if bt != nil {
 			counted++
 		}
 		sites += n
@@ -255,12 +303,12 @@ func fuelCode(sec []byte, check []byte, depth *depthGuard) ([]byte, int, int, er
 	return out, sites, counted, nil
 }
 
-// fuelBody rewrites one function body. With bt >= 0 the body is wrapped in
+// fuelBody rewrites one function body. With bt not nil the body is wrapped in
 // a block of type bt between depth's enter and leave: branches to the
 // function's own label now end that block (label indices inside are
 // unchanged), each return becomes a branch to it, and a tail call leaves
 // first.
-func fuelBody(dst, body, check []byte, depth *depthGuard, bt int) ([]byte, int, error) {
+func fuelBody(dst, body, check []byte, depth *depthGuard, bt []byte) ([]byte, int, error) {
 	br := reader{b: body}
 	groups, err := br.u32()
 	if err != nil {
@@ -274,11 +322,11 @@ func fuelBody(dst, body, check []byte, depth *depthGuard, bt int) ([]byte, int, 
 			return nil, 0, err
 		}
 	}
-	counted := bt >= 0
+	counted := bt != nil
 	dst = append(dst, body[:br.off]...)
 	if counted {
 		dst = append(dst, depth.enter...)
-		dst = append(dst, byte(bt))
+		dst = append(dst, bt...)
 	}
 	dst = append(dst, check...)
 	sites := 1

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -105,7 +106,7 @@ func TestAddFuelChecks(t *testing.T) {
 }
 
 func FuzzAddFuelChecks(f *testing.F) {
-	for _, name := range []string{"recursion", "unknown-import", "no-entry", "trap", "spin"} {
+	for _, name := range []string{"recursion", "unknown-import", "no-entry", "trap", "spin", "multivalue"} {
 		f.Add(wasmbuild.Handwritten(name))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -114,4 +115,49 @@ func FuzzAddFuelChecks(f *testing.F) {
 			t.Fatalf("unexpected error %v", err)
 		}
 	})
+}
+
+// TestAddFuelChecksMultiValue counts the calls of functions returning two
+// values: their wrapper blocks use a type ()->(results), an existing one
+// or one added to the type section, and a runaway recursion through them
+// traps at the depth limit.
+func TestAddFuelChecksMultiValue(t *testing.T) {
+	t.Parallel()
+	const maxDepth = 100
+	out, fuel, err := AddFuelChecks(wasmbuild.Handwritten("multivalue"), 1000, maxDepth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fuel.Counted != 3 {
+		t.Fatalf("%d functions count their depth, want 3 (_start, two, rec)", fuel.Counted)
+	}
+	// two's type ()->(i32, i32) serves its own block; rec's (i32)->(i32,
+	// i64) needs a new ()->(i32, i64).
+	m, err := parseModule(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.types) != 5 || len(m.types[4].params) != 0 || !bytes.Equal(m.types[4].results, []byte{0x7f, 0x7e}) {
+		t.Fatalf("types after the rewrite: %+v, want the 4 of the module and ()->(i32, i64)", m.types)
+	}
+
+	ctx := context.Background()
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer r.Close(ctx)
+	if _, err := r.NewHostModuleBuilder(YieldModule).NewFunctionBuilder().
+		WithFunc(func() int32 { return 0 }).Export(YieldName).Instantiate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.InstantiateWithConfig(ctx, out, wazero.NewModuleConfig().WithName("multivalue").WithStartFunctions())
+	if err != nil {
+		t.Fatalf("rewritten module does not instantiate: %v", err)
+	}
+	mod := r.Module("multivalue")
+	_, err = mod.ExportedFunction("_start").Call(ctx)
+	if err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("runaway recursion: %v, want the depth limit's unreachable trap", err)
+	}
+	if depth := int32(mod.ExportedGlobal(DepthExport).Get()); depth != maxDepth+1 {
+		t.Fatalf("depth counter %d at the trap, want %d", depth, maxDepth+1)
+	}
 }
