@@ -320,8 +320,8 @@ func TestFunctionsTriggersInvocations(t *testing.T) {
 		t.Fatalf("second deploy: %+v", d2)
 	}
 	fn := must[client.Function](t)(c.Functions.Get(ctx, "trapper"))
-	if len(fn.Versions) != 2 || fn.Aliases["live"] != 2 {
-		t.Fatalf("get: %+v", fn)
+	if len(fn.Versions) != 2 || fn.Aliases["live"] != 2 || fn.RollbackTo["live"] != 1 {
+		t.Fatalf("get: %+v, want live on 2 and rolling back to 1", fn)
 	}
 	v2 := fn.Versions[1]
 	if v2.Version != 2 || v2.MemoryMB != 32 || v2.TimeoutMS != 2000 || v2.SizeBytes != len(module) || v2.Env["MODE"] == "" || v2.Env["MODE"] == "strict" {
@@ -336,6 +336,8 @@ func TestFunctionsTriggersInvocations(t *testing.T) {
 	list := must[[]client.Function](t)(c.Functions.List(ctx))
 	if len(list) != 1 || list[0].LatestVersion != 2 || list[0].Aliases["live"] != 1 || list[0].Aliases["canary"] != 2 {
 		t.Errorf("list: %+v", list)
+	} else if rb := list[0].RollbackTo; len(rb) != 1 || rb["live"] != 2 {
+		t.Errorf("list: rollback_to %v, want live back to 2 (after its rollback) and nothing for the new canary", rb)
 	}
 	if _, err := c.Functions.Get(ctx, "nope"); !client.IsNotFound(err) {
 		t.Errorf("get an unknown function: %v", err)

@@ -19,8 +19,11 @@ type Function struct {
 	Name          string `json:"name"`
 	LatestVersion int    `json:"latest_version"`
 	// Aliases maps alias names (e.g. "live") to version numbers.
-	Aliases   map[string]int `json:"aliases"`
-	CreatedAt time.Time      `json:"created_at"`
+	Aliases map[string]int `json:"aliases"`
+	// RollbackTo maps each alias that has moved to the version Rollback
+	// would move it back to.
+	RollbackTo map[string]int `json:"rollback_to"`
+	CreatedAt  time.Time      `json:"created_at"`
 	// Versions is filled by Get, oldest first.
 	Versions []FunctionVersion `json:"versions,omitempty"`
 }

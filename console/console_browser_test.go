@@ -584,6 +584,10 @@ func TestBrowserFunctionRollback(t *testing.T) {
 	if v := deploy(t, c, "checkout", module, "live", "RELEASE=two", "TOKEN=hunter2"); v != 2 {
 		t.Fatalf("second deploy is version %d, want 2", v)
 	}
+	// canary has never moved: nothing to roll it back to.
+	if err := c.Functions.SetAlias(context.Background(), "checkout", "canary", 1); err != nil {
+		t.Fatal(err)
+	}
 
 	p := newPage(t)
 	p.signIn(ts.URL, account, token)
@@ -601,8 +605,17 @@ func TestBrowserFunctionRollback(t *testing.T) {
 	}
 	p.shot("function")
 
-	// Rollback asks first, then moves live back to v1.
+	// Rollback names where it goes, asks first, then moves live back to v1.
+	if got := p.text(`button[data-rollback="live"]`); got != "Rollback to v1…" {
+		t.Errorf("live's rollback button reads %q, want \"Rollback to v1…\"", got)
+	}
+	if got := p.eval(`String(document.querySelector('button[data-rollback="canary"]').disabled)`); got != "true" {
+		t.Errorf("canary's rollback button disabled = %s, want true (it never moved)", got)
+	}
 	p.do("rollback, then cancel", chromedp.Click(chromedp.CSS(`button[data-rollback="live"]`)), chromedp.WaitVisible(chromedp.CSS("#confirm-cancel")))
+	if got := p.text("#confirm"); !strings.Contains(got, "back from v2 to v1") {
+		t.Errorf("rollback confirmation %q, want it to name both versions (from v2 to v1)", got)
+	}
 	p.do("cancel", chromedp.Click(chromedp.CSS("#confirm-cancel")), chromedp.WaitNotVisible(chromedp.CSS("#confirm")))
 	if v := liveVersion(t, c, "checkout"); v != 2 {
 		t.Errorf("after a cancelled rollback live is v%d, want v2", v)
@@ -612,6 +625,7 @@ func TestBrowserFunctionRollback(t *testing.T) {
 	if v := liveVersion(t, c, "checkout"); v != 1 {
 		t.Errorf("after rollback live is v%d, want v1", v)
 	}
+	p.wait("rollback now to v2", `(document.querySelector('button[data-rollback="live"]') || {}).textContent === "Rollback to v2…"`)
 	p.shot("function-rolled-back")
 
 	// Point live at v2 again from its row.

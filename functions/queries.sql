@@ -65,7 +65,9 @@ SELECT f.name, v.version, v.wasm_sha256, m.size_bytes, v.memory_mib, v.timeout_m
 -- name: list_functions
 SELECT f.name, f.created_at,
        (SELECT max(version) FROM {{schema}}.function_versions v WHERE v.function_id = f.id),
-       coalesce((SELECT jsonb_object_agg(alias, version) FROM {{schema}}.function_aliases a WHERE a.function_id = f.id), '{}')
+       coalesce((SELECT jsonb_object_agg(alias, version) FROM {{schema}}.function_aliases a WHERE a.function_id = f.id), '{}'),
+       coalesce((SELECT jsonb_object_agg(alias, previous_version) FROM {{schema}}.function_aliases a
+                  WHERE a.function_id = f.id AND previous_version IS NOT NULL), '{}')
   FROM {{schema}}.functions f
  WHERE f.account = $1
  ORDER BY f.name

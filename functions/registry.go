@@ -64,7 +64,10 @@ type Function struct {
 	Name          string
 	LatestVersion int
 	Aliases       map[string]int
-	CreatedAt     time.Time
+	// RollbackTo holds, for each alias that has moved, the version
+	// Rollback would move it back to.
+	RollbackTo map[string]int
+	CreatedAt  time.Time
 }
 
 // Deployment tells what a Deploy changed.
@@ -342,7 +345,7 @@ func (r *Registry) List(ctx context.Context, account string) ([]Function, error)
 	}
 	fns, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Function, error) {
 		var f Function
-		err := row.Scan(&f.Name, &f.CreatedAt, &f.LatestVersion, &f.Aliases)
+		err := row.Scan(&f.Name, &f.CreatedAt, &f.LatestVersion, &f.Aliases, &f.RollbackTo)
 		return f, err
 	})
 	if err != nil {

@@ -117,6 +117,11 @@ func TestRollbackAndAliases(t *testing.T) {
 	if err != nil || len(fns) != 1 || fns[0].Aliases["canary"] != 1 || fns[0].Aliases["live"] != 2 || fns[0].LatestVersion != 2 {
 		t.Fatalf("list = %+v, %v", fns, err)
 	}
+	// live went 1, 2, back to 1, forward to 2: a rollback would take it to
+	// 1; canary has never moved.
+	if rb := fns[0].RollbackTo; len(rb) != 1 || rb["live"] != 1 {
+		t.Errorf("RollbackTo = %v, want live back to 1 only", rb)
+	}
 }
 
 func TestDeployRejectsBadInput(t *testing.T) {

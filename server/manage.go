@@ -221,6 +221,7 @@ type functionJSON struct {
 	Name          string         `json:"name"`
 	LatestVersion int            `json:"latest_version"`
 	Aliases       map[string]int `json:"aliases"`
+	RollbackTo    map[string]int `json:"rollback_to"`
 	CreatedAt     time.Time      `json:"created_at"`
 	Versions      []versionJSON  `json:"versions,omitempty"`
 }
@@ -239,7 +240,10 @@ func toFunctionJSON(f functions.Function) functionJSON {
 	if f.Aliases == nil {
 		f.Aliases = map[string]int{}
 	}
-	return functionJSON{Name: f.Name, LatestVersion: f.LatestVersion, Aliases: f.Aliases, CreatedAt: f.CreatedAt.UTC()}
+	if f.RollbackTo == nil {
+		f.RollbackTo = map[string]int{}
+	}
+	return functionJSON{Name: f.Name, LatestVersion: f.LatestVersion, Aliases: f.Aliases, RollbackTo: f.RollbackTo, CreatedAt: f.CreatedAt.UTC()}
 }
 
 func (a *api) listFunctions(w http.ResponseWriter, r *http.Request, c *call) error {

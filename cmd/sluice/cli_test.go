@@ -414,7 +414,7 @@ func TestCLIAdmin(t *testing.T) {
 		t.Errorf("deploy: %q", out)
 	}
 	c.ok("functions", "deploy", "trapper", module, "--memory-mb", "32", "--env", "MODE=x")
-	if out := c.ok("functions", "get", "trapper"); !strings.Contains(out, "live=2") || !strings.Contains(out, "32 MB") {
+	if out := c.ok("functions", "get", "trapper"); !strings.Contains(out, "aliases: live=2, rollback to: live=1") || !strings.Contains(out, "32 MB") {
 		t.Errorf("get:\n%s", out)
 	}
 	var rb map[string]any

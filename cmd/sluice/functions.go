@@ -70,7 +70,7 @@ func functionsGet(ctx context.Context, args []string, stdout, _ io.Writer) error
 		return err
 	}
 	return f.output(stdout, fn, func(w io.Writer) error {
-		fmt.Fprintf(w, "function %s, aliases: %s\n\n", fn.Name, aliasList(fn.Aliases))
+		fmt.Fprintf(w, "function %s, aliases: %s, rollback to: %s\n\n", fn.Name, aliasList(fn.Aliases), aliasList(fn.RollbackTo))
 		byVersion := map[int][]string{}
 		for a, v := range fn.Aliases {
 			byVersion[v] = append(byVersion[v], a)

@@ -71,6 +71,19 @@ export function mountOne(root, name) {
     if (await confirmed(question, label, fn, done)) load();
   }
 
+  // rollbackButton names where a rollback of alias a goes (the version it
+  // pointed at before its last move), or is disabled when it never moved.
+  function rollbackButton(f, a) {
+    const to = (f.rollback_to || {})[a];
+    if (to === undefined) {
+      return h("button", { type: "button", class: "secondary", "data-rollback": a, disabled: true,
+        title: `${a} has pointed only at v${f.aliases[a]}: nothing to roll back to` }, "Rollback…");
+    }
+    return h("button", { type: "button", class: "secondary", "data-rollback": a, "data-to": to,
+      onclick: () => act(`Roll alias ${a} of ${name} back from v${f.aliases[a]} to v${to}, where it pointed before its last move?`, "Roll back",
+        () => api.rollback(name, a), (r) => `${a} rolled back to v${r.version}`) }, `Rollback to v${to}…`);
+  }
+
   function render(f) {
     const aliases = Object.keys(f.aliases).sort();
     const byVersion = {};
@@ -85,9 +98,7 @@ export function mountOne(root, name) {
             h("tbody", {}, aliases.map((a) => h("tr", { "data-alias": a },
               h("td", {}, a),
               h("td", { "data-version": f.aliases[a] }, "v" + f.aliases[a]),
-              h("td", {}, h("button", { type: "button", class: "secondary", "data-rollback": a,
-                onclick: () => act(`Roll alias ${a} of ${name} back to the version it pointed at before its last move?`, "Roll back",
-                  () => api.rollback(name, a), (r) => `${a} rolled back to v${r.version}`) }, "Rollback…")))))),
+              h("td", {}, rollbackButton(f, a)))))),
         h("p", { class: "muted small" }, `Latest version v${f.latest_version} · created ${time(f.created_at)}`)),
       h("div", { class: "panel" },
         h("h2", {}, "Versions"),
