@@ -47,13 +47,13 @@ var ErrNoYield = fmt.Errorf("module does not import %s.%s", YieldModule, YieldNa
 // while it runs, and traps with unreachable when more than maxDepth calls
 // are nested. (A function returning several values needs a type with those
 // results and no parameters for its wrapper block: one is added to the
-// type section where none exists. Only the functions of a module whose
-// types this package cannot all read go uncounted.) The engine's own limit on a guest's native call stack is in the
-// hundreds of MiB, and wazero grows that stack by copying it and fixing up
-// every frame in one pass the Go scheduler cannot preempt: a guest
-// recursing without end would hold its thread, and a garbage collection
-// waiting for it, for tens of milliseconds at each doubling. The counter is
-// exported as DepthExport.
+// type section where none exists. Only such functions in a module whose
+// types this package cannot all read go uncounted.) The engine's own limit
+// on a guest's native call stack is in the hundreds of MiB, and wazero
+// grows that stack by copying it and fixing up every frame in one pass the
+// Go scheduler cannot preempt: a guest recursing without end would hold its
+// thread, and a garbage collection waiting for it, for tens of
+// milliseconds at each doubling. The counter is exported as DepthExport.
 func AddFuelChecks(wasm []byte, period, maxDepth uint32) ([]byte, Fuel, error) {
 	m, err := parseModule(wasm)
 	if err != nil {
@@ -215,7 +215,7 @@ func newDepthGuard(global, max uint32, m *module) *depthGuard {
 	b = append(b, 0x41, 0x01, 0x6b, 0x24)
 	d.leave = appendU32(b, global)
 	d.blockTypes = make([][]byte, len(m.types))
-	noParams := map[string]uint32{} // the results of types ()->(results), by index
+	noParams := map[string]uint32{} // results -> index of the first type ()->(results)
 	for i, t := range m.types {
 		if _, ok := noParams[string(t.results)]; !ok && len(t.params) == 0 {
 			noParams[string(t.results)] = uint32(i)
