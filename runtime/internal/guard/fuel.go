@@ -106,25 +106,16 @@ func AddFuelChecks(wasm []byte, period, maxDepth uint32) ([]byte, Fuel, error) {
 		content := s.content
 		switch s.id {
 		case 6:
-			r := reader{b: content}
-			n, _ := r.u32()
-			content = append(appendU32(nil, n+newGlobals), content[r.off:]...)
-			content = append(content, newGlobal...)
+			content = extendVector(content, newGlobals, newGlobal)
 			wroteGlobals = true
 		case 7:
 			if !wroteExport {
-				r := reader{b: content}
-				n, _ := r.u32()
-				content = append(appendU32(nil, n+1), content[r.off:]...)
-				content = append(content, newExport...)
+				content = extendVector(content, 1, newExport)
 				wroteExport = true
 			}
 		case 1:
 			if depth != nil && depth.addedTypes > 0 {
-				r := reader{b: content}
-				n, _ := r.u32()
-				content = append(appendU32(nil, n+depth.addedTypes), content[r.off:]...)
-				content = append(content, depth.newTypes...)
+				content = extendVector(content, depth.addedTypes, depth.newTypes)
 			}
 		case 10:
 			var n int
@@ -151,6 +142,16 @@ func AddFuelChecks(wasm []byte, period, maxDepth uint32) ([]byte, Fuel, error) {
 		fuel.DepthGlobal, fuel.Counted = depth.global, counted
 	}
 	return out, fuel, nil
+}
+
+// extendVector returns a copy of a section's content, a vector, with k
+// more entries (encoded in entries) at its end.
+func extendVector(content []byte, k uint32, entries []byte) []byte {
+	r := reader{b: content}
+	n, _ := r.u32()
+	out := appendU32(make([]byte, 0, len(content)+len(entries)+5), n+k)
+	out = append(out, content[r.off:]...)
+	return append(out, entries...)
 }
 
 // fuelCheck is the code inserted at each site:
