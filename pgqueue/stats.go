@@ -147,13 +147,15 @@ func (c *Client) flushCounts(ctx context.Context) error {
 	return nil
 }
 
-// sampleDepths records every queue's depth in the current minute; unless
-// force, only when no process has yet in this minute.
-func (c *Client) sampleDepths(ctx context.Context, force bool) error {
-	if _, err := c.pool.Exec(ctx, c.q.get("sample_depths"), force); err != nil {
-		return fmt.Errorf("pgqueue: sample queue depths: %w", err)
+// recordStats adds the counted sends and acks to queue_minutes and
+// records every queue's depth in the current minute; unless force, the
+// depth only when no process has yet in this minute.
+func (c *Client) recordStats(ctx context.Context, force bool) error {
+	err := c.flushCounts(ctx)
+	if _, serr := c.pool.Exec(ctx, c.q.get("sample_depths"), force); serr != nil {
+		err = errors.Join(err, fmt.Errorf("pgqueue: sample queue depths: %w", serr))
 	}
-	return nil
+	return err
 }
 
 // RecordStats stores the per-minute statistics at once instead of at the
@@ -162,5 +164,5 @@ func (c *Client) sampleDepths(ctx context.Context, force bool) error {
 // the minute). The sweeper does this by itself once a minute and on Stop;
 // tests and tools call it to see statistics without waiting.
 func (s *Sweeper) RecordStats(ctx context.Context) error {
-	return errors.Join(s.client.flushCounts(ctx), s.client.sampleDepths(ctx, true))
+	return s.client.recordStats(ctx, true)
 }

@@ -119,7 +119,7 @@ func (s *Sweeper) run(ctx context.Context, done chan struct{}) {
 		}
 		if m := time.Now().Unix() / 60; m != statsMinute {
 			statsMinute = m
-			s.report(ctx, errors.Join(s.client.flushCounts(ctx), s.client.sampleDepths(ctx, false)))
+			s.report(ctx, s.client.recordStats(ctx, false))
 		}
 		n, err := s.client.Sweep(ctx)
 		if ctx.Err() != nil {
