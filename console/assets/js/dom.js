@@ -94,6 +94,11 @@ export function titleRow(title, ...controls) {
   return h("div", { class: "row" }, h("h2", {}, title), h("span", { class: "spacer" }), controls);
 }
 
+/** plural formats a count of noun, e.g. "1 message", "1,200 messages". */
+export function plural(n, noun) {
+  return `${num(n)} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 /** num formats a count; undefined shows as "…" (not loaded yet). */
 export function num(n) {
   return n === undefined || n === null ? "…" : Number(n).toLocaleString("en-US");

@@ -2,7 +2,7 @@
 // Triggers, Settings and API tabs.
 
 import { api, session } from "./api.js";
-import { h, replace, toast, confirmed, titleRow, num, age, time, json, errorBox } from "./dom.js";
+import { h, replace, toast, confirmed, titleRow, num, plural, age, time, json, errorBox } from "./dom.js";
 import { settingFields, QUEUE_DEFAULTS } from "./queues.js";
 import { lineChart } from "./chart.js";
 import { invocationTable } from "./invocations.js";
@@ -290,7 +290,7 @@ function messagesTab(root, name, changed, alive) {
         h("button", { type: "button", class: "secondary", id: "peek", onclick: () => { pager.reset(); peek(); changed(); } }, "Peek"),
         h("button", { type: "button", class: "danger", id: "purge", onclick: async () => {
           if (!(await confirmed(`Purge every message of queue ${name}? This cannot be undone.`, "Purge",
-            () => api.purge(name), (r) => `Purged ${num(r.purged)} message${r.purged === 1 ? "" : "s"}`))) return;
+            () => api.purge(name), (r) => `Purged ${plural(r.purged, "message")}`))) return;
           pager.reset(); peek(); changed();
         } }, "Purge…")),
       h("p", { class: "muted small" }, "Peek reads the next messages without claiming them."),
@@ -309,7 +309,7 @@ function dlqTab(root, name, changed, alive) {
   const redriveSel = h("button", { type: "button", id: "redrive-selected", disabled: true,
     onclick: () => act(`Move the ${selected.size} selected dead letter${selected.size === 1 ? "" : "s"} of ${name} back to the queue (receive counts reset)?`,
       "Redrive selected", () => api.redriveSelected(name, [...selected].sort((a, b) => a - b)),
-      (r) => { selected.clear(); return `Redrove ${num(r.redriven)} message${r.redriven === 1 ? "" : "s"}`; }) }, "Redrive selected…");
+      (r) => { selected.clear(); return `Redrove ${plural(r.redriven, "message")}`; }) }, "Redrive selected…");
   max.addEventListener("change", () => { pager.reset(); load(); });
 
   function selectionChanged() {
@@ -372,9 +372,9 @@ function dlqTab(root, name, changed, alive) {
       h("button", { type: "button", class: "secondary", id: "dlq-refresh", onclick: () => { load(); changed(); } }, "Refresh"),
       redriveSel,
       h("button", { type: "button", id: "redrive", onclick: () => act(`Move every dead letter of ${name} back to the queue (receive counts reset)?`, "Redrive all",
-        api.redrive, (r) => { selected.clear(); return `Redrove ${num(r.redriven)} message${r.redriven === 1 ? "" : "s"}`; }) }, "Redrive all…"),
+        api.redrive, (r) => { selected.clear(); return `Redrove ${plural(r.redriven, "message")}`; }) }, "Redrive all…"),
       h("button", { type: "button", class: "danger", id: "purge-dlq", onclick: () => act(`Purge every dead letter of ${name}? This cannot be undone.`, "Purge DLQ",
-        api.purgeDLQ, (r) => { selected.clear(); return `Purged ${num(r.purged)} dead letter${r.purged === 1 ? "" : "s"}`; }) }, "Purge DLQ…")),
+        api.purgeDLQ, (r) => { selected.clear(); return `Purged ${plural(r.purged, "dead letter")}`; }) }, "Purge DLQ…")),
     h("p", { class: "muted small" }, "Oldest first. Select rows (on any page) to redrive only those."),
     list, pager.el));
   load();
