@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/internal/namedsql"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
@@ -108,11 +107,11 @@ func checkName(kind, name string) error {
 }
 
 func (c Config) check() error {
-	if c.MemoryMiB < manifest.MinMemoryMiB || c.MemoryMiB > manifest.MaxMemoryMiB {
-		return fmt.Errorf("functions: %w: memory %d MiB is out of range %d-%d", ErrInvalidConfig, c.MemoryMiB, manifest.MinMemoryMiB, manifest.MaxMemoryMiB)
+	if c.MemoryMiB < MinMemoryMiB || c.MemoryMiB > MaxMemoryMiB {
+		return fmt.Errorf("functions: %w: memory %d MiB is out of range %d-%d", ErrInvalidConfig, c.MemoryMiB, MinMemoryMiB, MaxMemoryMiB)
 	}
-	if c.Timeout < time.Millisecond || c.Timeout > manifest.MaxTimeout {
-		return fmt.Errorf("functions: %w: timeout %s is out of range 1ms-%s", ErrInvalidConfig, c.Timeout, manifest.MaxTimeout)
+	if c.Timeout < time.Millisecond || c.Timeout > MaxTimeout {
+		return fmt.Errorf("functions: %w: timeout %s is out of range 1ms-%s", ErrInvalidConfig, c.Timeout, MaxTimeout)
 	}
 	return nil
 }

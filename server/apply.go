@@ -97,7 +97,7 @@ func ApplyTo(ctx context.Context, target Target, account string, m *manifest.Man
 	}
 	keep := map[string]bool{}
 	for _, mt := range m.Triggers {
-		t := triggers.FromManifest(account, mt)
+		t := mt.Spec(account)
 		keep[t.Name] = true
 		changed, err := target.PutTrigger(ctx, t)
 		if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/functions"
-	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/triggers"
 )
@@ -306,9 +305,9 @@ func decodeDeploy(query map[string][]string) (functions.Config, string, error) {
 	if err != nil {
 		return cfg, "", err
 	}
-	cfg.MemoryMiB = manifest.DefaultMemoryMiB
+	cfg.MemoryMiB = functions.DefaultMemoryMiB
 	if mem != "" {
-		n, err := integer("memory_mb", mem, manifest.MinMemoryMiB, manifest.MaxMemoryMiB)
+		n, err := integer("memory_mb", mem, functions.MinMemoryMiB, functions.MaxMemoryMiB)
 		if err != nil {
 			return cfg, "", err
 		}
@@ -318,9 +317,9 @@ func decodeDeploy(query map[string][]string) (functions.Config, string, error) {
 	if err != nil {
 		return cfg, "", err
 	}
-	cfg.Timeout = manifest.DefaultTimeout
+	cfg.Timeout = functions.DefaultTimeout
 	if tms != "" {
-		n, err := integer("timeout_ms", tms, 1, manifest.MaxTimeout.Milliseconds())
+		n, err := integer("timeout_ms", tms, 1, functions.MaxTimeout.Milliseconds())
 		if err != nil {
 			return cfg, "", err
 		}
@@ -439,7 +438,7 @@ type triggerJSON struct {
 func toTriggerJSON(t triggers.Trigger) triggerJSON {
 	return triggerJSON{Name: t.Name, Kind: t.Kind, Function: t.Function, Alias: t.Alias, Queue: t.Queue, DLQ: t.DLQ,
 		BatchSize: t.BatchSize, BatchWindowMS: t.BatchWindow.Milliseconds(), Concurrency: t.Concurrency,
-		AckPolicy: t.AckPolicy, BackoffInitMS: t.BackoffInitial.Milliseconds(), BackoffMaxMS: t.BackoffMax.Milliseconds(),
+		AckPolicy: string(t.AckPolicy), BackoffInitMS: t.BackoffInitial.Milliseconds(), BackoffMaxMS: t.BackoffMax.Milliseconds(),
 		LeaseExtension: t.LeaseExtension, CronSpec: t.CronSpec, Timezone: t.Timezone, EnqueueBody: t.EnqueueBody,
 		Enabled: t.Enabled, Source: t.Source, UpdatedAt: t.UpdatedAt.UTC()}
 }
@@ -507,7 +506,7 @@ func decodeTrigger(body []byte, account, name string) (triggers.Trigger, error) 
 		return t, badRequest("invalid source %q: use api or manifest", truncate(req.Source, 40))
 	}
 	t.Kind, t.Function, t.Alias, t.Queue, t.DLQ = req.Kind, req.Function, req.Alias, req.Queue, req.DLQ
-	t.AckPolicy, t.CronSpec, t.Timezone = req.AckPolicy, req.CronSpec, req.Timezone
+	t.AckPolicy, t.CronSpec, t.Timezone = triggers.AckPolicy(req.AckPolicy), req.CronSpec, req.Timezone
 	if t.Alias == "" {
 		t.Alias = functions.DefaultAlias
 	}
@@ -547,8 +546,8 @@ func decodeTrigger(body []byte, account, name string) (triggers.Trigger, error) 
 		if t.CronSpec == "" || (t.Function == "") == (t.EnqueueBody == nil) {
 			return t, badRequest("a cron trigger needs cron_spec and exactly one of function and enqueue_body (with queue)")
 		}
-		if _, err := manifest.CronParser.Parse(t.CronSpec); err != nil {
-			return t, badRequest("invalid cron_spec %q: %v", truncate(t.CronSpec, 90), err)
+		if _, err := triggers.ParseSchedule(t.CronSpec); err != nil {
+			return t, badRequest("invalid cron_spec: %v", err)
 		}
 		if t.EnqueueBody != nil && t.Queue == "" {
 			return t, badRequest("a cron trigger with enqueue_body needs queue")
@@ -565,12 +564,11 @@ func decodeTrigger(body []byte, account, name string) (triggers.Trigger, error) 
 	if t.Timezone == "" {
 		t.Timezone = "UTC"
 	}
-	if t.AckPolicy == "" {
-		t.AckPolicy = "ack"
+	policy, err := triggers.ParseAckPolicy(string(t.AckPolicy))
+	if err != nil {
+		return t, badRequest("invalid %v", err)
 	}
-	if !slices.Contains([]string{"ack", "reject_on_error", "ack_first"}, t.AckPolicy) {
-		return t, badRequest("invalid ack_policy %q: use ack, reject_on_error or ack_first", truncate(t.AckPolicy, 40))
-	}
+	t.AckPolicy = policy
 	return t, nil
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/runtime"
 )
@@ -28,9 +27,9 @@ func (c *cronRunner) done() <-chan struct{}       { return c.stopped }
 func (c *cronRunner) function() *runtime.Function { return c.fn }
 
 func (e *Engine) startCron(a *active, fn *runtime.Function) (*cronRunner, error) {
-	sched, err := manifest.CronParser.Parse(a.CronSpec)
+	sched, err := ParseSchedule(a.CronSpec)
 	if err != nil {
-		return nil, fmt.Errorf("cron %q: %w", a.CronSpec, err)
+		return nil, err
 	}
 	loc, err := time.LoadLocation(a.Timezone)
 	if err != nil {

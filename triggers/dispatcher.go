@@ -10,7 +10,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/runtime"
 )
@@ -216,7 +215,7 @@ func (e *Engine) runQueueBatch(d *dispatcher, batch []pgqueue.Message) {
 	ctx := e.runCtx
 	settleCtx := context.WithoutCancel(ctx)
 
-	if a.AckPolicy == manifest.AckPolicyAckFirst {
+	if a.AckPolicy == AckPolicyAckFirst {
 		acks := make([]pgqueue.Ack, len(batch))
 		for i, m := range batch {
 			acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
@@ -238,7 +237,7 @@ func (e *Engine) runQueueBatch(d *dispatcher, batch []pgqueue.Message) {
 	}
 
 	stopExtending := func() {}
-	if a.LeaseExtension && a.AckPolicy != manifest.AckPolicyAckFirst {
+	if a.LeaseExtension && a.AckPolicy != AckPolicyAckFirst {
 		stopExtending = e.extendLeases(ctx, d, batch)
 	}
 	started := time.Now()
@@ -247,7 +246,7 @@ func (e *Engine) runQueueBatch(d *dispatcher, batch []pgqueue.Message) {
 	if err != nil || (res.Failure != nil && res.Failure.Kind == runtime.FailureCanceled) {
 		// The engine is shutting down (or the function was closed under
 		// us): release the leases so another process takes the batch now.
-		if a.AckPolicy != manifest.AckPolicyAckFirst {
+		if a.AckPolicy != AckPolicyAckFirst {
 			e.release(settleCtx, d, batch)
 		}
 		if err != nil {
@@ -272,7 +271,7 @@ func (e *Engine) runQueueBatch(d *dispatcher, batch []pgqueue.Message) {
 		rec.messageIDs[i] = m.Sequence
 		r := res.Messages[i]
 		switch {
-		case a.AckPolicy == manifest.AckPolicyAckFirst:
+		case a.AckPolicy == AckPolicyAckFirst:
 			if r.Outcome == runtime.Acked {
 				rec.acked++
 			} else {
@@ -282,7 +281,7 @@ func (e *Engine) runQueueBatch(d *dispatcher, batch []pgqueue.Message) {
 			acks = append(acks, pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt})
 		case r.Outcome == runtime.Permanent:
 			fails = append(fails, pgqueue.Failure{Sequence: m.Sequence, Receipt: m.Receipt, Reason: ReasonPermanent, Error: r.Error})
-		case a.AckPolicy == manifest.AckPolicyRejectOnError:
+		case a.AckPolicy == AckPolicyRejectOnError:
 			fails = append(fails, pgqueue.Failure{Sequence: m.Sequence, Receipt: m.Receipt, Reason: ReasonRejected, Error: r.Error})
 		case m.ReceiveCount >= a.maxReceiveCount:
 			fails = append(fails, pgqueue.Failure{Sequence: m.Sequence, Receipt: m.Receipt, Reason: ReasonMaxReceiveCount, Error: r.Error})

@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/internal/namedsql"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
 )
@@ -58,7 +57,7 @@ type Trigger struct {
 	BatchSize      int
 	BatchWindow    time.Duration
 	Concurrency    int
-	AckPolicy      string
+	AckPolicy      AckPolicy
 	BackoffInitial time.Duration
 	BackoffMax     time.Duration
 	// LeaseExtension keeps extending the leases of a running batch.
@@ -73,35 +72,6 @@ type Trigger struct {
 	Enabled   bool
 	Source    string
 	UpdatedAt time.Time
-}
-
-// Defaults for what a Trigger leaves zero.
-const (
-	DefaultBackoffInitial = time.Second
-	DefaultBackoffMax     = 5 * time.Minute
-)
-
-// FromManifest turns a manifest's trigger into a Trigger of account, with
-// its derived name unless the manifest names it.
-func FromManifest(account string, t manifest.Trigger) Trigger {
-	out := Trigger{
-		Account: account, Function: t.Function, Alias: t.Alias, Queue: t.Queue, DLQ: t.DLQ,
-		BatchSize: t.BatchSize, BatchWindow: time.Duration(t.BatchWindow), Concurrency: t.Concurrency,
-		AckPolicy: t.AckPolicy, BackoffInitial: time.Duration(t.Backoff.Initial),
-		BackoffMax: time.Duration(t.Backoff.Max), LeaseExtension: true,
-		Enabled: true, Source: SourceManifest, Kind: KindQueue,
-	}
-	if t.Cron != "" {
-		out.Kind, out.CronSpec, out.Timezone = KindCron, t.Cron, t.Timezone
-		if t.Enqueue != nil {
-			out.Queue, out.EnqueueBody = t.Enqueue.Queue, t.Enqueue.Body
-		}
-	}
-	out.Name = t.Name
-	if out.Name == "" {
-		out.Name = out.DerivedName()
-	}
-	return out
 }
 
 // DerivedName is the name a trigger gets when none is given:
@@ -132,16 +102,16 @@ func (t *Trigger) applyDefaults() {
 	}
 	if t.Kind == KindQueue {
 		if t.BatchSize == 0 {
-			t.BatchSize = manifest.DefaultBatchSize
+			t.BatchSize = DefaultBatchSize
 		}
 		if t.Concurrency == 0 {
-			t.Concurrency = manifest.DefaultConcurrency
+			t.Concurrency = DefaultConcurrency
 		}
 		if t.AckPolicy == "" {
-			t.AckPolicy = manifest.AckPolicyAck
+			t.AckPolicy = AckPolicyAck
 		}
 	} else if t.BatchSize == 0 {
-		t.BatchSize, t.Concurrency, t.AckPolicy = 1, 1, manifest.AckPolicyAck
+		t.BatchSize, t.Concurrency, t.AckPolicy = 1, 1, AckPolicyAck
 	}
 	if t.BackoffInitial == 0 {
 		t.BackoffInitial = DefaultBackoffInitial

@@ -97,7 +97,7 @@ func (t apiTarget) PutTrigger(ctx context.Context, tr triggers.Trigger) (bool, e
 	return t.c.Triggers.Put(ctx, client.Trigger{
 		Name: tr.Name, Kind: tr.Kind, Function: tr.Function, Alias: tr.Alias, Queue: tr.Queue, DLQ: tr.DLQ,
 		BatchSize: tr.BatchSize, BatchWindowMS: tr.BatchWindow.Milliseconds(), Concurrency: tr.Concurrency,
-		AckPolicy: tr.AckPolicy, BackoffInitialMS: tr.BackoffInitial.Milliseconds(), BackoffMaxMS: tr.BackoffMax.Milliseconds(),
+		AckPolicy: string(tr.AckPolicy), BackoffInitialMS: tr.BackoffInitial.Milliseconds(), BackoffMaxMS: tr.BackoffMax.Milliseconds(),
 		LeaseExtension: client.Bool(tr.LeaseExtension), CronSpec: tr.CronSpec, Timezone: tr.Timezone,
 		EnqueueBody: tr.EnqueueBody, Enabled: client.Bool(tr.Enabled), Source: triggers.SourceManifest,
 	})

@@ -35,35 +35,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/pgqueue"
-)
-
-// Limits on trigger settings, shared with the dispatcher.
-const (
-	MinBatchSize, MaxBatchSize, DefaultBatchSize       = 1, 1000, 10
-	MinConcurrency, MaxConcurrency, DefaultConcurrency = 1, 256, 1
-	MaxBatchWindow                                     = 60 * time.Second
-	MinMemoryMiB, MaxMemoryMiB, DefaultMemoryMiB       = 1, 4096, 64
-	MaxTimeout, DefaultTimeout                         = 15 * time.Minute, 30 * time.Second
-)
-
-// Ack policies of a queue trigger.
-const (
-	AckPolicyAck           = "ack"             // ack on success, retry on failure (default)
-	AckPolicyRejectOnError = "reject_on_error" // a failed message goes to the DLQ at once
-	AckPolicyAckFirst      = "ack_first"       // at-most-once: deleted when received
+	"github.com/sluicehq/sluice/triggers"
 )
 
 // Webhook signature schemes of a hook.
 var verifySchemes = []string{"standard", "github", "stripe", "none"}
-
-// CronParser parses the cron specs a manifest accepts: five fields, or six
-// with leading seconds, and descriptors such as @every 1m or @daily.
-var CronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour |
-	cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 // Manifest is a parsed and checked sluice.yaml.
 type Manifest struct {
@@ -110,12 +90,12 @@ type Trigger struct {
 	Function string `yaml:"function"`
 	Alias    string `yaml:"alias"`
 
-	Queue       string   `yaml:"queue"`
-	DLQ         bool     `yaml:"dlq"`
-	BatchSize   int      `yaml:"batch_size"`
-	BatchWindow Duration `yaml:"batch_window"`
-	Concurrency int      `yaml:"concurrency"`
-	AckPolicy   string   `yaml:"ack_policy"`
+	Queue       string             `yaml:"queue"`
+	DLQ         bool               `yaml:"dlq"`
+	BatchSize   int                `yaml:"batch_size"`
+	BatchWindow Duration           `yaml:"batch_window"`
+	Concurrency int                `yaml:"concurrency"`
+	AckPolicy   triggers.AckPolicy `yaml:"ack_policy"`
 	// Backoff bounds the exponential retry delay of failed messages.
 	Backoff Backoff `yaml:"backoff"`
 
@@ -244,16 +224,16 @@ func (m *Manifest) check() error {
 			bad("function %s: set either wasm or build, not both", name)
 		}
 		if f.MemoryMiB == 0 {
-			f.MemoryMiB = DefaultMemoryMiB
+			f.MemoryMiB = functions.DefaultMemoryMiB
 		}
-		if f.MemoryMiB < MinMemoryMiB || f.MemoryMiB > MaxMemoryMiB {
-			bad("function %s: memory_mb %d is out of range %d-%d", name, f.MemoryMiB, MinMemoryMiB, MaxMemoryMiB)
+		if f.MemoryMiB < functions.MinMemoryMiB || f.MemoryMiB > functions.MaxMemoryMiB {
+			bad("function %s: memory_mb %d is out of range %d-%d", name, f.MemoryMiB, functions.MinMemoryMiB, functions.MaxMemoryMiB)
 		}
 		if f.Timeout == 0 {
-			f.Timeout = Duration(DefaultTimeout)
+			f.Timeout = Duration(functions.DefaultTimeout)
 		}
-		if time.Duration(f.Timeout) > MaxTimeout {
-			bad("function %s: timeout %s is over the maximum %s", name, time.Duration(f.Timeout), MaxTimeout)
+		if time.Duration(f.Timeout) > functions.MaxTimeout {
+			bad("function %s: timeout %s is over the maximum %s", name, time.Duration(f.Timeout), functions.MaxTimeout)
 		}
 		m.Functions[name] = f
 	}
@@ -272,26 +252,24 @@ func (m *Manifest) check() error {
 			}
 			validName("queue", t.Queue)
 			if t.BatchSize == 0 {
-				t.BatchSize = DefaultBatchSize
+				t.BatchSize = triggers.DefaultBatchSize
 			}
-			if t.BatchSize < MinBatchSize || t.BatchSize > MaxBatchSize {
-				bad("%s (queue %s): batch_size %d is out of range %d-%d", where, t.Queue, t.BatchSize, MinBatchSize, MaxBatchSize)
+			if t.BatchSize < triggers.MinBatchSize || t.BatchSize > triggers.MaxBatchSize {
+				bad("%s (queue %s): batch_size %d is out of range %d-%d", where, t.Queue, t.BatchSize, triggers.MinBatchSize, triggers.MaxBatchSize)
 			}
 			if t.Concurrency == 0 {
-				t.Concurrency = DefaultConcurrency
+				t.Concurrency = triggers.DefaultConcurrency
 			}
-			if t.Concurrency < MinConcurrency || t.Concurrency > MaxConcurrency {
-				bad("%s (queue %s): concurrency %d is out of range %d-%d", where, t.Queue, t.Concurrency, MinConcurrency, MaxConcurrency)
+			if t.Concurrency < triggers.MinConcurrency || t.Concurrency > triggers.MaxConcurrency {
+				bad("%s (queue %s): concurrency %d is out of range %d-%d", where, t.Queue, t.Concurrency, triggers.MinConcurrency, triggers.MaxConcurrency)
 			}
-			if time.Duration(t.BatchWindow) > MaxBatchWindow {
-				bad("%s (queue %s): batch_window %s is over the maximum %s", where, t.Queue, time.Duration(t.BatchWindow), MaxBatchWindow)
+			if time.Duration(t.BatchWindow) > triggers.MaxBatchWindow {
+				bad("%s (queue %s): batch_window %s is over the maximum %s", where, t.Queue, time.Duration(t.BatchWindow), triggers.MaxBatchWindow)
 			}
-			switch t.AckPolicy {
-			case "":
-				t.AckPolicy = AckPolicyAck
-			case AckPolicyAck, AckPolicyRejectOnError, AckPolicyAckFirst:
-			default:
-				bad("%s (queue %s): ack_policy %q: use ack, reject_on_error or ack_first", where, t.Queue, t.AckPolicy)
+			if p, err := triggers.ParseAckPolicy(string(t.AckPolicy)); err != nil {
+				bad("%s (queue %s): %v", where, t.Queue, err)
+			} else {
+				t.AckPolicy = p
 			}
 			if t.Backoff.Max != 0 && t.Backoff.Max < t.Backoff.Initial {
 				bad("%s (queue %s): backoff max %s is below initial %s", where, t.Queue, time.Duration(t.Backoff.Max), time.Duration(t.Backoff.Initial))
@@ -300,8 +278,8 @@ func (m *Manifest) check() error {
 				bad("%s (queue %s): enqueue is for cron triggers", where, t.Queue)
 			}
 		case t.Cron != "":
-			if _, err := CronParser.Parse(t.Cron); err != nil {
-				bad("%s: cron %q: %v (use 5 fields, 6 with seconds first, or @every/@hourly/@daily)", where, t.Cron, err)
+			if _, err := triggers.ParseSchedule(t.Cron); err != nil {
+				bad("%s: %v", where, err)
 			}
 			if t.Timezone != "" {
 				if _, err := time.LoadLocation(t.Timezone); err != nil {
@@ -338,6 +316,30 @@ func (m *Manifest) check() error {
 		return fmt.Errorf("manifest: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// Spec turns the manifest's trigger into a trigger of account, owned by
+// the manifest (triggers.SourceManifest), with its derived name unless the
+// manifest names it.
+func (t Trigger) Spec(account string) triggers.Trigger {
+	out := triggers.Trigger{
+		Account: account, Function: t.Function, Alias: t.Alias, Queue: t.Queue, DLQ: t.DLQ,
+		BatchSize: t.BatchSize, BatchWindow: time.Duration(t.BatchWindow), Concurrency: t.Concurrency,
+		AckPolicy: t.AckPolicy, BackoffInitial: time.Duration(t.Backoff.Initial),
+		BackoffMax: time.Duration(t.Backoff.Max), LeaseExtension: true,
+		Enabled: true, Source: triggers.SourceManifest, Kind: triggers.KindQueue,
+	}
+	if t.Cron != "" {
+		out.Kind, out.CronSpec, out.Timezone = triggers.KindCron, t.Cron, t.Timezone
+		if t.Enqueue != nil {
+			out.Queue, out.EnqueueBody = t.Enqueue.Queue, t.Enqueue.Body
+		}
+	}
+	out.Name = t.Name
+	if out.Name == "" {
+		out.Name = out.DerivedName()
+	}
+	return out
 }
 
 // Secrets returns a hook's signing secrets from the environment, in the

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/functions/manifest"
+	"github.com/sluicehq/sluice/triggers"
 )
 
 const good = `
@@ -48,16 +50,16 @@ func TestParseFillsDefaults(t *testing.T) {
 		t.Errorf("send-email = %+v", se)
 	}
 	rep := m.Functions["report"]
-	if rep.MemoryMiB != manifest.DefaultMemoryMiB || time.Duration(rep.Timeout) != manifest.DefaultTimeout || !rep.Reactor {
+	if rep.MemoryMiB != functions.DefaultMemoryMiB || time.Duration(rep.Timeout) != functions.DefaultTimeout || !rep.Reactor {
 		t.Errorf("report defaults = %+v", rep)
 	}
 	tr := m.Triggers[0]
 	if tr.BatchSize != 25 || time.Duration(tr.BatchWindow) != 200*time.Millisecond || tr.Concurrency != 4 ||
-		tr.AckPolicy != manifest.AckPolicyRejectOnError || tr.Alias != "live" {
+		tr.AckPolicy != triggers.AckPolicyRejectOnError || tr.Alias != "live" {
 		t.Errorf("trigger 1 = %+v", tr)
 	}
 	dlq := m.Triggers[1]
-	if !dlq.DLQ || dlq.BatchSize != manifest.DefaultBatchSize || dlq.Concurrency != 1 || dlq.AckPolicy != manifest.AckPolicyAck {
+	if !dlq.DLQ || dlq.BatchSize != triggers.DefaultBatchSize || dlq.Concurrency != 1 || dlq.AckPolicy != triggers.AckPolicyAck {
 		t.Errorf("dlq trigger defaults = %+v", dlq)
 	}
 	if got := string(m.Triggers[3].Enqueue.Body); got != `{"kind":"digest","n":2}` {
