@@ -1,0 +1,36 @@
+// Package triggers runs functions when work arrives: queue triggers (batches
+// from a queue or its dead-letter queue), cron triggers (a schedule that
+// invokes a function or enqueues a message) and the webhook hooks that turn
+// HTTP deliveries into messages.
+//
+// # What it owns
+//
+// The vocabulary of a trigger — its kinds, ack policies (AckPolicy), batch
+// bounds, backoff defaults and the cron spec syntax (ParseSchedule) — and the
+// tables that record what triggers are and what they did: triggers,
+// invocations and cron_ticks (migrations/). Other packages use the Go API
+// (Store, Engine); the app manifest reader (functions/manifest) and the HTTP
+// API (server) translate their formats into a Trigger, never the reverse.
+//
+// # How it runs
+//
+// An Engine reads the enabled triggers every ReloadInterval and keeps one
+// runner per trigger:
+//
+//   - a dispatcher per queue trigger (dispatcher.go) claims up to BatchSize
+//     messages with the queue core's receive (woken by the Listener's
+//     NOTIFY, polling as a fallback), invokes the function's alias on the
+//     batch through the WASM runtime, extends the batch's leases while it
+//     runs, and settles every message by the ack policy: acked, retried
+//     after the trigger's backoff, or moved to the DLQ;
+//   - a cron runner per cron trigger (cron.go) schedules every tick in every
+//     process; the first process to insert (trigger, scheduled time) into
+//     cron_ticks runs it, so each tick runs once however many run.
+//
+// Every invocation is written to the invocations table by a background
+// recorder (recorder.go). Stop stops claiming, lets running batches finish
+// for the grace period, then cuts them short and releases their leases.
+//
+// The webhook sub-package verifies signed deliveries (Standard Webhooks,
+// GitHub, Stripe) and builds the message envelope.
+package triggers
