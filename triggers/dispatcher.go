@@ -179,9 +179,18 @@ func (d *dispatcher) run(ctx context.Context) {
 // claim receives up to BatchSize messages; with a batch window it keeps
 // receiving until the batch is full or the window has passed since the
 // first message.
+//
+// A receive is never cancelled once started: cancelling the statement
+// could lose the race with its commit and leave messages leased by nobody
+// until their visibility timeout. Stopping the dispatcher (ctx) ends the
+// batch window early instead, and the caller runs what was claimed.
 func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}) ([]pgqueue.Message, error) {
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	receiveCtx := context.WithoutCancel(ctx)
 	opts := pgqueue.ReceiveOptions{Max: d.a.BatchSize, VisibilityTimeout: d.a.lease()}
-	batch, err := d.e.cfg.Queue.Receive(ctx, d.a.Account, d.a.Queue, opts)
+	batch, err := d.e.cfg.Queue.Receive(receiveCtx, d.a.Account, d.a.Queue, opts)
 	if err != nil || len(batch) == 0 || d.a.BatchWindow <= 0 || len(batch) >= d.a.BatchSize {
 		return batch, err
 	}
@@ -197,7 +206,7 @@ func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}) ([]pgqueue
 		case <-time.After(min(d.a.BatchWindow/4+time.Millisecond, 50*time.Millisecond)):
 		}
 		opts.Max = d.a.BatchSize - len(batch)
-		more, err := d.e.cfg.Queue.Receive(ctx, d.a.Account, d.a.Queue, opts)
+		more, err := d.e.cfg.Queue.Receive(receiveCtx, d.a.Account, d.a.Queue, opts)
 		if err != nil {
 			return batch, nil
 		}
