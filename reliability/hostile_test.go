@@ -51,7 +51,13 @@ triggers:
 	peakRSS := reliability.Peak(50*time.Millisecond, func(context.Context) (int64, error) { return node.RSS(), nil })
 	var baselineRSS, maxRSS int64
 
-	load := reliability.StartLoad(ctx, 1, 50*time.Millisecond, func(ctx context.Context) ([]int64, error) {
+	// The full suite sends 200 healthy messages a second, so that the p99
+	// of the attack's several seconds is taken over more than a thousand
+	// messages, not decided by the second slowest of a hundred. The short
+	// one (CI) keeps 20 a second, leaving the deprioritized hostile guests
+	// the CPU they need to reach their limits on a shared machine.
+	workers, interval := reliability.Size(1, 2), reliability.Size(50*time.Millisecond, 10*time.Millisecond)
+	load := reliability.StartLoad(ctx, workers, interval, func(ctx context.Context) ([]int64, error) {
 		return reliability.SendN(ctx, env.Queue, "healthy", 1, 1, nil)
 	})
 	time.Sleep(phase) // baseline
@@ -168,6 +174,9 @@ triggers:
 		reliability.Percentile(during, 50), p99d, len(during), baselineRSS>>20, maxRSS>>20, bound>>20, v)
 	// A latency ratio is a measurement: the short suite (CI, shared
 	// machines) reports it; the full suite holds it to the 2×.
+	if reliability.Full() && (len(during) < 1000 || len(before) < 1000) {
+		t.Errorf("healthy messages measured: %d before and %d during the hostile functions, want at least 1,000 each for a p99", len(before), len(during))
+	}
 	if p99d > 2*p99b {
 		msg := fmt.Sprintf("healthy p99 %.1f ms during the hostile functions, %.1f× its baseline %.1f ms (want within 2×)", p99d, p99d/p99b, p99b)
 		if reliability.Full() {
