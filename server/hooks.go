@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/triggers"
 	"github.com/sluicehq/sluice/triggers/webhook"
+	"github.com/sluicehq/sluice/wire"
 )
 
 // Hook is a webhook endpoint, POST /hooks/{account}/{name}: requests
@@ -125,10 +126,11 @@ func (a *api) listHooks(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	if hs == nil {
-		hs = []HookInfo{}
+	out := make([]wire.HookInfo, len(hs))
+	for i, h := range hs {
+		out[i] = wire.HookInfo(h)
 	}
-	writeJSON(w, http.StatusOK, map[string][]HookInfo{"hooks": hs})
+	writeJSON(w, http.StatusOK, wire.HookList{Hooks: out})
 	return nil
 }
 
@@ -137,10 +139,11 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	var h Hook
-	if err := decodeJSON(body, &h); err != nil {
+	var req wire.CreateHookRequest
+	if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
+	h := Hook(req)
 	if pgqueue.ValidName(h.Name) && !c.key.allowsQueue(h.Queue) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s may not send to queue %q", c.key.id, truncate(h.Queue, 90))
 	}
@@ -152,8 +155,8 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request, c *call) error 
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, map[string]any{"name": h.Name, "queue": h.Queue, "verify": h.Verify,
-		"secret_count": len(h.Secrets), "created": created})
+	writeJSON(w, status, wire.CreateHookResult{Name: h.Name, Queue: h.Queue, Verify: h.Verify,
+		SecretCount: len(h.Secrets), Created: created})
 	return nil
 }
 
