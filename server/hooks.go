@@ -18,30 +18,31 @@ import (
 
 // Hook is a webhook endpoint, POST /hooks/{account}/{name}: requests
 // verified with Verify and Secrets are enqueued to Queue as the envelope
-// triggers/webhook builds.
+// triggers/webhook builds. The API takes it as wire.CreateHookRequest.
 type Hook struct {
 	// Name is 1-80 characters from A-Z a-z 0-9 _ -.
-	Name string `json:"name"`
+	Name string
 	// Queue is where deliveries go; it must exist.
-	Queue string `json:"queue"`
+	Queue string
 	// Verify is the signature scheme: standard, github, stripe or none.
-	Verify string `json:"verify"`
+	Verify string
 	// Secrets are the signing secrets (several while rotating); none
 	// for scheme none. They are stored as given: an HMAC needs them.
-	Secrets []string `json:"secrets,omitempty"`
+	Secrets []string
 	// Source is who owns the hook: "api" (the default) or "manifest".
-	Source string `json:"source,omitempty"`
+	Source string
 }
 
-// HookInfo is a hook as listed: never its secrets.
+// HookInfo is a hook as listed: never its secrets. The API lists it as
+// wire.HookInfo.
 type HookInfo struct {
-	Name        string    `json:"name"`
-	Queue       string    `json:"queue"`
-	Verify      string    `json:"verify"`
-	SecretCount int       `json:"secret_count"`
-	Source      string    `json:"source"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	Name        string
+	Queue       string
+	Verify      string
+	SecretCount int
+	Source      string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // PutHook creates or replaces the hook h.Name of account and reports
