@@ -226,10 +226,10 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 	}
 	a.pruneDeliveries(ctx)
 	if dup {
-		writeJSON(w, http.StatusOK, map[string]any{"duplicate": true, "sequence": seq})
+		writeJSON(w, http.StatusOK, wire.WebhookResult{Duplicate: true, Sequence: seq})
 		return nil
 	}
-	writeJSON(w, http.StatusAccepted, map[string]int64{"sequence": seq})
+	writeJSON(w, http.StatusAccepted, wire.WebhookResult{Sequence: seq})
 	return nil
 }
 

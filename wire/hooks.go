@@ -59,3 +59,11 @@ type HookInfo struct {
 type HookList struct {
 	Hooks []HookInfo `json:"hooks"`
 }
+
+// WebhookResult answers a webhook delivery: 202 with the sequence of the
+// message it became, or 200 with Duplicate set and the first delivery's
+// sequence when its delivery id was seen before.
+type WebhookResult struct {
+	Duplicate bool  `json:"duplicate,omitempty"`
+	Sequence  int64 `json:"sequence"`
+}

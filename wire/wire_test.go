@@ -116,6 +116,8 @@ var goldens = []struct {
 	{"CreateHookRequest/none", wire.CreateHookRequest{Name: "h", Queue: "q", Verify: "none"}, `{"name":"h","queue":"q","verify":"none"}`},
 	{"CreateHookResult", wire.CreateHookResult{Name: "gh", Queue: "q", Verify: "github", SecretCount: 1, Created: true},
 		`{"created":true,"name":"gh","queue":"q","secret_count":1,"verify":"github"}`},
+	{"WebhookResult", wire.WebhookResult{Sequence: 42}, `{"sequence":42}`},
+	{"WebhookResult/duplicate", wire.WebhookResult{Duplicate: true, Sequence: 41}, `{"duplicate":true,"sequence":41}`},
 	{"HookList", wire.HookList{Hooks: []wire.HookInfo{{Name: "h", Queue: "q", Verify: "none", Source: "api", CreatedAt: t0, UpdatedAt: t0}}},
 		`{"hooks":[{"name":"h","queue":"q","verify":"none","secret_count":0,"source":"api","created_at":"2026-11-30T12:00:00Z","updated_at":"2026-11-30T12:00:00Z"}]}`},
 }
@@ -170,7 +172,7 @@ func TestGoldenCoversEveryType(t *testing.T) {
 		"Queue", "QueueStats", "QueueList", "QueueSettings", "CreateQueueRequest", "MinuteStats", "MinuteStatsList",
 		"Function", "FunctionVersion", "FunctionList", "Deployment", "SetAliasRequest", "RollbackRequest", "RollbackResult",
 		"Trigger", "TriggerInfo", "TriggerList", "PutTriggerResult", "Invocation", "InvocationList",
-		"Key", "KeyList", "CreateKeyRequest", "NewKey", "Hook", "CreateHookRequest", "CreateHookResult", "HookInfo", "HookList"} {
+		"Key", "KeyList", "CreateKeyRequest", "NewKey", "Hook", "CreateHookRequest", "CreateHookResult", "HookInfo", "HookList", "WebhookResult"} {
 		if !have[name] {
 			t.Errorf("no golden JSON for wire.%s", name)
 		}
