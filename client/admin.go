@@ -2,13 +2,14 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/sluicehq/sluice/wire"
 )
 
 // TriggersService manages the triggers of the client's account (scope
@@ -16,37 +17,10 @@ import (
 type TriggersService struct{ c *Client }
 
 // Trigger runs a function on batches of a queue (or its DLQ), or on a
-// cron schedule. Kind is "queue" or "cron".
-type Trigger struct {
-	Name     string `json:"name"`
-	Kind     string `json:"kind"`
-	Function string `json:"function,omitempty"`
-	Alias    string `json:"alias,omitempty"`
-
-	Queue            string `json:"queue,omitempty"`
-	DLQ              bool   `json:"dlq,omitempty"`
-	BatchSize        int    `json:"batch_size,omitempty"`
-	BatchWindowMS    int64  `json:"batch_window_ms,omitempty"`
-	Concurrency      int    `json:"concurrency,omitempty"`
-	AckPolicy        string `json:"ack_policy,omitempty"`
-	BackoffInitialMS int64  `json:"backoff_initial_ms,omitempty"`
-	BackoffMaxMS     int64  `json:"backoff_max_ms,omitempty"`
-	// LeaseExtension keeps extending the leases of a running batch (nil:
-	// true).
-	LeaseExtension *bool `json:"lease_extension,omitempty"`
-
-	CronSpec string `json:"cron_spec,omitempty"`
-	Timezone string `json:"timezone,omitempty"`
-	// EnqueueBody, for a cron trigger, is sent to Queue at each tick
-	// instead of invoking a function.
-	EnqueueBody json.RawMessage `json:"enqueue_body,omitempty"`
-
-	// Enabled runs the trigger (nil: true).
-	Enabled *bool `json:"enabled,omitempty"`
-	// Source is who owns it: "api" (the default) or "manifest".
-	Source    string    `json:"source,omitempty"`
-	UpdatedAt time.Time `json:"updated_at,omitzero"`
-}
+// cron schedule. Kind is "queue" or "cron". Fields left zero in a Put take
+// the server's defaults; nil LeaseExtension and Enabled mean true. List
+// fills every field, UpdatedAt included.
+type Trigger = wire.Trigger
 
 // List returns the account's triggers.
 func (s *TriggersService) List(ctx context.Context) ([]Trigger, error) {
@@ -75,9 +49,7 @@ func (s *TriggersService) Put(ctx context.Context, t Trigger) (changed bool, err
 	// What the server sets is not sent back, so a listed trigger can be
 	// changed and put again.
 	t.UpdatedAt = time.Time{}
-	var out struct {
-		Changed bool `json:"changed"`
-	}
+	var out wire.PutTriggerResult
 	err = s.c.do(ctx, request{method: http.MethodPut, path: s.c.managePath("triggers", t.Name), body: t}, &out)
 	return out.Changed, err
 }
@@ -93,29 +65,10 @@ func (s *TriggersService) Delete(ctx context.Context, name string) error {
 // InvocationsService reads the invocation log (scope mq:admin).
 type InvocationsService struct{ c *Client }
 
-// Invocation is one run of a function on one batch.
-type Invocation struct {
-	ID        int64  `json:"id"`
-	Function  string `json:"function"`
-	Version   int    `json:"version"`
-	TriggerID int64  `json:"trigger_id,omitempty"`
-	// Trigger is the trigger's name, "" when the trigger is gone.
-	Trigger     string    `json:"trigger"`
-	TriggerType string    `json:"trigger_type"`
-	Source      string    `json:"source"`
-	BatchSize   int       `json:"batch_size"`
-	StartedAt   time.Time `json:"started_at"`
-	DurationMS  float64   `json:"duration_ms"`
-	// Outcome is success, partial_failure or failure.
-	Outcome     string  `json:"outcome"`
-	FailureKind string  `json:"failure_kind,omitempty"`
-	Error       string  `json:"error,omitempty"`
-	Acked       int     `json:"acked"`
-	Retried     int     `json:"retried"`
-	Dead        int     `json:"dead"`
-	MessageIDs  []int64 `json:"message_ids,omitempty"`
-	Stderr      string  `json:"stderr,omitempty"`
-}
+// Invocation is one run of a function on one batch. Its Outcome is
+// success, partial_failure or failure; TriggerID is nil and Trigger ""
+// when no trigger made it, Trigger "" too when the trigger is gone.
+type Invocation = wire.Invocation
 
 // InvocationsOptions filter Invocations.List.
 type InvocationsOptions struct {
@@ -193,35 +146,19 @@ func (s *InvocationsService) Get(ctx context.Context, id int64) (Invocation, err
 // KeysService manages the account's access keys (scope mq:admin).
 type KeysService struct{ c *Client }
 
-// Key is an access key (never its secret).
-type Key struct {
-	ID          string     `json:"id"`
-	Account     string     `json:"account"`
-	Scopes      []string   `json:"scopes"`
-	Queues      []string   `json:"queues"`
-	Description string     `json:"description"`
-	CreatedAt   time.Time  `json:"created_at"`
-	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
-}
+// Key is an access key (never its secret); RevokedAt is nil while it is
+// valid.
+type Key = wire.Key
 
-// KeyOptions describe a key to create.
-type KeyOptions struct {
-	// Scopes it grants, e.g. "mq:send", "mq:*", "functions:deploy".
-	Scopes []string `json:"scopes"`
-	// Queues limits its data-plane calls to queue-name patterns
-	// (path.Match syntax, e.g. "orders-*"; nil: every queue).
-	Queues      []string `json:"queues,omitempty"`
-	Description string   `json:"description"`
-}
+// KeyOptions describe a key to create: the Scopes it grants (e.g.
+// "mq:send", "mq:*", "functions:deploy"), the queue-name patterns it is
+// limited to (path.Match syntax, e.g. "orders-*"; nil: every queue), and
+// a description.
+type KeyOptions = wire.CreateKeyRequest
 
-// NewKey is a created key with its secret, which is shown only once.
-type NewKey struct {
-	ID     string `json:"id"`
-	Secret string `json:"secret"`
-}
-
+// NewKey is a created key with its secret, which is shown only once. Its
 // String is the key as SLUICE_KEY and `sluice login --key` take it.
-func (k NewKey) String() string { return k.ID + ":" + k.Secret }
+type NewKey = wire.NewKey
 
 // List returns the account's keys, revoked ones included.
 func (s *KeysService) List(ctx context.Context) ([]Key, error) {
@@ -251,21 +188,10 @@ func (s *KeysService) Revoke(ctx context.Context, id string) error {
 type HooksService struct{ c *Client }
 
 // Hook turns signed webhook deliveries to POST /hooks/{account}/{name}
-// into messages of Queue.
-type Hook struct {
-	Name  string `json:"name"`
-	Queue string `json:"queue"`
-	// Verify is the signature scheme: standard, github, stripe or none.
-	Verify string `json:"verify"`
-	// Secrets verify signatures (several during a rotation). Only sent:
-	// listing never returns them, only SecretCount.
-	Secrets     []string `json:"secrets,omitempty"`
-	SecretCount int      `json:"secret_count,omitempty"`
-	// Source is who owns it: "api" (the default) or "manifest".
-	Source    string    `json:"source,omitempty"`
-	CreatedAt time.Time `json:"created_at,omitzero"`
-	UpdatedAt time.Time `json:"updated_at,omitzero"`
-}
+// into messages of Queue. Verify is the signature scheme: standard,
+// github, stripe or none. Secrets are only sent: List never returns them,
+// only SecretCount.
+type Hook = wire.Hook
 
 // List returns the account's hooks.
 func (s *HooksService) List(ctx context.Context) ([]Hook, error) {
@@ -290,16 +216,8 @@ func (s *HooksService) Create(ctx context.Context, h Hook) (created bool, err er
 	default:
 		return false, invalidf("hook %s: verify %q: use standard, github, stripe or none", h.Name, h.Verify)
 	}
-	body := struct {
-		Name    string   `json:"name"`
-		Queue   string   `json:"queue"`
-		Verify  string   `json:"verify"`
-		Secrets []string `json:"secrets,omitempty"`
-		Source  string   `json:"source,omitempty"`
-	}{h.Name, h.Queue, h.Verify, h.Secrets, h.Source}
-	var out struct {
-		Created bool `json:"created"`
-	}
+	body := wire.CreateHookRequest{Name: h.Name, Queue: h.Queue, Verify: h.Verify, Secrets: h.Secrets, Source: h.Source}
+	var out wire.CreateHookResult
 	err = s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("hooks"), body: body}, &out)
 	return out.Created, err
 }

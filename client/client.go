@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sluicehq/sluice/wire"
 )
 
 // DefaultAccount is the account the client uses unless told otherwise: the
@@ -236,12 +238,7 @@ func decodeError(resp *http.Response) error {
 // errorFrom builds the *Error of a response with status and body: the
 // API's error body, or else a summary of whatever came.
 func errorFrom(status int, b []byte) *Error {
-	var env struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
+	var env wire.ErrorResponse
 	e := &Error{Status: status}
 	if json.Unmarshal(b, &env) == nil && env.Error.Code != "" {
 		e.Code, e.Message = env.Error.Code, env.Error.Message

@@ -20,6 +20,14 @@
 // JSON as it is, and marshals anything else. Received bodies are
 // json.RawMessage: unmarshal them into your own types.
 //
+// # Types
+//
+// The API's bodies are the types of package wire, which the server
+// encodes too: Message, DeadLetter, Queue, QueueStats, MinuteStats,
+// Function, FunctionVersion, Deployment, Trigger, Invocation, Key,
+// KeyOptions, NewKey and Hook here are aliases of them, and QueueSettings
+// is wire.QueueSettings with a Check method.
+//
 // # Errors
 //
 // A refused call returns an *Error with the HTTP status, the API's code

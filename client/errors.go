@@ -4,28 +4,30 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/sluicehq/sluice/wire"
 )
 
-// Error codes the API returns (see docs/http-api.md). The client uses the
-// same codes for arguments it refuses before sending anything (then
-// Error.Status is 0).
+// Error codes the API returns (see docs/http-api.md and package wire).
+// The client uses the same codes for arguments it refuses before sending
+// anything (then Error.Status is 0).
 const (
-	CodeInvalidJSON          = "invalid_json"
-	CodeInvalidArgument      = "invalid_argument"
-	CodeInvalidName          = "invalid_name"
-	CodeUnsupportedMediaType = "unsupported_media_type"
-	CodeUnauthorized         = "unauthorized"
-	CodeForbidden            = "forbidden"
-	CodeQueueNotFound        = "queue_not_found"
-	CodeMessageNotFound      = "message_not_found"
-	CodeNotFound             = "not_found"
-	CodeQueueExists          = "queue_exists"
-	CodeConflict             = "conflict"
-	CodeStaleReceipt         = "stale_receipt"
-	CodeMessageTooLarge      = "message_too_large"
-	CodeBodyTooLarge         = "body_too_large"
-	CodeInternal             = "internal"
-	CodeUnavailable          = "unavailable"
+	CodeInvalidJSON          = wire.CodeInvalidJSON
+	CodeInvalidArgument      = wire.CodeInvalidArgument
+	CodeInvalidName          = wire.CodeInvalidName
+	CodeUnsupportedMediaType = wire.CodeUnsupportedMediaType
+	CodeUnauthorized         = wire.CodeUnauthorized
+	CodeForbidden            = wire.CodeForbidden
+	CodeQueueNotFound        = wire.CodeQueueNotFound
+	CodeMessageNotFound      = wire.CodeMessageNotFound
+	CodeNotFound             = wire.CodeNotFound
+	CodeQueueExists          = wire.CodeQueueExists
+	CodeConflict             = wire.CodeConflict
+	CodeStaleReceipt         = wire.CodeStaleReceipt
+	CodeMessageTooLarge      = wire.CodeMessageTooLarge
+	CodeBodyTooLarge         = wire.CodeBodyTooLarge
+	CodeInternal             = wire.CodeInternal
+	CodeUnavailable          = wire.CodeUnavailable
 )
 
 // Error is an error response of the API, or an argument the client

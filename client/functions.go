@@ -7,38 +7,21 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/sluicehq/sluice/wire"
 )
 
 // FunctionsService manages the functions of the client's account (scope
 // functions:deploy to change them).
 type FunctionsService struct{ c *Client }
 
-// Function is a function with its latest version and aliases.
-type Function struct {
-	Name          string `json:"name"`
-	LatestVersion int    `json:"latest_version"`
-	// Aliases maps alias names (e.g. "live") to version numbers.
-	Aliases map[string]int `json:"aliases"`
-	// RollbackTo maps each alias that has moved to the version Rollback
-	// would move it back to.
-	RollbackTo map[string]int `json:"rollback_to"`
-	CreatedAt  time.Time      `json:"created_at"`
-	// Versions is filled by Get, oldest first.
-	Versions []FunctionVersion `json:"versions,omitempty"`
-}
+// Function is a function with its latest version and aliases; Get fills
+// its Versions, oldest first.
+type Function = wire.Function
 
-// FunctionVersion is one immutable version of a function.
-type FunctionVersion struct {
-	Version   int    `json:"version"`
-	SHA256    string `json:"sha256"`
-	SizeBytes int    `json:"size_bytes"`
-	MemoryMB  int    `json:"memory_mb"`
-	TimeoutMS int64  `json:"timeout_ms"`
-	// Env holds the version's environment, values masked.
-	Env       map[string]string `json:"env,omitempty"`
-	CreatedAt time.Time         `json:"created_at"`
-}
+// FunctionVersion is one immutable version of a function; its Env holds
+// the version's environment, values masked.
+type FunctionVersion = wire.FunctionVersion
 
 // DeployOptions tune a deploy. Zero values take the server's defaults.
 type DeployOptions struct {
@@ -52,15 +35,9 @@ type DeployOptions struct {
 	Env map[string]string
 }
 
-// Deployment tells what a deploy did.
-type Deployment struct {
-	Version int `json:"version"`
-	// Created is false when module and config equal the latest version's,
-	// which is then reused.
-	Created    bool   `json:"created"`
-	AliasMoved bool   `json:"alias_moved"`
-	SHA256     string `json:"sha256"`
-}
+// Deployment tells what a deploy did. Created is false when module and
+// config equal the latest version's, which is then reused.
+type Deployment = wire.Deployment
 
 // List returns the account's functions by name.
 func (s *FunctionsService) List(ctx context.Context) ([]Function, error) {
@@ -141,7 +118,7 @@ func (s *FunctionsService) SetAlias(ctx context.Context, name, alias string, ver
 		return invalidf("version %d: must be positive", version)
 	}
 	return s.c.do(ctx, request{method: http.MethodPut, path: s.c.managePath("functions", name, "aliases", alias),
-		body: map[string]int{"version": version}}, nil)
+		body: wire.SetAliasRequest{Version: version}}, nil)
 }
 
 // Rollback points alias of function name back at the version it pointed
@@ -153,10 +130,8 @@ func (s *FunctionsService) Rollback(ctx context.Context, name, alias string) (in
 	if err := checkName("alias", alias); err != nil {
 		return 0, err
 	}
-	var out struct {
-		Version int `json:"version"`
-	}
+	var out wire.RollbackResult
 	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("functions", name, "rollback"),
-		body: map[string]string{"alias": alias}}, &out)
+		body: wire.RollbackRequest{Alias: alias}}, &out)
 	return out.Version, err
 }

@@ -8,7 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
+
+	"github.com/sluicehq/sluice/wire"
 )
 
 // Limits of the data plane, checked by the client before sending.
@@ -24,32 +25,14 @@ const (
 // and acknowledging messages, and the dead-letter queues.
 type MQService struct{ c *Client }
 
-// Message is a message as received or peeked.
-type Message struct {
-	Sequence int64           `json:"sequence"`
-	Body     json.RawMessage `json:"body"`
-	// Headers is a JSON object, or null.
-	Headers      json.RawMessage `json:"headers"`
-	CreatedAt    time.Time       `json:"created_at"`
-	ReceiveCount int             `json:"receive_count"`
-	VisibleAt    time.Time       `json:"visible_at"`
-	// Receipt is the lease token of a received message ("" when peeked);
-	// pass it to Delete or ChangeVisibility to fence a stale lease.
-	Receipt string `json:"receipt,omitempty"`
-}
+// Message is a message as received or peeked. Its Receipt is the lease
+// token of a received message ("" when peeked): pass it to Delete or
+// ChangeVisibility to fence a stale lease.
+type Message = wire.Message
 
-// DeadLetter is a message in a dead-letter queue.
-type DeadLetter struct {
-	Sequence     int64           `json:"sequence"`
-	Body         json.RawMessage `json:"body"`
-	Headers      json.RawMessage `json:"headers"`
-	CreatedAt    time.Time       `json:"created_at"`
-	ReceiveCount int             `json:"receive_count"`
-	FailedAt     time.Time       `json:"failed_at"`
-	// Reason says why it died, e.g. max_receive_count or permanent.
-	Reason    string `json:"reason"`
-	LastError string `json:"last_error"`
-}
+// DeadLetter is a message in a dead-letter queue; its Reason says why it
+// died, e.g. max_receive_count or permanent.
+type DeadLetter = wire.DeadLetter
 
 // SendOptions tune a send.
 type SendOptions struct {
@@ -148,9 +131,7 @@ func (s *MQService) Send(ctx context.Context, queue string, body any, opts ...Se
 		}
 		return seqs[0], nil
 	}
-	var out struct {
-		Sequence int64 `json:"sequence"`
-	}
+	var out wire.SendResult
 	err = s.c.do(ctx, request{method: http.MethodPost, path: s.c.queuePath(queue, "messages"), query: q, raw: b, contentType: "application/json"}, &out)
 	return out.Sequence, err
 }
@@ -182,9 +163,7 @@ func (s *MQService) SendBatch(ctx context.Context, queue string, bodies []any, o
 }
 
 func (s *MQService) sendBatch(ctx context.Context, queue string, bodies []json.RawMessage, q url.Values) ([]int64, error) {
-	var out struct {
-		Sequences []int64 `json:"sequences"`
-	}
+	var out wire.SendBatchResult
 	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.queuePath(queue, "messages"), query: q, body: bodies}, &out)
 	return out.Sequences, err
 }
@@ -208,16 +187,8 @@ func (s *MQService) Receive(ctx context.Context, queue string, o ReceiveOptions)
 	if err := checkRange("visibility_timeout_seconds", o.VisibilityTimeoutSeconds, 0, MaxVisibilitySeconds); err != nil {
 		return nil, err
 	}
-	body := map[string]any{"max_messages": o.MaxMessages}
-	if o.WaitSeconds > 0 {
-		body["wait_seconds"] = o.WaitSeconds
-	}
-	if o.VisibilityTimeoutSeconds > 0 {
-		body["visibility_timeout_seconds"] = o.VisibilityTimeoutSeconds
-	}
-	if o.Delete {
-		body["delete"] = true
-	}
+	body := wire.ReceiveRequest{MaxMessages: o.MaxMessages, WaitSeconds: o.WaitSeconds,
+		VisibilityTimeoutSeconds: o.VisibilityTimeoutSeconds, Delete: o.Delete}
 	return listOf[Message](ctx, s.c, request{method: http.MethodPost, path: s.c.queuePath(queue, "messages", "receive"), body: body}, "messages")
 }
 
@@ -258,10 +229,7 @@ func (s *MQService) ChangeVisibility(ctx context.Context, queue string, sequence
 	if err := checkRange("seconds", seconds, 0, MaxVisibilitySeconds); err != nil {
 		return err
 	}
-	body := map[string]any{"seconds": seconds}
-	if receipt != "" {
-		body["receipt"] = receipt
-	}
+	body := wire.VisibilityRequest{Seconds: seconds, Receipt: receipt}
 	return s.c.do(ctx, request{method: http.MethodPost, path: s.c.queuePath(queue, "messages", seq, "visibility"), body: body}, nil)
 }
 
@@ -270,9 +238,7 @@ func (s *MQService) Purge(ctx context.Context, queue string) (int64, error) {
 	if err := checkName("queue", queue); err != nil {
 		return 0, err
 	}
-	var out struct {
-		Purged int64 `json:"purged"`
-	}
+	var out wire.PurgeResult
 	err := s.c.do(ctx, request{method: http.MethodDelete, path: s.c.queuePath(queue, "messages")}, &out)
 	return out.Purged, err
 }
@@ -346,9 +312,7 @@ func (s *MQService) PurgeDLQ(ctx context.Context, queue string) (int64, error) {
 	if err := checkName("queue", queue); err != nil {
 		return 0, err
 	}
-	var out struct {
-		Purged int64 `json:"purged"`
-	}
+	var out wire.PurgeResult
 	err := s.c.do(ctx, request{method: http.MethodDelete, path: s.c.queuePath(queue, "dlq")}, &out)
 	return out.Purged, err
 }
@@ -360,11 +324,7 @@ func (s *MQService) Redrive(ctx context.Context, queue string, max int) (int64, 
 	if max < 0 {
 		return 0, invalidf("max_messages %d: must be positive (0 redrives all)", max)
 	}
-	body := map[string]any{}
-	if max > 0 {
-		body["max_messages"] = max
-	}
-	return s.redrive(ctx, queue, body)
+	return s.redrive(ctx, queue, wire.RedriveRequest{MaxMessages: max})
 }
 
 // MaxRedriveSequences is the most sequences one RedriveSequences takes.
@@ -377,16 +337,14 @@ func (s *MQService) RedriveSequences(ctx context.Context, queue string, sequence
 	if len(sequences) < 1 || len(sequences) > MaxRedriveSequences {
 		return 0, invalidf("%d sequences: give 1 to %d", len(sequences), MaxRedriveSequences)
 	}
-	return s.redrive(ctx, queue, map[string]any{"sequences": sequences})
+	return s.redrive(ctx, queue, wire.RedriveRequest{Sequences: sequences})
 }
 
-func (s *MQService) redrive(ctx context.Context, queue string, body map[string]any) (int64, error) {
+func (s *MQService) redrive(ctx context.Context, queue string, body wire.RedriveRequest) (int64, error) {
 	if err := checkName("queue", queue); err != nil {
 		return 0, err
 	}
-	var out struct {
-		Redriven int64 `json:"redriven"`
-	}
+	var out wire.RedriveResult
 	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.queuePath(queue, "dlq", "redrive"), body: body}, &out)
 	return out.Redriven, err
 }

@@ -5,54 +5,26 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
+
+	"github.com/sluicehq/sluice/wire"
 )
 
 // QueuesService manages the queues of the client's account (scope
 // mq:admin to change them, mq:receive to read them).
 type QueuesService struct{ c *Client }
 
-// Queue is a queue's settings, with its counts when asked for.
-type Queue struct {
-	Name                     string    `json:"name"`
-	VisibilityTimeoutSeconds int       `json:"visibility_timeout_seconds"`
-	MaxReceiveCount          int       `json:"max_receive_count"`
-	DelaySeconds             int       `json:"delay_seconds"`
-	RetentionSeconds         int       `json:"retention_seconds"`
-	MaxMessageBytes          int       `json:"max_message_bytes"`
-	DedupWindowSeconds       int       `json:"dedup_window_seconds"`
-	CreatedAt                time.Time `json:"created_at"`
-	UpdatedAt                time.Time `json:"updated_at"`
-	// Stats holds the counts: from Get, and from List with Live.
-	Stats *QueueStats `json:"stats,omitempty"`
-}
+// Queue is a queue's settings, with its counts in Stats: from Get, and
+// from List with Live.
+type Queue = wire.Queue
 
 // QueueStats counts a queue's messages.
-type QueueStats struct {
-	Ready                 int64   `json:"ready"`
-	Inflight              int64   `json:"inflight"`
-	Delayed               int64   `json:"delayed"`
-	DLQ                   int64   `json:"dlq"`
-	OldestReadyAgeSeconds float64 `json:"oldest_ready_age_seconds"`
-}
+type QueueStats = wire.QueueStats
 
 // QueueSettings are the settings to create a queue with or to change; nil
 // fields keep the default (create) or the current value (update). Int
-// makes the pointers.
-type QueueSettings struct {
-	// VisibilityTimeoutSeconds is the default lease (0 to 43200; 30).
-	VisibilityTimeoutSeconds *int `json:"visibility_timeout_seconds,omitempty"`
-	// MaxReceiveCount is how many deliveries before the DLQ (1 to 1000; 5).
-	MaxReceiveCount *int `json:"max_receive_count,omitempty"`
-	// DelaySeconds delays every message sent (0 to 43200; 0).
-	DelaySeconds *int `json:"delay_seconds,omitempty"`
-	// RetentionSeconds is how long messages are kept (60 to 1209600; 345600).
-	RetentionSeconds *int `json:"retention_seconds,omitempty"`
-	// MaxMessageBytes bounds a body's JSON size (1 to 1048576; 262144).
-	MaxMessageBytes *int `json:"max_message_bytes,omitempty"`
-	// DedupWindowSeconds is how long a dedup key counts (0 to 86400; 300).
-	DedupWindowSeconds *int `json:"dedup_window_seconds,omitempty"`
-}
+// makes the pointers. The fields, their ranges and defaults are
+// wire.QueueSettings's; Check refuses a value out of range.
+type QueueSettings wire.QueueSettings
 
 // Int returns a pointer to v, for QueueSettings.
 func Int(v int) *int { return &v }
@@ -115,10 +87,7 @@ func (s *QueuesService) Create(ctx context.Context, name string, settings QueueS
 	if err := settings.Check(); err != nil {
 		return out, err
 	}
-	body := struct {
-		Name string `json:"name"`
-		QueueSettings
-	}{name, settings}
+	body := wire.CreateQueueRequest{Name: name, QueueSettings: wire.QueueSettings(settings)}
 	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("queues"), body: body}, &out)
 	return out, err
 }
@@ -133,7 +102,7 @@ func (s *QueuesService) Update(ctx context.Context, name string, settings QueueS
 	if err := settings.Check(); err != nil {
 		return out, err
 	}
-	err := s.c.do(ctx, request{method: http.MethodPatch, path: s.c.managePath("queues", name), body: settings}, &out)
+	err := s.c.do(ctx, request{method: http.MethodPatch, path: s.c.managePath("queues", name), body: wire.QueueSettings(settings)}, &out)
 	return out, err
 }
 
@@ -148,24 +117,10 @@ func (s *QueuesService) Delete(ctx context.Context, name string) error {
 // MaxStatsMinutes is the longest window of MinuteStats (24 hours).
 const MaxStatsMinutes = 1440
 
-// MinuteStats is one minute of a queue's statistics.
-type MinuteStats struct {
-	// Minute is the start of the minute (UTC).
-	Minute time.Time `json:"minute"`
-	// Sends, Acks and DLQMoves count the messages sent, deleted after
-	// being received and moved to the DLQ in the minute. Sends and acks
-	// made with the SQL functions from other database sessions are not
-	// counted (see docs/http-api.md).
-	Sends    int64 `json:"sends"`
-	Acks     int64 `json:"acks"`
-	DLQMoves int64 `json:"dlq_moves"`
-	// Ready, Inflight, Delayed and DLQ are the depth sampled in the
-	// minute, nil when no sample was taken.
-	Ready    *int64 `json:"ready"`
-	Inflight *int64 `json:"inflight"`
-	Delayed  *int64 `json:"delayed"`
-	DLQ      *int64 `json:"dlq"`
-}
+// MinuteStats is one minute of a queue's statistics: the messages sent,
+// acked and moved to the DLQ in the minute, and the depths sampled in it
+// (nil when no sample was taken).
+type MinuteStats = wire.MinuteStats
 
 // MinuteStats returns the last minutes (1 to 1440; 0 means 60) of queue's
 // statistics, one entry per minute, oldest first; the last is the current,

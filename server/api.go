@@ -28,6 +28,7 @@ import (
 	"github.com/sluicehq/sluice/server/internal/jsonbody"
 	"github.com/sluicehq/sluice/triggers"
 	"github.com/sluicehq/sluice/triggers/webhook"
+	"github.com/sluicehq/sluice/wire"
 )
 
 //go:embed migrations/*.sql
@@ -299,17 +300,12 @@ func (a *api) routes() {
 		if err := a.s.Pool.Ping(ctx); err != nil {
 			a.log.Warn().Err(err).Msg("readyz: database not reachable")
 			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable",
-				"error": errorBody{Code: "unavailable", Message: "database not reachable"}})
+				"error": wire.ErrorBody{Code: "unavailable", Message: "database not reachable"}})
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	a.ops.Handle("GET /metrics", a.metrics.handler())
-}
-
-type errorBody struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -331,7 +327,7 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case e.Status == statusClientClosed:
 		a.log.Debug().Err(err).Str("path", r.URL.Path).Msg("client went away")
 	}
-	writeJSON(w, e.Status, map[string]errorBody{"error": {Code: e.Code, Message: e.Message}})
+	writeJSON(w, e.Status, wire.ErrorResponse{Error: wire.ErrorBody{Code: e.Code, Message: e.Message}})
 }
 
 // statusClientClosed is logged (and counted) when the client hung up

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/wire"
 )
 
 // Scopes an access key may hold (see docs/http-api.md).
@@ -38,16 +39,9 @@ var knownScopes = []string{ScopeSend, ScopeRecv, ScopeDelete, ScopePurge, ScopeA
 // functions:deploy allows them.
 const scopeReadFunctions = "functions:read"
 
-// Key is an access key as listed: never its secret.
-type Key struct {
-	ID          string     `json:"id"`
-	Account     string     `json:"account"`
-	Scopes      []string   `json:"scopes"`
-	Queues      []string   `json:"queues"`
-	Description string     `json:"description"`
-	CreatedAt   time.Time  `json:"created_at"`
-	RevokedAt   *time.Time `json:"revoked_at"`
-}
+// Key is an access key as listed: never its secret. It is what the API
+// lists, wire.Key.
+type Key = wire.Key
 
 // ErrInvalidKey is returned by CreateKey for scopes, queue patterns or a
 // description it refuses; the message says what is allowed.

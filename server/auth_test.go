@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/wire"
 )
 
 func TestAccessKeys(t *testing.T) {
@@ -39,7 +41,7 @@ func TestAccessKeys(t *testing.T) {
 	limited := e.key(acct, []string{ScopeAllMQ}, "orders-*")
 	e.do(limited, "POST", q+"/messages", `{}`).expect(201)
 	e.do(limited, "POST", "/"+acct+"/billing/messages", `{}`).expectError(403, "forbidden")
-	var list struct{ Queues []queueJSON }
+	var list struct{ Queues []wire.Queue }
 	e.do(limited, "GET", "/v1/accounts/"+acct+"/queues", "").expect(200).decode(&list)
 	if len(list.Queues) != 1 || list.Queues[0].Name != "orders-eu" {
 		t.Fatalf("limited key lists %+v", list.Queues)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/wire"
 )
 
 // The HTTP API against the queue core underneath it, on the same database,
@@ -178,7 +179,7 @@ func BenchmarkHTTPReceiveDelete(b *testing.B) {
 		if err != nil || code != 200 {
 			return fmt.Errorf("receive: %d %s %v", code, body, err)
 		}
-		var out struct{ Messages []messageJSON }
+		var out struct{ Messages []wire.Message }
 		if err := json.Unmarshal(body, &out); err != nil {
 			return err
 		}

@@ -10,29 +10,8 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/wire"
 )
-
-// messageJSON is a received or peeked message.
-type messageJSON struct {
-	Sequence     int64           `json:"sequence"`
-	Body         json.RawMessage `json:"body"`
-	Headers      json.RawMessage `json:"headers"`
-	CreatedAt    time.Time       `json:"created_at"`
-	ReceiveCount int             `json:"receive_count"`
-	VisibleAt    time.Time       `json:"visible_at"`
-	Receipt      string          `json:"receipt,omitempty"`
-}
-
-type deadLetterJSON struct {
-	Sequence     int64           `json:"sequence"`
-	Body         json.RawMessage `json:"body"`
-	Headers      json.RawMessage `json:"headers"`
-	CreatedAt    time.Time       `json:"created_at"`
-	ReceiveCount int             `json:"receive_count"`
-	FailedAt     time.Time       `json:"failed_at"`
-	Reason       string          `json:"reason"`
-	LastError    string          `json:"last_error"`
-}
 
 func rawOrNull(b json.RawMessage) json.RawMessage {
 	if len(b) == 0 {
@@ -41,16 +20,16 @@ func rawOrNull(b json.RawMessage) json.RawMessage {
 	return b
 }
 
-func toMessages(ms []pgqueue.Message) []messageJSON {
-	out := make([]messageJSON, len(ms))
+func toMessages(ms []pgqueue.Message) wire.MessageList {
+	out := make([]wire.Message, len(ms))
 	for i, m := range ms {
-		out[i] = messageJSON{Sequence: m.Sequence, Body: rawOrNull(m.Body), Headers: rawOrNull(m.Headers),
+		out[i] = wire.Message{Sequence: m.Sequence, Body: rawOrNull(m.Body), Headers: rawOrNull(m.Headers),
 			CreatedAt: m.CreatedAt.UTC(), ReceiveCount: m.ReceiveCount, VisibleAt: m.VisibleAt.UTC()}
 		if !m.Receipt.IsZero() {
 			out[i].Receipt = m.Receipt.String()
 		}
 	}
-	return out
+	return wire.MessageList{Messages: out}
 }
 
 // sendRequest is what a send's body and query say.
@@ -117,7 +96,7 @@ func (a *api) send(w http.ResponseWriter, r *http.Request, c *call) error {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusCreated, map[string]int64{"sequence": seq})
+		writeJSON(w, http.StatusCreated, wire.SendResult{Sequence: seq})
 		return nil
 	}
 	ms := make([]pgqueue.NewMessage, len(req.batch))
@@ -128,11 +107,12 @@ func (a *api) send(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string][]int64{"sequences": seqs})
+	writeJSON(w, http.StatusCreated, wire.SendBatchResult{Sequences: seqs})
 	return nil
 }
 
-// receiveRequest is the body of a receive.
+// receiveRequest is the body of a receive (wire.ReceiveRequest), each
+// number range-checked after decoding.
 type receiveRequest struct {
 	MaxMessages              number `json:"max_messages"`
 	WaitSeconds              number `json:"wait_seconds"`
@@ -232,7 +212,7 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 		}
 		ms = kept
 	}
-	writeJSON(w, http.StatusOK, map[string][]messageJSON{"messages": toMessages(ms)})
+	writeJSON(w, http.StatusOK, toMessages(ms))
 	return nil
 }
 
@@ -256,7 +236,7 @@ func (a *api) peek(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string][]messageJSON{"messages": toMessages(ms)})
+	writeJSON(w, http.StatusOK, toMessages(ms))
 	return nil
 }
 
@@ -291,6 +271,8 @@ func (a *api) deleteMessage(w http.ResponseWriter, r *http.Request, c *call) err
 	return nil
 }
 
+// visibilityRequest is the body of a visibility change
+// (wire.VisibilityRequest), seconds range-checked after decoding.
 type visibilityRequest struct {
 	Seconds number `json:"seconds"`
 	Receipt string `json:"receipt"`
@@ -340,7 +322,7 @@ func (a *api) purge(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]int64{"purged": n})
+	writeJSON(w, http.StatusOK, wire.PurgeResult{Purged: n})
 	return nil
 }
 
@@ -353,13 +335,13 @@ func (a *api) receiveDLQ(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	out := make([]deadLetterJSON, len(ds))
+	out := make([]wire.DeadLetter, len(ds))
 	for i, d := range ds {
-		out[i] = deadLetterJSON{Sequence: d.Sequence, Body: rawOrNull(d.Body), Headers: rawOrNull(d.Headers),
+		out[i] = wire.DeadLetter{Sequence: d.Sequence, Body: rawOrNull(d.Body), Headers: rawOrNull(d.Headers),
 			CreatedAt: d.CreatedAt.UTC(), ReceiveCount: d.ReceiveCount, FailedAt: d.FailedAt.UTC(),
 			Reason: d.Reason, LastError: d.LastError}
 	}
-	writeJSON(w, http.StatusOK, map[string][]deadLetterJSON{"messages": out})
+	writeJSON(w, http.StatusOK, wire.DeadLetterList{Messages: out})
 	return nil
 }
 
@@ -380,7 +362,7 @@ func (a *api) purgeDLQ(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]int64{"purged": n})
+	writeJSON(w, http.StatusOK, wire.PurgeResult{Purged: n})
 	return nil
 }
 
@@ -392,10 +374,7 @@ func (a *api) redrive(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		MaxMessages number   `json:"max_messages"`
-		Sequences   []number `json:"sequences"`
-	}
+	var req redriveRequest
 	if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
@@ -419,8 +398,15 @@ func (a *api) redrive(w http.ResponseWriter, r *http.Request, c *call) error {
 			return err
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]int64{"redriven": n})
+	writeJSON(w, http.StatusOK, wire.RedriveResult{Redriven: n})
 	return nil
+}
+
+// redriveRequest is the body of a redrive (wire.RedriveRequest), each
+// number range-checked after decoding.
+type redriveRequest struct {
+	MaxMessages number   `json:"max_messages"`
+	Sequences   []number `json:"sequences"`
 }
 
 // maxRedriveSequences bounds the sequences of one selective redrive.

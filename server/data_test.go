@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/wire"
 )
 
 func TestDataPlaneRoundTrip(t *testing.T) {
@@ -74,17 +75,17 @@ func TestReceiveWithDeleteAndLongPoll(t *testing.T) {
 	q := "/" + acct + "/jobs"
 
 	// A long poll returns as soon as a message is sent.
-	done := make(chan []messageJSON, 1)
+	done := make(chan []wire.Message, 1)
 	start := time.Now()
 	go func() {
 		res := e.do(tok, "POST", q+"/messages/receive", `{"wait_seconds": 10, "delete": true}`)
-		var out struct{ Messages []messageJSON }
+		var out struct{ Messages []wire.Message }
 		_ = json.Unmarshal(res.body, &out)
 		done <- out.Messages
 	}()
 	time.Sleep(200 * time.Millisecond)
 	e.do(tok, "POST", q+"/messages", `{"job": "x"}`).expect(201)
-	var got []messageJSON
+	var got []wire.Message
 	select {
 	case got = <-done:
 	case <-time.After(15 * time.Second):
@@ -119,11 +120,11 @@ func TestDLQRoutes(t *testing.T) {
 		t.Fatalf("received %d", len(msgs))
 	}
 	// The last lease expires within a second; the sweeper moves them.
-	var dead []deadLetterJSON
+	var dead []wire.DeadLetter
 	deadline := time.Now().Add(30 * time.Second)
 	for len(dead) < 3 && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
-		var out struct{ Messages []deadLetterJSON }
+		var out struct{ Messages []wire.DeadLetter }
 		e.do(tok, "GET", q+"/dlq?max_messages=100", "").expect(200).decode(&out)
 		dead = out.Messages
 	}
@@ -160,7 +161,7 @@ func TestSendDelayAndDedup(t *testing.T) {
 		t.Fatalf("dedup: %d then %d", a.Sequence, b.Sequence)
 	}
 	e.do(tok, "POST", q+"/messages?delay_seconds=3600", `{"later":true}`).expect(201)
-	var qi queueJSON
+	var qi wire.Queue
 	e.do(tok, "GET", "/v1/accounts/"+acct+"/queues/q", "").expect(200).decode(&qi)
 	if qi.Stats == nil || qi.Stats.Ready != 1 || qi.Stats.Delayed != 1 {
 		t.Fatalf("stats %+v", qi.Stats)

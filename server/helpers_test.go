@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/pgtest"
+	"github.com/sluicehq/sluice/wire"
 )
 
 // env is one test's server: a fresh schema, a started Server over it and
@@ -149,7 +150,7 @@ func (r *response) expectError(status int, code string) string {
 	r.t.Helper()
 	r.expect(status)
 	var e struct {
-		Error errorBody `json:"error"`
+		Error wire.ErrorBody `json:"error"`
 	}
 	if err := json.Unmarshal(r.body, &e); err != nil {
 		r.t.Fatalf("error body %s: %v", r.body, err)
@@ -170,10 +171,10 @@ func (r *response) decode(v any) {
 }
 
 // messages decodes a {"messages": [...]} response.
-func (r *response) messages() []messageJSON {
+func (r *response) messages() []wire.Message {
 	r.t.Helper()
 	var out struct {
-		Messages []messageJSON `json:"messages"`
+		Messages []wire.Message `json:"messages"`
 	}
 	r.decode(&out)
 	return out.Messages

@@ -13,34 +13,36 @@ import (
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/triggers"
 	"github.com/sluicehq/sluice/triggers/webhook"
+	"github.com/sluicehq/sluice/wire"
 )
 
 // Hook is a webhook endpoint, POST /hooks/{account}/{name}: requests
 // verified with Verify and Secrets are enqueued to Queue as the envelope
-// triggers/webhook builds.
+// triggers/webhook builds. The API takes it as wire.CreateHookRequest.
 type Hook struct {
 	// Name is 1-80 characters from A-Z a-z 0-9 _ -.
-	Name string `json:"name"`
+	Name string
 	// Queue is where deliveries go; it must exist.
-	Queue string `json:"queue"`
+	Queue string
 	// Verify is the signature scheme: standard, github, stripe or none.
-	Verify string `json:"verify"`
+	Verify string
 	// Secrets are the signing secrets (several while rotating); none
 	// for scheme none. They are stored as given: an HMAC needs them.
-	Secrets []string `json:"secrets,omitempty"`
+	Secrets []string
 	// Source is who owns the hook: "api" (the default) or "manifest".
-	Source string `json:"source,omitempty"`
+	Source string
 }
 
-// HookInfo is a hook as listed: never its secrets.
+// HookInfo is a hook as listed: never its secrets. The API lists it as
+// wire.HookInfo.
 type HookInfo struct {
-	Name        string    `json:"name"`
-	Queue       string    `json:"queue"`
-	Verify      string    `json:"verify"`
-	SecretCount int       `json:"secret_count"`
-	Source      string    `json:"source"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	Name        string
+	Queue       string
+	Verify      string
+	SecretCount int
+	Source      string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // PutHook creates or replaces the hook h.Name of account and reports
@@ -125,10 +127,11 @@ func (a *api) listHooks(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	if hs == nil {
-		hs = []HookInfo{}
+	out := make([]wire.HookInfo, len(hs))
+	for i, h := range hs {
+		out[i] = wire.HookInfo(h)
 	}
-	writeJSON(w, http.StatusOK, map[string][]HookInfo{"hooks": hs})
+	writeJSON(w, http.StatusOK, wire.HookList{Hooks: out})
 	return nil
 }
 
@@ -137,10 +140,11 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	var h Hook
-	if err := decodeJSON(body, &h); err != nil {
+	var req wire.CreateHookRequest
+	if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
+	h := Hook(req)
 	if pgqueue.ValidName(h.Name) && !c.key.allowsQueue(h.Queue) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s may not send to queue %q", c.key.id, truncate(h.Queue, 90))
 	}
@@ -152,8 +156,8 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request, c *call) error 
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, map[string]any{"name": h.Name, "queue": h.Queue, "verify": h.Verify,
-		"secret_count": len(h.Secrets), "created": created})
+	writeJSON(w, status, wire.CreateHookResult{Name: h.Name, Queue: h.Queue, Verify: h.Verify,
+		SecretCount: len(h.Secrets), Created: created})
 	return nil
 }
 
@@ -222,10 +226,10 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 	}
 	a.pruneDeliveries(ctx)
 	if dup {
-		writeJSON(w, http.StatusOK, map[string]any{"duplicate": true, "sequence": seq})
+		writeJSON(w, http.StatusOK, wire.WebhookResult{Duplicate: true, Sequence: seq})
 		return nil
 	}
-	writeJSON(w, http.StatusAccepted, map[string]int64{"sequence": seq})
+	writeJSON(w, http.StatusAccepted, wire.WebhookResult{Sequence: seq})
 	return nil
 }
 

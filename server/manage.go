@@ -17,32 +17,11 @@ import (
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/triggers"
+	"github.com/sluicehq/sluice/wire"
 )
 
-// queueJSON is a queue's settings, with its stats when asked.
-type queueJSON struct {
-	Name                     string     `json:"name"`
-	VisibilityTimeoutSeconds int        `json:"visibility_timeout_seconds"`
-	MaxReceiveCount          int        `json:"max_receive_count"`
-	DelaySeconds             int        `json:"delay_seconds"`
-	RetentionSeconds         int        `json:"retention_seconds"`
-	MaxMessageBytes          int        `json:"max_message_bytes"`
-	DedupWindowSeconds       int        `json:"dedup_window_seconds"`
-	CreatedAt                time.Time  `json:"created_at"`
-	UpdatedAt                time.Time  `json:"updated_at"`
-	Stats                    *statsJSON `json:"stats,omitempty"`
-}
-
-type statsJSON struct {
-	Ready                 int64   `json:"ready"`
-	Inflight              int64   `json:"inflight"`
-	Delayed               int64   `json:"delayed"`
-	DLQ                   int64   `json:"dlq"`
-	OldestReadyAgeSeconds float64 `json:"oldest_ready_age_seconds"`
-}
-
-func scanQueueJSON(row pgx.Row) (queueJSON, error) {
-	var q queueJSON
+func scanQueueJSON(row pgx.Row) (wire.Queue, error) {
+	var q wire.Queue
 	err := row.Scan(&q.Name, &q.VisibilityTimeoutSeconds, &q.MaxReceiveCount, &q.DelaySeconds,
 		&q.RetentionSeconds, &q.MaxMessageBytes, &q.DedupWindowSeconds, &q.CreatedAt, &q.UpdatedAt)
 	q.CreatedAt, q.UpdatedAt = q.CreatedAt.UTC(), q.UpdatedAt.UTC()
@@ -51,14 +30,14 @@ func scanQueueJSON(row pgx.Row) (queueJSON, error) {
 
 // queueStats returns the stats of account's queues (one queue when
 // queue is not ""), by name.
-func (a *api) queueStats(r *http.Request, account string, queue *string) (map[string]*statsJSON, error) {
+func (a *api) queueStats(r *http.Request, account string, queue *string) (map[string]*wire.QueueStats, error) {
 	rows, err := a.s.Pool.Query(r.Context(), a.q.Get("account_stats"), account, queue)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]*statsJSON{}
+	out := map[string]*wire.QueueStats{}
 	var name string
-	var st statsJSON
+	var st wire.QueueStats
 	_, err = pgx.ForEachRow(rows, []any{&name, &st.Ready, &st.Delayed, &st.Inflight, &st.DLQ, &st.OldestReadyAgeSeconds}, func() error {
 		s := st
 		out[name] = &s
@@ -76,11 +55,11 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	qs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (queueJSON, error) { return scanQueueJSON(r) })
+	qs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (wire.Queue, error) { return scanQueueJSON(r) })
 	if err != nil {
 		return err
 	}
-	qs = slices.DeleteFunc(qs, func(q queueJSON) bool { return !c.key.allowsQueue(q.Name) })
+	qs = slices.DeleteFunc(qs, func(q wire.Queue) bool { return !c.key.allowsQueue(q.Name) })
 	if live {
 		stats, err := a.queueStats(r, c.account, nil)
 		if err != nil {
@@ -89,18 +68,19 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 		for i := range qs {
 			qs[i].Stats = stats[qs[i].Name]
 			if qs[i].Stats == nil {
-				qs[i].Stats = &statsJSON{}
+				qs[i].Stats = &wire.QueueStats{}
 			}
 		}
 	}
 	if qs == nil {
-		qs = []queueJSON{}
+		qs = []wire.Queue{}
 	}
-	writeJSON(w, http.StatusOK, map[string][]queueJSON{"queues": qs})
+	writeJSON(w, http.StatusOK, wire.QueueList{Queues: qs})
 	return nil
 }
 
-// queueOptions are the settings a create or update may give.
+// queueOptions are the settings a create or update may give: the fields
+// of wire.QueueSettings, each checked to be an integer.
 var queueOptions = []string{"visibility_timeout_seconds", "max_receive_count", "delay_seconds",
 	"retention_seconds", "max_message_bytes", "dedup_window_seconds"}
 
@@ -183,7 +163,7 @@ func (a *api) getQueue(w http.ResponseWriter, r *http.Request, c *call) error {
 	}
 	q.Stats = stats[q.Name]
 	if q.Stats == nil {
-		q.Stats = &statsJSON{}
+		q.Stats = &wire.QueueStats{}
 	}
 	writeJSON(w, http.StatusOK, q)
 	return nil
@@ -216,33 +196,14 @@ func (a *api) deleteQueue(w http.ResponseWriter, r *http.Request, c *call) error
 
 // Functions.
 
-type functionJSON struct {
-	Name          string         `json:"name"`
-	LatestVersion int            `json:"latest_version"`
-	Aliases       map[string]int `json:"aliases"`
-	RollbackTo    map[string]int `json:"rollback_to"`
-	CreatedAt     time.Time      `json:"created_at"`
-	Versions      []versionJSON  `json:"versions,omitempty"`
-}
-
-type versionJSON struct {
-	Version   int               `json:"version"`
-	SHA256    string            `json:"sha256"`
-	SizeBytes int               `json:"size_bytes"`
-	MemoryMiB int               `json:"memory_mb"`
-	TimeoutMS int64             `json:"timeout_ms"`
-	Env       map[string]string `json:"env"`
-	CreatedAt time.Time         `json:"created_at"`
-}
-
-func toFunctionJSON(f functions.Function) functionJSON {
+func toFunctionJSON(f functions.Function) wire.Function {
 	if f.Aliases == nil {
 		f.Aliases = map[string]int{}
 	}
 	if f.RollbackTo == nil {
 		f.RollbackTo = map[string]int{}
 	}
-	return functionJSON{Name: f.Name, LatestVersion: f.LatestVersion, Aliases: f.Aliases, RollbackTo: f.RollbackTo, CreatedAt: f.CreatedAt.UTC()}
+	return wire.Function{Name: f.Name, LatestVersion: f.LatestVersion, Aliases: f.Aliases, RollbackTo: f.RollbackTo, CreatedAt: f.CreatedAt.UTC()}
 }
 
 func (a *api) listFunctions(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -250,11 +211,11 @@ func (a *api) listFunctions(w http.ResponseWriter, r *http.Request, c *call) err
 	if err != nil {
 		return err
 	}
-	out := make([]functionJSON, len(fs))
+	out := make([]wire.Function, len(fs))
 	for i, f := range fs {
 		out[i] = toFunctionJSON(f)
 	}
-	writeJSON(w, http.StatusOK, map[string][]functionJSON{"functions": out})
+	writeJSON(w, http.StatusOK, wire.FunctionList{Functions: out})
 	return nil
 }
 
@@ -273,13 +234,13 @@ func (a *api) getFunction(w http.ResponseWriter, r *http.Request, c *call) error
 		return err
 	}
 	f := toFunctionJSON(fs[i])
-	f.Versions = make([]versionJSON, len(vs))
+	f.Versions = make([]wire.FunctionVersion, len(vs))
 	for i, v := range vs {
 		env := map[string]string{}
 		for k := range v.Env {
 			env[k] = "****"
 		}
-		f.Versions[i] = versionJSON{Version: v.Number, SHA256: v.SHA256, SizeBytes: v.SizeBytes, MemoryMiB: v.MemoryMiB,
+		f.Versions[i] = wire.FunctionVersion{Version: v.Number, SHA256: v.SHA256, SizeBytes: v.SizeBytes, MemoryMB: v.MemoryMiB,
 			TimeoutMS: v.Timeout.Milliseconds(), Env: env, CreatedAt: v.CreatedAt.UTC()}
 	}
 	writeJSON(w, http.StatusOK, f)
@@ -358,8 +319,8 @@ func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) er
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"version": d.Version.Number, "created": d.Created,
-		"alias_moved": d.AliasMoved, "sha256": d.Version.SHA256})
+	writeJSON(w, http.StatusCreated, wire.Deployment{Version: d.Version.Number, Created: d.Created,
+		AliasMoved: d.AliasMoved, SHA256: d.Version.SHA256})
 	return nil
 }
 
@@ -368,9 +329,7 @@ func (a *api) setAlias(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Version number `json:"version"`
-	}
+	var req setAliasRequest
 	if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
@@ -393,9 +352,7 @@ func (a *api) rollback(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Alias string `json:"alias"`
-	}
+	var req wire.RollbackRequest
 	if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
@@ -406,39 +363,22 @@ func (a *api) rollback(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"version": v})
+	writeJSON(w, http.StatusOK, wire.RollbackResult{Version: v})
 	return nil
+}
+
+// setAliasRequest is the body of an alias change (wire.SetAliasRequest),
+// the version range-checked after decoding.
+type setAliasRequest struct {
+	Version number `json:"version"`
 }
 
 // Triggers.
 
-// triggerJSON is a trigger as the API shows and takes it.
-type triggerJSON struct {
-	Name           string          `json:"name"`
-	Kind           string          `json:"kind"`
-	Function       string          `json:"function,omitempty"`
-	Alias          string          `json:"alias,omitempty"`
-	Queue          string          `json:"queue,omitempty"`
-	DLQ            bool            `json:"dlq"`
-	BatchSize      int             `json:"batch_size"`
-	BatchWindowMS  int64           `json:"batch_window_ms"`
-	Concurrency    int             `json:"concurrency"`
-	AckPolicy      string          `json:"ack_policy,omitempty"`
-	BackoffInitMS  int64           `json:"backoff_initial_ms"`
-	BackoffMaxMS   int64           `json:"backoff_max_ms"`
-	LeaseExtension bool            `json:"lease_extension"`
-	CronSpec       string          `json:"cron_spec,omitempty"`
-	Timezone       string          `json:"timezone,omitempty"`
-	EnqueueBody    json.RawMessage `json:"enqueue_body,omitempty"`
-	Enabled        bool            `json:"enabled"`
-	Source         string          `json:"source"`
-	UpdatedAt      time.Time       `json:"updated_at"`
-}
-
-func toTriggerJSON(t triggers.Trigger) triggerJSON {
-	return triggerJSON{Name: t.Name, Kind: t.Kind, Function: t.Function, Alias: t.Alias, Queue: t.Queue, DLQ: t.DLQ,
+func toTriggerJSON(t triggers.Trigger) wire.TriggerInfo {
+	return wire.TriggerInfo{Name: t.Name, Kind: t.Kind, Function: t.Function, Alias: t.Alias, Queue: t.Queue, DLQ: t.DLQ,
 		BatchSize: t.BatchSize, BatchWindowMS: t.BatchWindow.Milliseconds(), Concurrency: t.Concurrency,
-		AckPolicy: string(t.AckPolicy), BackoffInitMS: t.BackoffInitial.Milliseconds(), BackoffMaxMS: t.BackoffMax.Milliseconds(),
+		AckPolicy: string(t.AckPolicy), BackoffInitialMS: t.BackoffInitial.Milliseconds(), BackoffMaxMS: t.BackoffMax.Milliseconds(),
 		LeaseExtension: t.LeaseExtension, CronSpec: t.CronSpec, Timezone: t.Timezone, EnqueueBody: t.EnqueueBody,
 		Enabled: t.Enabled, Source: t.Source, UpdatedAt: t.UpdatedAt.UTC()}
 }
@@ -448,15 +388,16 @@ func (a *api) listTriggers(w http.ResponseWriter, r *http.Request, c *call) erro
 	if err != nil {
 		return err
 	}
-	out := make([]triggerJSON, len(ts))
+	out := make([]wire.TriggerInfo, len(ts))
 	for i, t := range ts {
 		out[i] = toTriggerJSON(t)
 	}
-	writeJSON(w, http.StatusOK, map[string][]triggerJSON{"triggers": out})
+	writeJSON(w, http.StatusOK, wire.TriggerList{Triggers: out})
 	return nil
 }
 
-// triggerRequest is a PUT trigger body; absent fields take defaults.
+// triggerRequest is a PUT trigger body (wire.Trigger but for updated_at),
+// each number range-checked after decoding; absent fields take defaults.
 type triggerRequest struct {
 	Name           string          `json:"name"`
 	Kind           string          `json:"kind"`
@@ -588,7 +529,7 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"name": t.Name, "changed": changed})
+	writeJSON(w, http.StatusOK, wire.PutTriggerResult{Name: t.Name, Changed: changed})
 	return nil
 }
 
@@ -600,18 +541,6 @@ func (a *api) deleteTrigger(w http.ResponseWriter, r *http.Request, c *call) err
 	return nil
 }
 
-// minuteJSON is one minute of a queue's statistics.
-type minuteJSON struct {
-	Minute   time.Time `json:"minute"`
-	Sends    int64     `json:"sends"`
-	Acks     int64     `json:"acks"`
-	DLQMoves int64     `json:"dlq_moves"`
-	Ready    *int64    `json:"ready"`
-	Inflight *int64    `json:"inflight"`
-	Delayed  *int64    `json:"delayed"`
-	DLQ      *int64    `json:"dlq"`
-}
-
 func (a *api) queueMinuteStats(w http.ResponseWriter, r *http.Request, c *call) error {
 	minutes, err := queryInt(r, "minutes", 1, pgqueue.MaxStatsMinutes, 60)
 	if err != nil {
@@ -621,38 +550,16 @@ func (a *api) queueMinuteStats(w http.ResponseWriter, r *http.Request, c *call) 
 	if err != nil {
 		return err
 	}
-	out := make([]minuteJSON, len(ms))
+	out := make([]wire.MinuteStats, len(ms))
 	for i, m := range ms {
-		out[i] = minuteJSON{Minute: m.Minute, Sends: m.Sends, Acks: m.Acks, DLQMoves: m.DLQMoves,
+		out[i] = wire.MinuteStats{Minute: m.Minute, Sends: m.Sends, Acks: m.Acks, DLQMoves: m.DLQMoves,
 			Ready: m.Ready, Inflight: m.Inflight, Delayed: m.Delayed, DLQ: m.DLQ}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"queue": c.queue, "minutes": out})
+	writeJSON(w, http.StatusOK, wire.MinuteStatsList{Queue: c.queue, Minutes: out})
 	return nil
 }
 
 // Invocations.
-
-type invocationJSON struct {
-	ID        int64  `json:"id"`
-	Function  string `json:"function"`
-	Version   int    `json:"version"`
-	TriggerID *int64 `json:"trigger_id"`
-	// Trigger is the trigger's name, "" when the trigger is gone.
-	Trigger     string    `json:"trigger"`
-	TriggerType string    `json:"trigger_type"`
-	Source      string    `json:"source"`
-	BatchSize   int       `json:"batch_size"`
-	StartedAt   time.Time `json:"started_at"`
-	DurationMS  float64   `json:"duration_ms"`
-	Outcome     string    `json:"outcome"`
-	FailureKind string    `json:"failure_kind,omitempty"`
-	Error       string    `json:"error,omitempty"`
-	Acked       int       `json:"acked"`
-	Retried     int       `json:"retried"`
-	Dead        int       `json:"dead"`
-	MessageIDs  []int64   `json:"message_ids"`
-	Stderr      string    `json:"stderr,omitempty"`
-}
 
 // invocationFilter is what list_invocations selects by; nil fields do not
 // filter.
@@ -710,7 +617,7 @@ func (a *api) listInvocations(w http.ResponseWriter, r *http.Request, c *call) e
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string][]invocationJSON{"invocations": out})
+	writeJSON(w, http.StatusOK, wire.InvocationList{Invocations: out})
 	return nil
 }
 
@@ -731,14 +638,14 @@ func (a *api) getInvocation(w http.ResponseWriter, r *http.Request, c *call) err
 }
 
 // invocations reads the account's invocation log, newest first.
-func (a *api) invocations(ctx context.Context, account string, f invocationFilter) ([]invocationJSON, error) {
+func (a *api) invocations(ctx context.Context, account string, f invocationFilter) ([]wire.Invocation, error) {
 	rows, err := a.s.Pool.Query(ctx, a.q.Get("list_invocations"), account, f.function, f.outcome, f.since, f.until,
 		f.trigger, f.beforeID, f.id, f.limit)
 	if err != nil {
 		return nil, err
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (invocationJSON, error) {
-		var v invocationJSON
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wire.Invocation, error) {
+		var v wire.Invocation
 		err := row.Scan(&v.ID, &v.Function, &v.Version, &v.TriggerID, &v.Trigger, &v.TriggerType, &v.Source, &v.BatchSize,
 			&v.StartedAt, &v.DurationMS, &v.Outcome, &v.FailureKind, &v.Error, &v.Acked, &v.Retried, &v.Dead,
 			&v.MessageIDs, &v.Stderr)
@@ -746,7 +653,7 @@ func (a *api) invocations(ctx context.Context, account string, f invocationFilte
 		return v, err
 	})
 	if out == nil {
-		out = []invocationJSON{}
+		out = []wire.Invocation{}
 	}
 	return out, err
 }
@@ -761,7 +668,7 @@ func (a *api) listKeys(w http.ResponseWriter, r *http.Request, c *call) error {
 	if keys == nil {
 		keys = []Key{}
 	}
-	writeJSON(w, http.StatusOK, map[string][]Key{"keys": keys})
+	writeJSON(w, http.StatusOK, wire.KeyList{Keys: keys})
 	return nil
 }
 
@@ -770,11 +677,7 @@ func (a *api) createKey(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Scopes      []string `json:"scopes"`
-		Queues      []string `json:"queues"`
-		Description string   `json:"description"`
-	}
+	var req wire.CreateKeyRequest
 	if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
@@ -801,7 +704,7 @@ func (a *api) createKey(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]string{"id": id, "secret": secret})
+	writeJSON(w, http.StatusCreated, wire.NewKey{ID: id, Secret: secret})
 	return nil
 }
 

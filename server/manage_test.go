@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/wasmbuild"
+	"github.com/sluicehq/sluice/wire"
 )
 
 func TestQueueManagement(t *testing.T) {
@@ -18,7 +19,7 @@ func TestQueueManagement(t *testing.T) {
 	acct, tok := e.admin("")
 	base := "/v1/accounts/" + acct + "/queues"
 
-	var q queueJSON
+	var q wire.Queue
 	e.do(tok, "POST", base, `{"name":"orders","visibility_timeout_seconds":0,"max_receive_count":3,"dedup_window_seconds":0}`).expect(201).decode(&q)
 	if q.Name != "orders" || q.VisibilityTimeoutSeconds != 0 || q.MaxReceiveCount != 3 || q.DedupWindowSeconds != 0 ||
 		q.RetentionSeconds != 345600 || q.MaxMessageBytes != 262144 || q.CreatedAt.IsZero() {
@@ -27,7 +28,7 @@ func TestQueueManagement(t *testing.T) {
 	e.do(tok, "POST", base, `{"name":"audit"}`).expect(201)
 	e.do(tok, "POST", "/"+acct+"/orders/messages", `[1,2]`).expect(201)
 
-	var list struct{ Queues []queueJSON }
+	var list struct{ Queues []wire.Queue }
 	e.do(tok, "GET", base, "").expect(200).decode(&list)
 	if len(list.Queues) != 2 || list.Queues[0].Name != "audit" || list.Queues[0].Stats != nil {
 		t.Fatalf("list %+v", list.Queues)
@@ -87,10 +88,10 @@ func TestFunctionManagement(t *testing.T) {
 		t.Fatalf("deploy 2: %+v", d)
 	}
 
-	var fn functionJSON
+	var fn wire.Function
 	e.do(tok, "GET", "/v1/accounts/"+acct+"/functions/f", "").expect(200).decode(&fn)
 	if fn.LatestVersion != 2 || fn.Aliases["live"] != 2 || len(fn.Versions) != 2 ||
-		fn.Versions[0].MemoryMiB != 32 || fn.Versions[0].TimeoutMS != 1000 || fn.Versions[0].Env["TOKEN"] != "****" {
+		fn.Versions[0].MemoryMB != 32 || fn.Versions[0].TimeoutMS != 1000 || fn.Versions[0].Env["TOKEN"] != "****" {
 		t.Fatalf("function %+v", fn)
 	}
 	r := e.do(tok, "GET", "/v1/accounts/"+acct+"/functions/f", "")
@@ -104,7 +105,7 @@ func TestFunctionManagement(t *testing.T) {
 	}
 	e.do(tok, "PUT", "/v1/accounts/"+acct+"/functions/f/aliases/canary", `{"version":2}`).expect(204)
 	e.do(tok, "PUT", "/v1/accounts/"+acct+"/functions/f/aliases/canary", `{"version":9}`).expectError(404, "not_found")
-	var list struct{ Functions []functionJSON }
+	var list struct{ Functions []wire.Function }
 	e.do(tok, "GET", "/v1/accounts/"+acct+"/functions", "").expect(200).decode(&list)
 	if len(list.Functions) != 1 || list.Functions[0].Aliases["canary"] != 2 || list.Functions[0].Aliases["live"] != 1 {
 		t.Fatalf("functions %+v", list.Functions)
@@ -139,7 +140,7 @@ func TestTriggersAndInvocations(t *testing.T) {
 		t.Fatal("same trigger again changed")
 	}
 	e.do(tok, "PUT", base+"/tick", `{"kind":"cron","cron_spec":"*/5 * * * *","queue":"jobs","enqueue_body":{"tick":true},"timezone":"Europe/Paris"}`).expect(200)
-	var list struct{ Triggers []triggerJSON }
+	var list struct{ Triggers []wire.TriggerInfo }
 	e.do(tok, "GET", base, "").expect(200).decode(&list)
 	if len(list.Triggers) != 2 {
 		t.Fatalf("triggers %+v", list.Triggers)
@@ -161,7 +162,7 @@ func TestTriggersAndInvocations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var inv struct{ Invocations []invocationJSON }
+	var inv struct{ Invocations []wire.Invocation }
 	e.do(tok, "GET", "/v1/accounts/"+acct+"/invocations", "").expect(200).decode(&inv)
 	if len(inv.Invocations) != 3 || inv.Invocations[0].ID <= inv.Invocations[1].ID {
 		t.Fatalf("invocations %+v", inv.Invocations)
@@ -206,9 +207,9 @@ func TestInvocationFiltersAndGet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	list := func(query string) []invocationJSON {
+	list := func(query string) []wire.Invocation {
 		t.Helper()
-		var out struct{ Invocations []invocationJSON }
+		var out struct{ Invocations []wire.Invocation }
 		e.do(tok, "GET", base+"/invocations"+query, "").expect(200).decode(&out)
 		return out.Invocations
 	}
@@ -254,7 +255,7 @@ func TestInvocationFiltersAndGet(t *testing.T) {
 	}
 
 	// One invocation by id.
-	var one invocationJSON
+	var one wire.Invocation
 	e.do(tok, "GET", fmt.Sprintf("%s/invocations/%d", base, all[1].ID), "").expect(200).decode(&one)
 	if one.ID != all[1].ID || one.Trigger != "a" || one.Function != "worker" || one.StartedAt.IsZero() {
 		t.Errorf("get: %+v", one)

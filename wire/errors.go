@@ -1,0 +1,36 @@
+package wire
+
+// Error codes of the API's error bodies (see docs/http-api.md).
+const (
+	CodeInvalidJSON          = "invalid_json"
+	CodeInvalidArgument      = "invalid_argument"
+	CodeInvalidName          = "invalid_name"
+	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeUnauthorized         = "unauthorized"
+	CodeForbidden            = "forbidden"
+	CodeQueueNotFound        = "queue_not_found"
+	CodeMessageNotFound      = "message_not_found"
+	CodeNotFound             = "not_found"
+	CodeMethodNotAllowed     = "method_not_allowed"
+	CodeQueueExists          = "queue_exists"
+	CodeConflict             = "conflict"
+	CodeStaleReceipt         = "stale_receipt"
+	CodeMessageTooLarge      = "message_too_large"
+	CodeBodyTooLarge         = "body_too_large"
+	CodeInvalidSignature     = "invalid_signature"
+	CodeInternal             = "internal"
+	CodeUnavailable          = "unavailable"
+)
+
+// ErrorResponse is the body of every error response:
+// {"error": {"code": "queue_not_found", "message": "..."}}.
+type ErrorResponse struct {
+	Error ErrorBody `json:"error"`
+}
+
+// ErrorBody says what went wrong: a code to branch on and a message for
+// people.
+type ErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}

@@ -1,0 +1,59 @@
+package wire
+
+import "time"
+
+// Function is a function with its latest version and aliases.
+type Function struct {
+	Name          string `json:"name"`
+	LatestVersion int    `json:"latest_version"`
+	// Aliases maps alias names (e.g. "live") to version numbers.
+	Aliases map[string]int `json:"aliases"`
+	// RollbackTo maps each alias that has moved to the version a
+	// rollback would move it back to.
+	RollbackTo map[string]int `json:"rollback_to"`
+	CreatedAt  time.Time      `json:"created_at"`
+	// Versions is filled on a get of one function, oldest first.
+	Versions []FunctionVersion `json:"versions,omitempty"`
+}
+
+// FunctionVersion is one immutable version of a function.
+type FunctionVersion struct {
+	Version   int    `json:"version"`
+	SHA256    string `json:"sha256"`
+	SizeBytes int    `json:"size_bytes"`
+	MemoryMB  int    `json:"memory_mb"`
+	TimeoutMS int64  `json:"timeout_ms"`
+	// Env holds the version's environment, values masked.
+	Env       map[string]string `json:"env"`
+	CreatedAt time.Time         `json:"created_at"`
+}
+
+// FunctionList answers a list of functions.
+type FunctionList struct {
+	Functions []Function `json:"functions"`
+}
+
+// Deployment answers a deploy: what it did.
+type Deployment struct {
+	AliasMoved bool `json:"alias_moved"`
+	// Created is false when module and config equal the latest version's,
+	// which is then reused.
+	Created bool   `json:"created"`
+	SHA256  string `json:"sha256"`
+	Version int    `json:"version"`
+}
+
+// SetAliasRequest is the body of an alias change.
+type SetAliasRequest struct {
+	Version int `json:"version"`
+}
+
+// RollbackRequest is the body of a rollback ("": the alias live).
+type RollbackRequest struct {
+	Alias string `json:"alias"`
+}
+
+// RollbackResult answers a rollback: the version the alias now points at.
+type RollbackResult struct {
+	Version int `json:"version"`
+}

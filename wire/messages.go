@@ -1,0 +1,92 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Message is a message as received or peeked.
+type Message struct {
+	Sequence int64           `json:"sequence"`
+	Body     json.RawMessage `json:"body"`
+	// Headers is a JSON object, or null.
+	Headers      json.RawMessage `json:"headers"`
+	CreatedAt    time.Time       `json:"created_at"`
+	ReceiveCount int             `json:"receive_count"`
+	VisibleAt    time.Time       `json:"visible_at"`
+	// Receipt is the lease token of a received message ("" when peeked);
+	// pass it to a delete or a visibility change to fence a stale lease.
+	Receipt string `json:"receipt,omitempty"`
+}
+
+// DeadLetter is a message in a dead-letter queue.
+type DeadLetter struct {
+	Sequence     int64           `json:"sequence"`
+	Body         json.RawMessage `json:"body"`
+	Headers      json.RawMessage `json:"headers"`
+	CreatedAt    time.Time       `json:"created_at"`
+	ReceiveCount int             `json:"receive_count"`
+	FailedAt     time.Time       `json:"failed_at"`
+	// Reason says why it died, e.g. max_receive_count or permanent.
+	Reason    string `json:"reason"`
+	LastError string `json:"last_error"`
+}
+
+// MessageList answers a receive or a peek.
+type MessageList struct {
+	Messages []Message `json:"messages"`
+}
+
+// DeadLetterList answers a read of a dead-letter queue.
+type DeadLetterList struct {
+	Messages []DeadLetter `json:"messages"`
+}
+
+// SendResult answers the send of one message (a JSON object body).
+type SendResult struct {
+	Sequence int64 `json:"sequence"`
+}
+
+// SendBatchResult answers the send of a batch (a JSON array body): the
+// sequences in the batch's order.
+type SendBatchResult struct {
+	Sequences []int64 `json:"sequences"`
+}
+
+// ReceiveRequest is the body of a receive; zero fields take the server's
+// defaults.
+type ReceiveRequest struct {
+	// Delete deletes the messages as they are received (at most once).
+	Delete bool `json:"delete,omitempty"`
+	// MaxMessages is how many messages to claim at most (1 to 10).
+	MaxMessages int `json:"max_messages"`
+	// VisibilityTimeoutSeconds is the lease (0: the queue's).
+	VisibilityTimeoutSeconds int `json:"visibility_timeout_seconds,omitempty"`
+	// WaitSeconds long-polls that long for a first message (0 to 20).
+	WaitSeconds int `json:"wait_seconds,omitempty"`
+}
+
+// VisibilityRequest is the body of a visibility change.
+type VisibilityRequest struct {
+	// Receipt, when set, fences the change to that lease.
+	Receipt string `json:"receipt,omitempty"`
+	// Seconds until the message is visible again (0: now).
+	Seconds int `json:"seconds"`
+}
+
+// PurgeResult answers a purge of a queue or of its DLQ.
+type PurgeResult struct {
+	Purged int64 `json:"purged"`
+}
+
+// RedriveRequest is the body of a redrive: either MaxMessages (0: all) or
+// Sequences, not both.
+type RedriveRequest struct {
+	MaxMessages int     `json:"max_messages,omitempty"`
+	Sequences   []int64 `json:"sequences,omitempty"`
+}
+
+// RedriveResult answers a redrive: how many dead letters moved.
+type RedriveResult struct {
+	Redriven int64 `json:"redriven"`
+}

@@ -1,0 +1,82 @@
+package wire
+
+import "time"
+
+// Queue is a queue's settings, with its counts when asked for.
+type Queue struct {
+	Name                     string    `json:"name"`
+	VisibilityTimeoutSeconds int       `json:"visibility_timeout_seconds"`
+	MaxReceiveCount          int       `json:"max_receive_count"`
+	DelaySeconds             int       `json:"delay_seconds"`
+	RetentionSeconds         int       `json:"retention_seconds"`
+	MaxMessageBytes          int       `json:"max_message_bytes"`
+	DedupWindowSeconds       int       `json:"dedup_window_seconds"`
+	CreatedAt                time.Time `json:"created_at"`
+	UpdatedAt                time.Time `json:"updated_at"`
+	// Stats holds the counts: on a get, and in a list asked for live.
+	Stats *QueueStats `json:"stats,omitempty"`
+}
+
+// QueueStats counts a queue's messages.
+type QueueStats struct {
+	Ready                 int64   `json:"ready"`
+	Inflight              int64   `json:"inflight"`
+	Delayed               int64   `json:"delayed"`
+	DLQ                   int64   `json:"dlq"`
+	OldestReadyAgeSeconds float64 `json:"oldest_ready_age_seconds"`
+}
+
+// QueueList answers a list of queues.
+type QueueList struct {
+	Queues []Queue `json:"queues"`
+}
+
+// QueueSettings are the settings a queue is created with or changed to
+// (the body of a PATCH); nil fields keep the default (create) or the
+// current value (update).
+type QueueSettings struct {
+	// VisibilityTimeoutSeconds is the default lease (0 to 43200; 30).
+	VisibilityTimeoutSeconds *int `json:"visibility_timeout_seconds,omitempty"`
+	// MaxReceiveCount is how many deliveries before the DLQ (1 to 1000; 5).
+	MaxReceiveCount *int `json:"max_receive_count,omitempty"`
+	// DelaySeconds delays every message sent (0 to 43200; 0).
+	DelaySeconds *int `json:"delay_seconds,omitempty"`
+	// RetentionSeconds is how long messages are kept (60 to 1209600; 345600).
+	RetentionSeconds *int `json:"retention_seconds,omitempty"`
+	// MaxMessageBytes bounds a body's JSON size (1 to 1048576; 262144).
+	MaxMessageBytes *int `json:"max_message_bytes,omitempty"`
+	// DedupWindowSeconds is how long a dedup key counts (0 to 86400; 300).
+	DedupWindowSeconds *int `json:"dedup_window_seconds,omitempty"`
+}
+
+// CreateQueueRequest is the body of a queue's creation.
+type CreateQueueRequest struct {
+	Name string `json:"name"`
+	QueueSettings
+}
+
+// MinuteStats is one minute of a queue's statistics.
+type MinuteStats struct {
+	// Minute is the start of the minute (UTC).
+	Minute time.Time `json:"minute"`
+	// Sends, Acks and DLQMoves count the messages sent, deleted after
+	// being received and moved to the DLQ in the minute. Sends and acks
+	// made with the SQL functions from other database sessions are not
+	// counted (see docs/http-api.md).
+	Sends    int64 `json:"sends"`
+	Acks     int64 `json:"acks"`
+	DLQMoves int64 `json:"dlq_moves"`
+	// Ready, Inflight, Delayed and DLQ are the depth sampled in the
+	// minute, nil when no sample was taken.
+	Ready    *int64 `json:"ready"`
+	Inflight *int64 `json:"inflight"`
+	Delayed  *int64 `json:"delayed"`
+	DLQ      *int64 `json:"dlq"`
+}
+
+// MinuteStatsList answers a queue's statistics: one entry per minute,
+// oldest first.
+type MinuteStatsList struct {
+	Minutes []MinuteStats `json:"minutes"`
+	Queue   string        `json:"queue"`
+}
