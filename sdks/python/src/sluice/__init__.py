@@ -43,7 +43,7 @@ from ._errors import (
     UnsupportedMediaType,
 )
 from ._models import DeadLetter, Message, MinuteStats, Queue, QueueStats
-from ._mq import MQ, AsyncMQ
+from ._mq import MQ, AsyncMQ, Body
 from ._queues import AsyncQueues, Queues
 from ._version import __version__
 
@@ -51,6 +51,7 @@ __all__ = [
     "AsyncMQ",
     "AsyncQueues",
     "AsyncSluice",
+    "Body",
     "BodyTooLarge",
     "Config",
     "ConfigurationError",

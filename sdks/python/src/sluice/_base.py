@@ -150,8 +150,8 @@ def error_from(resp: httpx.Response) -> SluiceError:
         err = data.get("error") if isinstance(data, dict) else None
         if isinstance(err, dict) and isinstance(err.get("code"), str) and err["code"]:
             code = err["code"]
-            message = err.get("message") if isinstance(err.get("message"), str) else ""
-            message = message or code
+            m = err.get("message")
+            message = m if isinstance(m, str) and m else code
     except ValueError:
         pass
     if not code:

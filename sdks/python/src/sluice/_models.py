@@ -43,7 +43,7 @@ class _Record:
 
     @classmethod
     def _names(cls) -> List[str]:
-        return [f.name for f in fields(cls)]  # type: ignore[arg-type]
+        return [f.name for f in fields(cls)]
 
 
 @dataclass(frozen=True)
@@ -213,4 +213,4 @@ def list_of(cls: Type[R], data: Any, key: str) -> List[R]:
         return []
     if not isinstance(data, list):
         raise ValueError(f"response: {key} is not a list")
-    return [cls.from_json(item) for item in data]  # type: ignore[attr-defined]
+    return [cls.from_json(item) for item in data]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union, overload
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union, cast, overload
 
 from ._base import (
     BaseClient,
@@ -22,6 +22,10 @@ from ._models import DeadLetter, Message, list_of
 
 if TYPE_CHECKING:
     from ._client import AsyncSluice, Sluice
+
+#: A single message's body: a JSON object, or a string, number, bool or
+#: null (sent as a batch of one). A list is a batch of bodies.
+Body = Union[Mapping[str, Any], str, int, float, bool, None]
 
 
 class _Calls:
@@ -51,6 +55,8 @@ class _Calls:
             # A batch: the server takes 1 to 10 bodies of any JSON value.
             raw = encode_json(body, "message bodies")
             return Call("POST", path, expect("sequences", int_list), params=params, body=raw)
+        if isinstance(body, Mapping) and not isinstance(body, dict):
+            body = dict(body)
         raw = encode_json(body, "message body")
         if not isinstance(body, dict):
             # The API takes a JSON object as one message; any other body is
@@ -179,7 +185,7 @@ class MQ:
 
     @overload
     def send(
-        self, queue: str, body: Any, *, delay: Optional[Seconds] = None, dedup_key: Optional[str] = None
+        self, queue: str, body: Body, *, delay: Optional[Seconds] = None, dedup_key: Optional[str] = None
     ) -> int: ...
 
     def send(
@@ -194,7 +200,7 @@ class MQ:
         invisible that long. ``dedup_key`` (single sends only) makes a
         repeat within the queue's dedup window return the first message's
         sequence instead of storing another."""
-        return self._client._run(self._calls.send(queue, body, delay, dedup_key))
+        return cast(Union[int, List[int]], self._client._run(self._calls.send(queue, body, delay, dedup_key)))
 
     def receive(
         self,
@@ -267,14 +273,14 @@ class AsyncMQ:
 
     @overload
     async def send(
-        self, queue: str, body: Any, *, delay: Optional[Seconds] = None, dedup_key: Optional[str] = None
+        self, queue: str, body: Body, *, delay: Optional[Seconds] = None, dedup_key: Optional[str] = None
     ) -> int: ...
 
     async def send(
         self, queue: str, body: Any, *, delay: Optional[Seconds] = None, dedup_key: Optional[str] = None
     ) -> Union[int, List[int]]:
         """See :meth:`MQ.send`."""
-        return await self._client._run(self._calls.send(queue, body, delay, dedup_key))
+        return cast(Union[int, List[int]], await self._client._run(self._calls.send(queue, body, delay, dedup_key)))
 
     async def receive(
         self,
