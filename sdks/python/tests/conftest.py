@@ -133,6 +133,8 @@ def server() -> Iterator[Server]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        if proc is not None and proc.returncode not in (0, -signal.SIGTERM):
+            print(f"\nconftest: sluice serve exited with {proc.returncode}:\n{log.read_text()[-4000:]}")
         _drop_schema(database_url, schema)
         shutil.rmtree(logdir, ignore_errors=True)
 

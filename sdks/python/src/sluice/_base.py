@@ -199,6 +199,8 @@ class BaseClient:
         account = account or DEFAULT_ACCOUNT
         if not _ACCOUNT_RE.match(account):
             raise ConfigurationError(f"account {account!r}: want 12 digits, e.g. {DEFAULT_ACCOUNT}")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ConfigurationError(f"timeout {timeout!r}: want seconds > 0")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ConfigurationError(f"max_retries {max_retries!r}: want an integer >= 0")
         self._base = f"{u.scheme}://{u.netloc}{u.path.rstrip('/')}"
