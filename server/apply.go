@@ -2,267 +2,38 @@ package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"maps"
-	"os"
-	"slices"
-	"time"
 
-	"github.com/sluicehq/sluice/functions"
+	"github.com/sluicehq/sluice/deploy"
 	"github.com/sluicehq/sluice/functions/manifest"
-	"github.com/sluicehq/sluice/pgqueue"
-	"github.com/sluicehq/sluice/triggers"
 )
 
-// Change is one thing an Apply changed, e.g. "queue emails: created".
-type Change struct {
-	Kind   string // queue, function, trigger, hook
-	Name   string
-	Action string // created, updated, applied, deployed, alias moved, removed
-	Detail string
+// Apply makes account match the manifest on this server's database, with
+// deploy.DBTarget; see deploy.Apply.
+func (s *Server) Apply(ctx context.Context, account string, m *manifest.Manifest) ([]deploy.Change, error) {
+	return deploy.Apply(ctx, s.deployTarget(account), account, m, m.ReadModule)
 }
 
-// String formats the change for people.
-func (c Change) String() string {
-	s := c.Kind + " " + c.Name + ": " + c.Action
-	if c.Detail != "" {
-		s += " (" + c.Detail + ")"
-	}
-	return s
+// deployTarget is the deploy.Target of account on this server's database.
+func (s *Server) deployTarget(account string) deploy.Target {
+	return deploy.DBTarget(account, deploy.Stores{Queue: s.Queue, Registry: s.Registry, Triggers: s.Triggers, Hooks: deployHooks{s}})
 }
 
-// Owned names a trigger or hook with who owns it (triggers.SourceAPI or
-// triggers.SourceManifest).
-type Owned struct {
-	Name, Source string
+// deployHooks is the server's hook API as a deploy.HookStore.
+type deployHooks struct{ s *Server }
+
+func (h deployHooks) PutHook(ctx context.Context, account string, hk deploy.Hook) (bool, error) {
+	return h.s.PutHook(ctx, account, Hook{Name: hk.Name, Queue: hk.Queue, Verify: hk.Verify, Secrets: hk.Secrets, Source: hk.Source})
 }
 
-// Target is where ApplyTo makes a manifest real, for one account: the
-// database directly (Server.Apply) or the HTTP API (`sluice deploy` after
-// `sluice login`). Each method is one step of the apply.
-type Target interface {
-	// ApplyQueue creates the queue, or updates the settings q declares
-	// that differ, and says which it did ("created", "updated" or "").
-	ApplyQueue(ctx context.Context, name string, q manifest.Queue) (action string, err error)
-	// Deploy deploys module and cfg as the function's next version and
-	// moves its live alias (functions.Registry.Deploy semantics).
-	Deploy(ctx context.Context, name string, module []byte, cfg functions.Config) (version int, created, aliasMoved bool, err error)
-	PutTrigger(ctx context.Context, t triggers.Trigger) (changed bool, err error)
-	Triggers(ctx context.Context) ([]Owned, error)
-	DeleteTrigger(ctx context.Context, name string) error
-	// PutHook creates or replaces a hook; Hooks lists them.
-	PutHook(ctx context.Context, h Hook) (created bool, err error)
-	Hooks(ctx context.Context) ([]HookInfo, error)
-	DeleteHook(ctx context.Context, name string) error
-}
-
-// Apply makes account match the manifest, on this server's database; see
-// ApplyTo.
-func (s *Server) Apply(ctx context.Context, account string, m *manifest.Manifest) ([]Change, error) {
-	return ApplyTo(ctx, &dbTarget{s: s, account: account}, account, m)
-}
-
-// ApplyTo makes the target's account match the manifest: creates or
-// updates its queues, declares its webhook hooks, deploys its functions (a
-// new version only when module or config changed), and puts the triggers
-// it declares; what the manifest owned and no longer declares (triggers and
-// hooks with source "manifest") is removed. Hook secrets are read from the
-// environment variables the manifest names. Applying the same manifest
-// again changes nothing and returns no changes.
-func ApplyTo(ctx context.Context, target Target, account string, m *manifest.Manifest) ([]Change, error) {
-	var changes []Change
-	for _, name := range slices.Sorted(maps.Keys(m.Queues)) {
-		action, err := target.ApplyQueue(ctx, name, m.Queues[name])
-		if err != nil {
-			return changes, fmt.Errorf("queue %s: %w", name, err)
-		}
-		if action != "" {
-			changes = append(changes, Change{Kind: "queue", Name: name, Action: action})
-		}
-	}
-	hookChanges, err := applyHooks(ctx, target, m)
-	changes = append(changes, hookChanges...)
-	if err != nil {
-		return changes, err
-	}
-	for _, name := range slices.Sorted(maps.Keys(m.Functions)) {
-		c, err := applyFunction(ctx, target, name, m)
-		if err != nil {
-			return changes, err
-		}
-		if c != nil {
-			changes = append(changes, *c)
-		}
-	}
-	keep := map[string]bool{}
-	for _, mt := range m.Triggers {
-		t := mt.Spec(account)
-		keep[t.Name] = true
-		changed, err := target.PutTrigger(ctx, t)
-		if err != nil {
-			return changes, fmt.Errorf("trigger %s: %w", t.Name, err)
-		}
-		if changed {
-			changes = append(changes, Change{Kind: "trigger", Name: t.Name, Action: "applied"})
-		}
-	}
-	existing, err := target.Triggers(ctx)
-	if err != nil {
-		return changes, err
-	}
-	for _, t := range existing {
-		if t.Source == triggers.SourceManifest && !keep[t.Name] {
-			if err := target.DeleteTrigger(ctx, t.Name); err != nil {
-				return changes, fmt.Errorf("trigger %s: %w", t.Name, err)
-			}
-			changes = append(changes, Change{Kind: "trigger", Name: t.Name, Action: "removed", Detail: "no longer in the manifest"})
-		}
-	}
-	return changes, nil
-}
-
-func applyHooks(ctx context.Context, target Target, m *manifest.Manifest) ([]Change, error) {
-	before, err := target.Hooks(ctx)
-	if err != nil {
-		return nil, err
-	}
-	old := map[string]HookInfo{}
-	for _, h := range before {
-		old[h.Name] = h
-	}
-	var changes []Change
-	for _, name := range slices.Sorted(maps.Keys(m.Hooks)) {
-		mh := m.Hooks[name]
-		secrets, err := mh.Secrets(os.Getenv)
-		if err != nil {
-			return changes, fmt.Errorf("hook %s: %w", name, err)
-		}
-		created, err := target.PutHook(ctx, Hook{Name: name, Queue: mh.Queue, Verify: mh.Verify,
-			Secrets: secrets, Source: triggers.SourceManifest})
-		if err != nil {
-			return changes, fmt.Errorf("hook %s: %w", name, err)
-		}
-		// Secrets are never listed, so a rotation that keeps their number
-		// is applied but not reported.
-		prev := old[name]
-		switch {
-		case created:
-			changes = append(changes, Change{Kind: "hook", Name: name, Action: "created"})
-		case prev.Queue != mh.Queue || prev.Verify != mh.Verify || prev.SecretCount != len(secrets) || prev.Source != triggers.SourceManifest:
-			changes = append(changes, Change{Kind: "hook", Name: name, Action: "updated"})
-		}
-	}
-	for _, h := range before {
-		if _, keep := m.Hooks[h.Name]; !keep && h.Source == triggers.SourceManifest {
-			if err := target.DeleteHook(ctx, h.Name); err != nil {
-				return changes, fmt.Errorf("hook %s: %w", h.Name, err)
-			}
-			changes = append(changes, Change{Kind: "hook", Name: h.Name, Action: "removed", Detail: "no longer in the manifest"})
-		}
-	}
-	return changes, nil
-}
-
-func applyFunction(ctx context.Context, target Target, name string, m *manifest.Manifest) (*Change, error) {
-	module, err := m.ReadModule(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	f := m.Functions[name]
-	version, created, moved, err := target.Deploy(ctx, name, module, functions.Config{
-		MemoryMiB: f.MemoryMiB, Timeout: time.Duration(f.Timeout), Env: f.Env,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("function %s: %w", name, err)
-	}
-	switch {
-	case created:
-		return &Change{Kind: "function", Name: name, Action: "deployed",
-			Detail: fmt.Sprintf("version %d, %s → %d", version, functions.DefaultAlias, version)}, nil
-	case moved:
-		return &Change{Kind: "function", Name: name, Action: "alias moved",
-			Detail: fmt.Sprintf("%s → %d", functions.DefaultAlias, version)}, nil
-	}
-	return nil, nil
-}
-
-// QueueSettings returns base with the settings q declares laid over it.
-func QueueSettings(base pgqueue.Settings, q manifest.Queue) pgqueue.Settings {
-	secs := func(p *int, d *time.Duration) {
-		if p != nil {
-			*d = time.Duration(*p) * time.Second
-		}
-	}
-	secs(q.VisibilityTimeoutSeconds, &base.VisibilityTimeout)
-	secs(q.DelaySeconds, &base.Delay)
-	secs(q.RetentionSeconds, &base.Retention)
-	secs(q.DedupWindowSeconds, &base.DedupWindow)
-	if q.MaxReceiveCount != nil {
-		base.MaxReceiveCount = *q.MaxReceiveCount
-	}
-	if q.MaxMessageBytes != nil {
-		base.MaxMessageBytes = *q.MaxMessageBytes
-	}
-	return base
-}
-
-// dbTarget applies a manifest to one account of the server's database.
-type dbTarget struct {
-	s       *Server
-	account string
-}
-
-func (t *dbTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue) (string, error) {
-	cur, err := t.s.Queue.GetQueue(ctx, t.account, name)
-	if errors.Is(err, pgqueue.ErrQueueNotFound) {
-		_, err := t.s.Queue.CreateQueue(ctx, t.account, name, QueueSettings(pgqueue.DefaultSettings(), q))
-		return "created", err
-	}
-	if err != nil {
-		return "", err
-	}
-	want := QueueSettings(cur.Settings, q)
-	if want == cur.Settings {
-		return "", nil
-	}
-	_, err = t.s.Queue.UpdateQueue(ctx, t.account, name, want)
-	return "updated", err
-}
-
-func (t *dbTarget) Deploy(ctx context.Context, name string, module []byte, cfg functions.Config) (int, bool, bool, error) {
-	d, err := t.s.Registry.Deploy(ctx, t.account, name, module, cfg, "")
-	return d.Version.Number, d.Created, d.AliasMoved, err
-}
-
-func (t *dbTarget) PutTrigger(ctx context.Context, tr triggers.Trigger) (bool, error) {
-	return t.s.Triggers.Put(ctx, tr)
-}
-
-func (t *dbTarget) Triggers(ctx context.Context) ([]Owned, error) {
-	ts, err := t.s.Triggers.List(ctx, t.account)
-	out := make([]Owned, len(ts))
-	for i, tr := range ts {
-		out[i] = Owned{Name: tr.Name, Source: tr.Source}
+func (h deployHooks) ListHooks(ctx context.Context, account string) ([]deploy.HookInfo, error) {
+	hs, err := h.s.ListHooks(ctx, account)
+	out := make([]deploy.HookInfo, len(hs))
+	for i, hk := range hs {
+		out[i] = deploy.HookInfo{Name: hk.Name, Queue: hk.Queue, Verify: hk.Verify, SecretCount: hk.SecretCount, Source: hk.Source}
 	}
 	return out, err
 }
 
-func (t *dbTarget) DeleteTrigger(ctx context.Context, name string) error {
-	if err := t.s.Triggers.Delete(ctx, t.account, name); err != nil && !errors.Is(err, triggers.ErrNotFound) {
-		return err
-	}
-	return nil
-}
-
-func (t *dbTarget) PutHook(ctx context.Context, h Hook) (bool, error) {
-	return t.s.PutHook(ctx, t.account, h)
-}
-
-func (t *dbTarget) Hooks(ctx context.Context) ([]HookInfo, error) {
-	return t.s.ListHooks(ctx, t.account)
-}
-
-func (t *dbTarget) DeleteHook(ctx context.Context, name string) error {
-	return t.s.DeleteHook(ctx, t.account, name)
+func (h deployHooks) DeleteHook(ctx context.Context, account, name string) error {
+	return h.s.DeleteHook(ctx, account, name)
 }

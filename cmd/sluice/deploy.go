@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/deploy"
 	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/server"
@@ -40,14 +41,16 @@ func runDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // applyManifest applies m and prints what changed.
 func applyManifest(ctx context.Context, srv *server.Server, account string, m *manifest.Manifest, w io.Writer) error {
 	changes, err := srv.Apply(ctx, account, m)
+	return printChanges(w, changes, err)
+}
+
+// printChanges prints what an apply changed, then its error.
+func printChanges(w io.Writer, changes []deploy.Change, err error) error {
 	for _, c := range changes {
 		fmt.Fprintln(w, c)
 	}
-	if err != nil {
-		return err
-	}
-	if len(changes) == 0 {
+	if err == nil && len(changes) == 0 {
 		fmt.Fprintln(w, "no changes")
 	}
-	return nil
+	return err
 }

@@ -1,0 +1,98 @@
+package deploy
+
+import (
+	"context"
+
+	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/functions"
+	"github.com/sluicehq/sluice/functions/manifest"
+	"github.com/sluicehq/sluice/triggers"
+)
+
+// APITarget returns the Target that applies to c's account through the
+// HTTP API (the key needs mq:admin and functions:deploy). What it creates
+// is owned by the manifest (source "manifest"), so a later apply removes
+// what left the manifest.
+func APITarget(c *client.Client) Target {
+	return apiTarget{c}
+}
+
+// apiTarget is a Target over the HTTP API.
+type apiTarget struct{ c *client.Client }
+
+func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue) (string, error) {
+	want := client.QueueSettings{
+		VisibilityTimeoutSeconds: q.VisibilityTimeoutSeconds, MaxReceiveCount: q.MaxReceiveCount,
+		DelaySeconds: q.DelaySeconds, RetentionSeconds: q.RetentionSeconds,
+		MaxMessageBytes: q.MaxMessageBytes, DedupWindowSeconds: q.DedupWindowSeconds,
+	}
+	cur, err := t.c.Queues.Get(ctx, name)
+	if client.IsNotFound(err) {
+		_, err := t.c.Queues.Create(ctx, name, want)
+		return "created", err
+	}
+	if err != nil {
+		return "", err
+	}
+	differs := func(p *int, v int) bool { return p != nil && *p != v }
+	if !differs(want.VisibilityTimeoutSeconds, cur.VisibilityTimeoutSeconds) && !differs(want.MaxReceiveCount, cur.MaxReceiveCount) &&
+		!differs(want.DelaySeconds, cur.DelaySeconds) && !differs(want.RetentionSeconds, cur.RetentionSeconds) &&
+		!differs(want.MaxMessageBytes, cur.MaxMessageBytes) && !differs(want.DedupWindowSeconds, cur.DedupWindowSeconds) {
+		return "", nil
+	}
+	_, err = t.c.Queues.Update(ctx, name, want)
+	return "updated", err
+}
+
+func (t apiTarget) Deploy(ctx context.Context, name string, module []byte, cfg functions.Config) (int, bool, bool, error) {
+	d, err := t.c.Functions.Deploy(ctx, name, module, client.DeployOptions{
+		MemoryMB: cfg.MemoryMiB, TimeoutMS: int(cfg.Timeout.Milliseconds()), Env: cfg.Env, Alias: functions.DefaultAlias,
+	})
+	return d.Version, d.Created, d.AliasMoved, err
+}
+
+func (t apiTarget) PutTrigger(ctx context.Context, tr triggers.Trigger) (bool, error) {
+	return t.c.Triggers.Put(ctx, client.Trigger{
+		Name: tr.Name, Kind: tr.Kind, Function: tr.Function, Alias: tr.Alias, Queue: tr.Queue, DLQ: tr.DLQ,
+		BatchSize: tr.BatchSize, BatchWindowMS: tr.BatchWindow.Milliseconds(), Concurrency: tr.Concurrency,
+		AckPolicy: string(tr.AckPolicy), BackoffInitialMS: tr.BackoffInitial.Milliseconds(), BackoffMaxMS: tr.BackoffMax.Milliseconds(),
+		LeaseExtension: client.Bool(tr.LeaseExtension), CronSpec: tr.CronSpec, Timezone: tr.Timezone,
+		EnqueueBody: tr.EnqueueBody, Enabled: client.Bool(tr.Enabled), Source: triggers.SourceManifest,
+	})
+}
+
+func (t apiTarget) Triggers(ctx context.Context) ([]Owned, error) {
+	ts, err := t.c.Triggers.List(ctx)
+	out := make([]Owned, len(ts))
+	for i, tr := range ts {
+		out[i] = Owned{Name: tr.Name, Source: tr.Source}
+	}
+	return out, err
+}
+
+func (t apiTarget) DeleteTrigger(ctx context.Context, name string) error {
+	if err := t.c.Triggers.Delete(ctx, name); err != nil && !client.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+func (t apiTarget) PutHook(ctx context.Context, h Hook) (bool, error) {
+	return t.c.Hooks.Create(ctx, client.Hook{Name: h.Name, Queue: h.Queue, Verify: h.Verify, Secrets: h.Secrets, Source: h.Source})
+}
+
+func (t apiTarget) Hooks(ctx context.Context) ([]HookInfo, error) {
+	hs, err := t.c.Hooks.List(ctx)
+	out := make([]HookInfo, len(hs))
+	for i, h := range hs {
+		out[i] = HookInfo{Name: h.Name, Queue: h.Queue, Verify: h.Verify, SecretCount: h.SecretCount, Source: h.Source}
+	}
+	return out, err
+}
+
+func (t apiTarget) DeleteHook(ctx context.Context, name string) error {
+	if err := t.c.Hooks.Delete(ctx, name); err != nil && !client.IsNotFound(err) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,222 @@
+package deploy_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/client/clienttest"
+	"github.com/sluicehq/sluice/deploy"
+	"github.com/sluicehq/sluice/functions/manifest"
+	"github.com/sluicehq/sluice/internal/wasmbuild"
+	"github.com/sluicehq/sluice/pgqueue"
+)
+
+// hookSecretEnv names a variable holding a webhook secret for the hooks
+// the tests' manifests declare.
+const hookSecretEnv = "SLUICE_DEPLOY_TEST_HOOK_SECRET"
+
+// Not t.Setenv: the tests are parallel, and the name is theirs.
+func init() { os.Setenv(hookSecretEnv, "s3cret-s3cret-s3cret") }
+
+// parseManifest parses a manifest whose paths are relative to examples/.
+func parseManifest(t *testing.T, text string) *manifest.Manifest {
+	t.Helper()
+	m, err := manifest.Parse([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := wasmbuild.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Dir = filepath.Join(root, "examples")
+	return m
+}
+
+// writeManifest writes a manifest with a trap.wasm beside it and reads it.
+func writeManifest(t *testing.T, dir, yaml string) *manifest.Manifest {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "trap.wasm"), wasmbuild.Handwritten("trap"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "sluice.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func changeList(cs []deploy.Change) string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.String()
+	}
+	return strings.Join(out, "; ")
+}
+
+// Applying a manifest creates what it declares; applying it again changes
+// nothing; editing it changes just the edited parts, and what left it is
+// removed.
+func TestApplyIsDeclarativeAndIdempotent(t *testing.T) {
+	t.Parallel()
+	srv := clienttest.New(t)
+	ctx := context.Background()
+	account := fmt.Sprintf("%012d", rand.Int64N(1e12))
+	if err := srv.Queue.CreateAccount(ctx, account, "apply test"); err != nil {
+		t.Fatal(err)
+	}
+	v1 := fmt.Sprintf(`
+queues:
+  orders: {max_receive_count: 3}
+functions:
+  echo: {build: ./echo, reactor: true, env: {V: "1"}}
+triggers:
+  - {queue: orders, function: echo, batch_size: 5}
+  - {cron: "@every 1h", enqueue: {queue: orders, body: {tick: true}}}
+hooks:
+  gh: {queue: orders, verify: github, secret_env: %s}
+`, hookSecretEnv)
+	changes, err := srv.Apply(ctx, account, parseManifest(t, v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"queue orders: created", "function echo: deployed (version 1, live → 1)",
+		"trigger queue:orders:echo: applied", "hook gh: created"}
+	got := changeList(changes)
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("first apply: changes %q lack %q", got, w)
+		}
+	}
+	if len(changes) != 5 { // plus the cron trigger
+		t.Errorf("first apply: %d changes (%s), want 5", len(changes), got)
+	}
+
+	again, err := srv.Apply(ctx, account, parseManifest(t, v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != 0 {
+		t.Errorf("second apply changed %s, want nothing", changeList(again))
+	}
+
+	v2 := strings.NewReplacer(`V: "1"`, `V: "2"`, "max_receive_count: 3", "max_receive_count: 4").Replace(v1)
+	v2 = v2[:strings.Index(v2, "  - {cron:")] + v2[strings.Index(v2, "hooks:"):]
+	changes, err = srv.Apply(ctx, account, parseManifest(t, v2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = changeList(changes)
+	for _, w := range []string{"queue orders: updated", "function echo: deployed (version 2, live → 2)", ": removed (no longer in the manifest)"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("edited apply: changes %q lack %q", got, w)
+		}
+	}
+	q, err := srv.Queue.GetQueue(ctx, account, "orders")
+	if err != nil || q.Settings.MaxReceiveCount != 4 {
+		t.Errorf("orders after edit = %+v, %v; want max receive count 4", q.Settings, err)
+	}
+	ts, err := srv.Triggers.List(ctx, account)
+	if err != nil || len(ts) != 1 {
+		t.Errorf("triggers after edit = %d, %v; want 1", len(ts), err)
+	}
+}
+
+func TestApplyRejectsWhatTheDatabaseRefuses(t *testing.T) {
+	t.Parallel()
+	srv := clienttest.New(t)
+	ctx := context.Background()
+	m := parseManifest(t, "queues:\n  q: {visibility_timeout_seconds: 99999}\n")
+	_, err := srv.Apply(ctx, pgqueue.DefaultAccount, m)
+	if err == nil || !strings.Contains(err.Error(), "visibility_timeout_seconds") {
+		t.Errorf("apply out-of-range queue setting: err = %v, want one naming visibility_timeout_seconds", err)
+	}
+	m = parseManifest(t, "functions:\n  f: {build: ../../outside}\n")
+	if _, err := srv.Apply(ctx, pgqueue.DefaultAccount, m); err == nil || !strings.Contains(err.Error(), "outside the Sluice module") {
+		t.Errorf("apply a build outside the module: err = %v", err)
+	}
+}
+
+func TestApplyViaAPI(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := clienttest.New(t)
+	c := srv.Client(t)
+	dir := t.TempDir()
+
+	// An earlier deploy straight to the database left a manifest-owned
+	// trigger and hook that the new manifest drops.
+	old := writeManifest(t, dir, fmt.Sprintf(`
+queues:
+  jobs: {}
+  old: {}
+functions:
+  trapper: {wasm: trap.wasm}
+triggers:
+  - {queue: old, function: trapper}
+hooks:
+  legacy: {queue: old, verify: github, secret_env: %s}
+`, hookSecretEnv))
+	if _, err := srv.Apply(ctx, client.DefaultAccount, old); err != nil {
+		t.Fatal(err)
+	}
+
+	m := writeManifest(t, dir, fmt.Sprintf(`
+queues:
+  jobs: {max_receive_count: 3}
+  mail: {visibility_timeout_seconds: 60}
+functions:
+  trapper: {wasm: trap.wasm, memory_mb: 32, timeout: 2s, env: {MODE: x}}
+triggers:
+  - {queue: jobs, function: trapper, batch_size: 5, batch_window: 50ms, backoff: {initial: 1s, max: 5s}}
+  - {cron: "@every 1h", enqueue: {queue: mail, body: {report: true}}}
+hooks:
+  gh: {queue: jobs, verify: github, secret_env: %s}
+`, hookSecretEnv))
+	changes, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, m.ReadModule)
+	if err != nil {
+		t.Fatalf("%v after:\n%s", err, changeList(changes))
+	}
+	got := changeList(changes)
+	for _, want := range []string{
+		"queue jobs: updated", "queue mail: created", "hook gh: created",
+		"function trapper: deployed (version 2, live → 2)", "trigger queue:jobs:trapper: applied",
+		"trigger queue:old:trapper: removed (no longer in the manifest)", "hook legacy: removed (no longer in the manifest)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("changes lack %q:\n%s", want, got)
+		}
+	}
+	q, err := c.Queues.Get(ctx, "jobs")
+	if err != nil || q.MaxReceiveCount != 3 {
+		t.Errorf("jobs: %+v %v", q, err)
+	}
+	trs, err := c.Triggers.List(ctx)
+	if err != nil || len(trs) != 2 {
+		t.Fatalf("triggers: %+v %v", trs, err)
+	}
+	for _, tr := range trs {
+		if tr.Kind == "queue" && (tr.BatchSize != 5 || tr.BatchWindowMS != 50 || tr.BackoffInitialMS != 1000 || tr.BackoffMaxMS != 5000) {
+			t.Errorf("queue trigger: %+v", tr)
+		}
+		if tr.Kind == "cron" && (tr.CronSpec != "@every 1h" || tr.Queue != "mail" || string(tr.EnqueueBody) != `{"report":true}`) {
+			t.Errorf("cron trigger: %+v", tr)
+		}
+	}
+
+	// Applying the same manifest again changes nothing.
+	again, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, m.ReadModule)
+	if err != nil || len(again) != 0 {
+		t.Errorf("second apply: %v\n%s", err, changeList(again))
+	}
+}

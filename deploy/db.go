@@ -1,0 +1,96 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+
+	"github.com/sluicehq/sluice/functions"
+	"github.com/sluicehq/sluice/functions/manifest"
+	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/triggers"
+)
+
+// HookStore is the webhook hook API DBTarget needs, for any account.
+type HookStore interface {
+	// PutHook creates or replaces the hook h.Name of account and reports
+	// whether it was created.
+	PutHook(ctx context.Context, account string, h Hook) (created bool, err error)
+	// ListHooks lists the hooks of account.
+	ListHooks(ctx context.Context, account string) ([]HookInfo, error)
+	// DeleteHook removes a hook of account.
+	DeleteHook(ctx context.Context, account, name string) error
+}
+
+// Stores are the Go APIs a DBTarget works through, all on one database.
+type Stores struct {
+	Queue    *pgqueue.Client
+	Registry *functions.Registry
+	Triggers *triggers.Store
+	Hooks    HookStore
+}
+
+// DBTarget returns the Target that applies to account through s, straight
+// to the database.
+func DBTarget(account string, s Stores) Target {
+	return &dbTarget{s: s, account: account}
+}
+
+// dbTarget applies a manifest to one account of a database.
+type dbTarget struct {
+	s       Stores
+	account string
+}
+
+func (t *dbTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue) (string, error) {
+	cur, err := t.s.Queue.GetQueue(ctx, t.account, name)
+	if errors.Is(err, pgqueue.ErrQueueNotFound) {
+		_, err := t.s.Queue.CreateQueue(ctx, t.account, name, queueSettings(pgqueue.DefaultSettings(), q))
+		return "created", err
+	}
+	if err != nil {
+		return "", err
+	}
+	want := queueSettings(cur.Settings, q)
+	if want == cur.Settings {
+		return "", nil
+	}
+	_, err = t.s.Queue.UpdateQueue(ctx, t.account, name, want)
+	return "updated", err
+}
+
+func (t *dbTarget) Deploy(ctx context.Context, name string, module []byte, cfg functions.Config) (int, bool, bool, error) {
+	d, err := t.s.Registry.Deploy(ctx, t.account, name, module, cfg, "")
+	return d.Version.Number, d.Created, d.AliasMoved, err
+}
+
+func (t *dbTarget) PutTrigger(ctx context.Context, tr triggers.Trigger) (bool, error) {
+	return t.s.Triggers.Put(ctx, tr)
+}
+
+func (t *dbTarget) Triggers(ctx context.Context) ([]Owned, error) {
+	ts, err := t.s.Triggers.List(ctx, t.account)
+	out := make([]Owned, len(ts))
+	for i, tr := range ts {
+		out[i] = Owned{Name: tr.Name, Source: tr.Source}
+	}
+	return out, err
+}
+
+func (t *dbTarget) DeleteTrigger(ctx context.Context, name string) error {
+	if err := t.s.Triggers.Delete(ctx, t.account, name); err != nil && !errors.Is(err, triggers.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+func (t *dbTarget) PutHook(ctx context.Context, h Hook) (bool, error) {
+	return t.s.Hooks.PutHook(ctx, t.account, h)
+}
+
+func (t *dbTarget) Hooks(ctx context.Context) ([]HookInfo, error) {
+	return t.s.Hooks.ListHooks(ctx, t.account)
+}
+
+func (t *dbTarget) DeleteHook(ctx context.Context, name string) error {
+	return t.s.Hooks.DeleteHook(ctx, t.account, name)
+}
