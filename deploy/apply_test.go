@@ -56,6 +56,12 @@ func writeManifest(t *testing.T, dir, yaml string) *manifest.Manifest {
 	return m
 }
 
+// applyDB applies m to account on srv's database, building its Go
+// packages as the CLI does.
+func applyDB(ctx context.Context, srv *clienttest.Server, account string, m *manifest.Manifest) ([]deploy.Change, error) {
+	return srv.Apply(ctx, account, m, deploy.ManifestModules(m, wasmbuild.BuildDir))
+}
+
 func changeList(cs []deploy.Change) string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
@@ -86,7 +92,7 @@ triggers:
 hooks:
   gh: {queue: orders, verify: github, secret_env: %s}
 `, hookSecretEnv)
-	changes, err := srv.Apply(ctx, account, parseManifest(t, v1))
+	changes, err := applyDB(ctx, srv, account, parseManifest(t, v1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +108,7 @@ hooks:
 		t.Errorf("first apply: %d changes (%s), want 5", len(changes), got)
 	}
 
-	again, err := srv.Apply(ctx, account, parseManifest(t, v1))
+	again, err := applyDB(ctx, srv, account, parseManifest(t, v1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +118,7 @@ hooks:
 
 	v2 := strings.NewReplacer(`V: "1"`, `V: "2"`, "max_receive_count: 3", "max_receive_count: 4").Replace(v1)
 	v2 = v2[:strings.Index(v2, "  - {cron:")] + v2[strings.Index(v2, "hooks:"):]
-	changes, err = srv.Apply(ctx, account, parseManifest(t, v2))
+	changes, err = applyDB(ctx, srv, account, parseManifest(t, v2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,12 +143,12 @@ func TestApplyRejectsWhatTheDatabaseRefuses(t *testing.T) {
 	srv := clienttest.New(t)
 	ctx := context.Background()
 	m := parseManifest(t, "queues:\n  q: {visibility_timeout_seconds: 99999}\n")
-	_, err := srv.Apply(ctx, pgqueue.DefaultAccount, m)
+	_, err := applyDB(ctx, srv, pgqueue.DefaultAccount, m)
 	if err == nil || !strings.Contains(err.Error(), "visibility_timeout_seconds") {
 		t.Errorf("apply out-of-range queue setting: err = %v, want one naming visibility_timeout_seconds", err)
 	}
 	m = parseManifest(t, "functions:\n  f: {build: ../../outside}\n")
-	if _, err := srv.Apply(ctx, pgqueue.DefaultAccount, m); err == nil || !strings.Contains(err.Error(), "outside the Sluice module") {
+	if _, err := applyDB(ctx, srv, pgqueue.DefaultAccount, m); err == nil || !strings.Contains(err.Error(), "outside the Sluice module") {
 		t.Errorf("apply a build outside the module: err = %v", err)
 	}
 }
@@ -167,7 +173,7 @@ triggers:
 hooks:
   legacy: {queue: old, verify: github, secret_env: %s}
 `, hookSecretEnv))
-	if _, err := srv.Apply(ctx, client.DefaultAccount, old); err != nil {
+	if _, err := applyDB(ctx, srv, client.DefaultAccount, old); err != nil {
 		t.Fatal(err)
 	}
 
@@ -183,7 +189,7 @@ triggers:
 hooks:
   gh: {queue: jobs, verify: github, secret_env: %s}
 `, hookSecretEnv))
-	changes, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, m.ReadModule)
+	changes, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil))
 	if err != nil {
 		t.Fatalf("%v after:\n%s", err, changeList(changes))
 	}
@@ -215,7 +221,7 @@ hooks:
 	}
 
 	// Applying the same manifest again changes nothing.
-	again, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, m.ReadModule)
+	again, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil))
 	if err != nil || len(again) != 0 {
 		t.Errorf("second apply: %v\n%s", err, changeList(again))
 	}

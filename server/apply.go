@@ -8,9 +8,10 @@ import (
 )
 
 // Apply makes account match the manifest on this server's database, with
-// deploy.DBTarget; see deploy.Apply.
-func (s *Server) Apply(ctx context.Context, account string, m *manifest.Manifest) ([]deploy.Change, error) {
-	return deploy.Apply(ctx, s.deployTarget(account), account, m, m.ReadModule)
+// deploy.DBTarget and the functions' modules from modules; see
+// deploy.Apply. The server never builds a module itself.
+func (s *Server) Apply(ctx context.Context, account string, m *manifest.Manifest, modules deploy.Modules) ([]deploy.Change, error) {
+	return deploy.Apply(ctx, s.deployTarget(account), account, m, modules)
 }
 
 // deployTarget is the deploy.Target of account on this server's database.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/deploy"
 	"github.com/sluicehq/sluice/functions/manifest"
+	"github.com/sluicehq/sluice/internal/wasmbuild"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/server"
 )
@@ -40,8 +41,14 @@ func runDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // applyManifest applies m and prints what changed.
 func applyManifest(ctx context.Context, srv *server.Server, account string, m *manifest.Manifest, w io.Writer) error {
-	changes, err := srv.Apply(ctx, account, m)
+	changes, err := srv.Apply(ctx, account, m, goModules(m))
 	return printChanges(w, changes, err)
+}
+
+// goModules returns the modules m declares, compiling its build: packages
+// with the Go toolchain (only the CLI starts one).
+func goModules(m *manifest.Manifest) deploy.Modules {
+	return deploy.ManifestModules(m, wasmbuild.BuildDir)
 }
 
 // printChanges prints what an apply changed, then its error.

@@ -34,7 +34,7 @@ func deployViaAPI(ctx context.Context, file, account string, w io.Writer) error 
 		return err
 	}
 	fmt.Fprintf(w, "deploying through %s (account %s)\n", c.Endpoint(), c.Account())
-	changes, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, m.ReadModule)
+	changes, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, goModules(m))
 	return printChanges(w, changes, err)
 }
 

@@ -73,7 +73,8 @@ type Function struct {
 	// Wasm is the path of a compiled module (relative to the manifest).
 	Wasm string `yaml:"wasm"`
 	// Build is a Go package folder (relative to the manifest) compiled
-	// with GOOS=wasip1 at deploy time, instead of Wasm.
+	// with GOOS=wasip1 at deploy time, instead of Wasm. The manifest only
+	// names it: the CLI builds it (see deploy.ManifestModules).
 	Build string `yaml:"build"`
 	// Reactor builds the package as a reactor (-buildmode=c-shared).
 	Reactor   bool              `yaml:"reactor"`

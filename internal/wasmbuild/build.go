@@ -139,6 +139,45 @@ func Build(ctx context.Context, name string, mode Mode) (string, error) {
 	return out, nil
 }
 
+// BuildDir builds the Go main package in folder dir like Build, as a
+// reactor when reactor is set, else a command, and returns the module's
+// bytes. dir must lie inside the Sluice module: other functions are built
+// by their owners and deployed as .wasm files. Its signature is that of a
+// deploy.Builder, the builder the CLI gives deploy.ManifestModules.
+func BuildDir(ctx context.Context, dir string, reactor bool) ([]byte, error) {
+	name, err := modulePackage(dir)
+	if err != nil {
+		return nil, err
+	}
+	mode := Command
+	if reactor {
+		mode = Reactor
+	}
+	path, err := Build(ctx, name, mode)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+// modulePackage turns a package folder into the module-relative name
+// Build takes.
+func modulePackage(dir string) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s is outside the Sluice module %s: build it yourself (GOOS=wasip1 GOARCH=wasm go build) and deploy it with wasm:", dir, root)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
 // MustRead builds name like Build and returns the module's bytes; it is
 // meant for tests and benchmarks, and reports failures through tb.
 func MustRead(tb interface {

@@ -62,3 +62,19 @@ func TestHandwrittenUnknownPanics(t *testing.T) {
 	}()
 	Handwritten("nope")
 }
+
+func TestBuildDir(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := BuildDir(ctx, filepath.Join(root, "runtime", "testdata", "empty"), false)
+	if err != nil || !bytes.HasPrefix(b, []byte("\x00asm")) {
+		t.Fatalf("BuildDir of runtime/testdata/empty: %d bytes, %v", len(b), err)
+	}
+	if _, err := BuildDir(ctx, filepath.Join(root, "..", "outside"), false); err == nil || !strings.Contains(err.Error(), "outside the Sluice module") {
+		t.Fatalf("BuildDir outside the module: %v", err)
+	}
+}

@@ -1,5 +1,6 @@
 // Package wasmbuild builds Sluice's example functions and test modules to
-// WebAssembly for tests and benchmarks anywhere in the module.
+// WebAssembly for the CLI, and for tests and benchmarks anywhere in the
+// module.
 //
 // Build compiles a Go main package of this repository (an example under
 // examples/, or any folder such as runtime/testdata/hostile) with
@@ -10,6 +11,10 @@
 // (…/sluice/wasm), else in .sluice/cache/wasm at the repository root. Builds
 // write to a temporary file and rename it into place, so test binaries that
 // build the same module at once never see a partial file.
+//
+// BuildDir builds a package folder instead of a name; it is the builder the
+// CLI hands package deploy for a manifest's `build:` functions (`sluice
+// deploy`, `sluice dev`). Nothing that serves requests imports this package.
 //
 // The package also holds a few hand-assembled modules (see Handwritten)
 // that the Go toolchain cannot produce, such as a loop-free call tree.
