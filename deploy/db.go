@@ -23,10 +23,12 @@ type HookStore interface {
 
 // Stores are the Go APIs a DBTarget works through, all on one database.
 type Stores struct {
-	Queue    *pgqueue.Client
-	Registry *functions.Registry
-	Triggers *triggers.Store
-	Hooks    HookStore
+	Queue    *pgqueue.Client     // queues
+	Registry *functions.Registry // function versions and aliases
+	Triggers *triggers.Store     // triggers
+	// Hooks holds the webhook hooks; for now the server's hook API (see
+	// Server.Apply), until the hook store lives in package triggers.
+	Hooks HookStore
 }
 
 // DBTarget returns the Target that applies to account through s, straight
