@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/triggers"
+	"github.com/sluicehq/sluice/wire"
 )
 
 // Change is one thing an Apply changed, e.g. "queue emails: created".
@@ -37,24 +38,13 @@ type Owned struct {
 	Name, Source string
 }
 
-// Hook is a webhook hook as an apply declares it.
-type Hook struct {
-	Name   string
-	Queue  string
-	Verify string
-	// Secrets are the signing secrets, read from the environment
-	// variables the manifest names.
-	Secrets []string
-	// Source is who owns the hook (triggers.SourceManifest for an apply).
-	Source string
-}
+// Hook is a webhook hook as an apply declares it, with the secrets read
+// from the environment variables the manifest names and source
+// triggers.SourceManifest: the shape the HTTP API creates one from.
+type Hook = wire.CreateHookRequest
 
 // HookInfo is a listed hook: its secrets are never shown, only counted.
-type HookInfo struct {
-	Name, Queue, Verify string
-	SecretCount         int
-	Source              string
-}
+type HookInfo = wire.HookInfo
 
 // Target is where Apply makes a manifest real, for one account: the
 // database directly (DBTarget) or the HTTP API (APITarget). Each method

@@ -23,14 +23,14 @@ func (s *Server) deployTarget(account string) deploy.Target {
 type deployHooks struct{ s *Server }
 
 func (h deployHooks) PutHook(ctx context.Context, account string, hk deploy.Hook) (bool, error) {
-	return h.s.PutHook(ctx, account, Hook{Name: hk.Name, Queue: hk.Queue, Verify: hk.Verify, Secrets: hk.Secrets, Source: hk.Source})
+	return h.s.PutHook(ctx, account, Hook(hk))
 }
 
 func (h deployHooks) ListHooks(ctx context.Context, account string) ([]deploy.HookInfo, error) {
 	hs, err := h.s.ListHooks(ctx, account)
 	out := make([]deploy.HookInfo, len(hs))
 	for i, hk := range hs {
-		out[i] = deploy.HookInfo{Name: hk.Name, Queue: hk.Queue, Verify: hk.Verify, SecretCount: hk.SecretCount, Source: hk.Source}
+		out[i] = deploy.HookInfo(hk)
 	}
 	return out, err
 }
