@@ -338,26 +338,9 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // before the answer; it never reaches a client.
 const statusClientClosed = 499
 
-// sqlStates maps the SQL API's SQLSTATEs (see pgqueue's migration) to API
-// errors, for statements the server runs itself.
-var sqlStates = map[string]struct {
-	status int
-	code   string
-}{
-	"SQ001": {http.StatusNotFound, "queue_not_found"},
-	"SQ002": {http.StatusConflict, "queue_exists"},
-	"SQ003": {http.StatusBadRequest, "invalid_name"},
-	"SQ004": {http.StatusRequestEntityTooLarge, "message_too_large"},
-	"SQ005": {http.StatusBadRequest, "invalid_argument"},
-	"SQ006": {http.StatusConflict, "stale_receipt"},
-	"SQ007": {http.StatusNotFound, "message_not_found"},
-	"SQ008": {http.StatusNotFound, "not_found"},
-	"SQ009": {http.StatusConflict, "conflict"},
-	"SQ010": {http.StatusNotFound, "not_found"},
-	"SQ011": {http.StatusConflict, "conflict"},
-}
-
-// pgqueueKinds maps the queue core's error kinds to API errors.
+// pgqueueKinds maps the queue core's error kinds to API errors. The
+// SQLSTATEs of the SQL API reach it through pgqueue.AsError, their one
+// mapping, whoever ran the statement.
 var pgqueueKinds = []struct {
 	kind   error
 	status int
@@ -383,8 +366,7 @@ func (a *api) toAPIError(err error) *apiError {
 	if errors.As(err, &ae) {
 		return ae
 	}
-	var qe *pgqueue.Error
-	if errors.As(err, &qe) {
+	if qe, ok := pgqueue.AsError(err); ok {
 		for _, k := range pgqueueKinds {
 			if errors.Is(qe, k.kind) {
 				return &apiError{Status: k.status, Code: k.code, Message: qe.Message}
@@ -393,9 +375,6 @@ func (a *api) toAPIError(err error) *apiError {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		if m, ok := sqlStates[pe.Code]; ok {
-			return &apiError{Status: m.status, Code: m.code, Message: pe.Message}
-		}
 		switch {
 		case pe.Code == "23514" || pe.Code == "23502" || strings.HasPrefix(pe.Code, "22"):
 			return badRequest("%s", pe.Message)
