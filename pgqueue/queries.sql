@@ -95,6 +95,17 @@ SELECT ready, delayed, inflight, dlq, oldest_ready_age_seconds, total
   FROM {{schema}}.queue_stats
  WHERE account = $1 AND queue = $2
 
+-- name: account_stats
+SELECT account, queue, ready, delayed, inflight, dlq, oldest_ready_age_seconds, total
+  FROM {{schema}}.queue_stats
+ WHERE account = $1
+ ORDER BY queue
+
+-- name: all_stats
+SELECT account, queue, ready, delayed, inflight, dlq, oldest_ready_age_seconds, total
+  FROM {{schema}}.queue_stats
+ ORDER BY account, queue
+
 -- name: queue_id
 SELECT {{schema}}.queue_id($1, $2)
 

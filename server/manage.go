@@ -42,30 +42,17 @@ type statsJSON struct {
 	OldestReadyAgeSeconds float64 `json:"oldest_ready_age_seconds"`
 }
 
-func scanQueueJSON(row pgx.Row) (queueJSON, error) {
-	var q queueJSON
-	err := row.Scan(&q.Name, &q.VisibilityTimeoutSeconds, &q.MaxReceiveCount, &q.DelaySeconds,
-		&q.RetentionSeconds, &q.MaxMessageBytes, &q.DedupWindowSeconds, &q.CreatedAt, &q.UpdatedAt)
-	q.CreatedAt, q.UpdatedAt = q.CreatedAt.UTC(), q.UpdatedAt.UTC()
-	return q, err
+func toQueueJSON(q pgqueue.Queue) queueJSON {
+	sec := func(d time.Duration) int { return int(d / time.Second) }
+	return queueJSON{Name: q.Name, VisibilityTimeoutSeconds: sec(q.Settings.VisibilityTimeout),
+		MaxReceiveCount: q.Settings.MaxReceiveCount, DelaySeconds: sec(q.Settings.Delay),
+		RetentionSeconds: sec(q.Settings.Retention), MaxMessageBytes: q.Settings.MaxMessageBytes,
+		DedupWindowSeconds: sec(q.Settings.DedupWindow), CreatedAt: q.CreatedAt.UTC(), UpdatedAt: q.UpdatedAt.UTC()}
 }
 
-// queueStats returns the stats of account's queues (one queue when
-// queue is not ""), by name.
-func (a *api) queueStats(r *http.Request, account string, queue *string) (map[string]*statsJSON, error) {
-	rows, err := a.s.Pool.Query(r.Context(), a.q.Get("account_stats"), account, queue)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]*statsJSON{}
-	var name string
-	var st statsJSON
-	_, err = pgx.ForEachRow(rows, []any{&name, &st.Ready, &st.Delayed, &st.Inflight, &st.DLQ, &st.OldestReadyAgeSeconds}, func() error {
-		s := st
-		out[name] = &s
-		return nil
-	})
-	return out, err
+func toStatsJSON(s pgqueue.Stats) *statsJSON {
+	return &statsJSON{Ready: s.Ready, Inflight: s.Inflight, Delayed: s.Delayed, DLQ: s.DLQ,
+		OldestReadyAgeSeconds: s.OldestReadyAge.Seconds()}
 }
 
 func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -73,19 +60,24 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	rows, err := a.s.Pool.Query(r.Context(), a.q.Get("list_queues"), c.account)
+	queues, err := a.s.Queue.ListQueues(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
-	qs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (queueJSON, error) { return scanQueueJSON(r) })
-	if err != nil {
-		return err
+	qs := []queueJSON{}
+	for _, q := range queues {
+		if c.key.allowsQueue(q.Name) {
+			qs = append(qs, toQueueJSON(q))
+		}
 	}
-	qs = slices.DeleteFunc(qs, func(q queueJSON) bool { return !c.key.allowsQueue(q.Name) })
 	if live {
-		stats, err := a.queueStats(r, c.account, nil)
+		all, err := a.s.Queue.ListStats(r.Context(), c.account)
 		if err != nil {
 			return err
+		}
+		stats := make(map[string]*statsJSON, len(all))
+		for _, st := range all {
+			stats[st.Queue] = toStatsJSON(st.Stats)
 		}
 		for i := range qs {
 			qs[i].Stats = stats[qs[i].Name]
@@ -93,9 +85,6 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 				qs[i].Stats = &statsJSON{}
 			}
 		}
-	}
-	if qs == nil {
-		qs = []queueJSON{}
 	}
 	writeJSON(w, http.StatusOK, map[string][]queueJSON{"queues": qs})
 	return nil
@@ -106,9 +95,9 @@ var queueOptions = []string{"visibility_timeout_seconds", "max_receive_count", "
 	"retention_seconds", "max_message_bytes", "dedup_window_seconds"}
 
 // decodeQueueOptions parses a create (withName) or update body into the
-// queue's name and the SQL API's options object. The SQL API checks the
-// ranges; here every value must be an integer.
-func decodeQueueOptions(body []byte, withName bool) (string, []byte, error) {
+// queue's name and the SQL API's options. The SQL API checks the ranges;
+// here every value must be an integer.
+func decodeQueueOptions(body []byte, withName bool) (string, pgqueue.QueueOptions, error) {
 	if err := checkJSON(body); err != nil {
 		return "", nil, err
 	}
@@ -128,7 +117,7 @@ func decodeQueueOptions(body []byte, withName bool) (string, []byte, error) {
 	} else if withName {
 		return "", nil, badRequest("missing name: give the queue's name, 1-80 characters from A-Z a-z 0-9 _ -")
 	}
-	opts := map[string]int64{}
+	opts := pgqueue.QueueOptions{}
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if !slices.Contains(queueOptions, k) {
 			return "", nil, badRequest("unknown field %q: use name, %s", truncate(k, 40), strings.Join(queueOptions, ", "))
@@ -139,8 +128,7 @@ func decodeQueueOptions(body []byte, withName bool) (string, []byte, error) {
 		}
 		opts[k] = v
 	}
-	b, _ := json.Marshal(opts)
-	return name, b, nil
+	return name, opts, nil
 }
 
 func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -158,11 +146,11 @@ func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	if !c.key.allowsQueue(name) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s", c.key.id, strings.Join(c.key.queues, ", "))
 	}
-	q, err := scanQueueJSON(a.s.Pool.QueryRow(r.Context(), a.q.Get("create_queue"), c.account, name, opts))
+	q, err := a.s.Queue.CreateQueueWithOptions(r.Context(), c.account, name, opts)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, q)
+	writeJSON(w, http.StatusCreated, toQueueJSON(q))
 	return nil
 }
 
@@ -171,20 +159,22 @@ func (a *api) queueNotFound(c *call) error {
 }
 
 func (a *api) getQueue(w http.ResponseWriter, r *http.Request, c *call) error {
-	q, err := scanQueueJSON(a.s.Pool.QueryRow(r.Context(), a.q.Get("get_queue"), c.account, c.queue))
-	if errors.Is(err, pgx.ErrNoRows) {
+	queue, err := a.s.Queue.GetQueue(r.Context(), c.account, c.queue)
+	if errors.Is(err, pgqueue.ErrQueueNotFound) {
 		return a.queueNotFound(c)
 	}
 	if err != nil {
 		return err
 	}
-	stats, err := a.queueStats(r, c.account, &c.queue)
-	if err != nil {
+	q := toQueueJSON(queue)
+	q.Stats = &statsJSON{}
+	// A queue deleted since it was read has no stats: zeros.
+	st, err := a.s.Queue.Stats(r.Context(), c.account, c.queue)
+	if err != nil && !errors.Is(err, pgqueue.ErrQueueNotFound) {
 		return err
 	}
-	q.Stats = stats[q.Name]
-	if q.Stats == nil {
-		q.Stats = &statsJSON{}
+	if err == nil {
+		q.Stats = toStatsJSON(st)
 	}
 	writeJSON(w, http.StatusOK, q)
 	return nil
@@ -199,11 +189,11 @@ func (a *api) updateQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	if err != nil {
 		return err
 	}
-	q, err := scanQueueJSON(a.s.Pool.QueryRow(r.Context(), a.q.Get("update_queue"), c.account, c.queue, opts))
+	q, err := a.s.Queue.PatchQueue(r.Context(), c.account, c.queue, opts)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, q)
+	writeJSON(w, http.StatusOK, toQueueJSON(q))
 	return nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sluicehq/sluice/pgqueue"
 )
 
 // Metrics (GET /metrics), on a registry of the server's own:
@@ -46,13 +48,7 @@ type metrics struct {
 	invFloor int64
 	invSeen  map[int64]struct{}
 	depthAt  time.Time
-	depth    []depthRow // replaced whole, read under mu
-}
-
-type depthRow struct {
-	account, queue                string
-	ready, delayed, inflight, dlq int64
-	oldestReadyAgeSeconds         float64
+	depth    []pgqueue.QueueStats // replaced whole, read under mu
 }
 
 const (
@@ -156,16 +152,7 @@ func (m *metrics) refresh(ctx context.Context) error {
 	if time.Since(m.depthAt) < depthCacheTTL {
 		return nil
 	}
-	rows, err := pool.Query(ctx, m.a.q.Get("all_stats"))
-	if err != nil {
-		return err
-	}
-	var d depthRow
-	var depth []depthRow
-	_, err = pgx.ForEachRow(rows, []any{&d.account, &d.queue, &d.ready, &d.delayed, &d.inflight, &d.dlq, &d.oldestReadyAgeSeconds}, func() error {
-		depth = append(depth, d)
-		return nil
-	})
+	depth, err := m.a.s.Queue.AllStats(ctx)
 	if err != nil {
 		return err
 	}
@@ -189,9 +176,9 @@ func (c depthCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, s := range []struct {
 			state string
 			n     int64
-		}{{"ready", d.ready}, {"delayed", d.delayed}, {"inflight", d.inflight}, {"dlq", d.dlq}} {
-			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(s.n), d.account, d.queue, s.state)
+		}{{"ready", d.Ready}, {"delayed", d.Delayed}, {"inflight", d.Inflight}, {"dlq", d.DLQ}} {
+			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(s.n), d.Account, d.Queue, s.state)
 		}
-		ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, d.oldestReadyAgeSeconds, d.account, d.queue)
+		ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, d.OldestReadyAge.Seconds(), d.Account, d.Queue)
 	}
 }
