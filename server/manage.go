@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/pgqueue"
@@ -646,23 +644,6 @@ type invocationJSON struct {
 	Stderr      string    `json:"stderr,omitempty"`
 }
 
-// invocationFilter is what list_invocations selects by; nil fields do not
-// filter.
-type invocationFilter struct {
-	function, outcome, trigger *string
-	since, until               *time.Time
-	beforeID, id               *int64
-	limit                      int64
-}
-
-// queryText returns a non-empty query parameter, or nil.
-func queryText(r *http.Request, name string) *string {
-	if v := r.URL.Query().Get(name); v != "" {
-		return &v
-	}
-	return nil
-}
-
 // queryTime reads an RFC 3339 query parameter, nil if absent.
 func queryTime(r *http.Request, name string) (*time.Time, error) {
 	v := r.URL.Query().Get(name)
@@ -677,26 +658,26 @@ func queryTime(r *http.Request, name string) (*time.Time, error) {
 }
 
 func (a *api) listInvocations(w http.ResponseWriter, r *http.Request, c *call) error {
-	f := invocationFilter{function: queryText(r, "function"), outcome: queryText(r, "outcome"), trigger: queryText(r, "trigger")}
-	var err error
-	if f.limit, err = queryInt(r, "limit", 1, 1000, 50); err != nil {
+	query := r.URL.Query()
+	f := triggers.InvocationFilter{Function: query.Get("function"), Outcome: query.Get("outcome"), Trigger: query.Get("trigger")}
+	limit, err := queryInt(r, "limit", 1, 1000, 50)
+	if err != nil {
 		return err
 	}
-	if f.outcome != nil && !slices.Contains([]string{"success", "partial_failure", "failure"}, *f.outcome) {
-		return badRequest("invalid outcome %q: use success, partial_failure or failure", truncate(*f.outcome, 40))
+	f.Limit = int(limit)
+	if f.Outcome != "" && !slices.Contains([]string{"success", "partial_failure", "failure"}, f.Outcome) {
+		return badRequest("invalid outcome %q: use success, partial_failure or failure", truncate(f.Outcome, 40))
 	}
-	if f.since, err = queryTime(r, "since"); err != nil {
+	if f.Since, err = queryTime(r, "since"); err != nil {
 		return err
 	}
-	if f.until, err = queryTime(r, "until"); err != nil {
+	if f.Until, err = queryTime(r, "until"); err != nil {
 		return err
 	}
-	if _, ok := r.URL.Query()["before_id"]; ok {
-		id, err := queryInt(r, "before_id", 1, math.MaxInt64, 0)
-		if err != nil {
+	if _, ok := query["before_id"]; ok {
+		if f.BeforeID, err = queryInt(r, "before_id", 1, math.MaxInt64, 0); err != nil {
 			return err
 		}
-		f.beforeID = &id
 	}
 	out, err := a.invocations(r.Context(), c.account, f)
 	if err != nil {
@@ -711,7 +692,7 @@ func (a *api) getInvocation(w http.ResponseWriter, r *http.Request, c *call) err
 	if err != nil {
 		return err
 	}
-	out, err := a.invocations(r.Context(), c.account, invocationFilter{id: &id, limit: 1})
+	out, err := a.invocations(r.Context(), c.account, triggers.InvocationFilter{ID: id, Limit: 1})
 	if err != nil {
 		return err
 	}
@@ -723,24 +704,19 @@ func (a *api) getInvocation(w http.ResponseWriter, r *http.Request, c *call) err
 }
 
 // invocations reads the account's invocation log, newest first.
-func (a *api) invocations(ctx context.Context, account string, f invocationFilter) ([]invocationJSON, error) {
-	rows, err := a.s.Pool.Query(ctx, a.q.Get("list_invocations"), account, f.function, f.outcome, f.since, f.until,
-		f.trigger, f.beforeID, f.id, f.limit)
+func (a *api) invocations(ctx context.Context, account string, f triggers.InvocationFilter) ([]invocationJSON, error) {
+	invs, err := a.s.invocations.List(ctx, account, f)
 	if err != nil {
 		return nil, err
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (invocationJSON, error) {
-		var v invocationJSON
-		err := row.Scan(&v.ID, &v.Function, &v.Version, &v.TriggerID, &v.Trigger, &v.TriggerType, &v.Source, &v.BatchSize,
-			&v.StartedAt, &v.DurationMS, &v.Outcome, &v.FailureKind, &v.Error, &v.Acked, &v.Retried, &v.Dead,
-			&v.MessageIDs, &v.Stderr)
-		v.StartedAt = v.StartedAt.UTC()
-		return v, err
-	})
-	if out == nil {
-		out = []invocationJSON{}
+	out := make([]invocationJSON, len(invs))
+	for i, v := range invs {
+		out[i] = invocationJSON{ID: v.ID, Function: v.Function, Version: v.Version, TriggerID: v.TriggerID,
+			Trigger: v.Trigger, TriggerType: v.TriggerType, Source: v.Source, BatchSize: v.BatchSize,
+			StartedAt: v.StartedAt.UTC(), DurationMS: v.DurationMS, Outcome: v.Outcome, FailureKind: v.FailureKind,
+			Error: v.Error, Acked: v.Acked, Retried: v.Retried, Dead: v.Dead, MessageIDs: v.MessageIDs, Stderr: v.Stderr}
 	}
-	return out, err
+	return out, nil
 }
 
 // Keys.

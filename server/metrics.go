@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -111,35 +110,24 @@ func (m *metrics) handler() http.Handler {
 func (m *metrics) refresh(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	pool := m.a.s.Pool
 	after, floor, prefixSettled := m.invFloor, m.invFloor, true
 	for range invocationBatches {
-		rows, err := pool.Query(ctx, m.a.q.Get("invocations_after"), after, invocationBatch, settleWindow.Seconds())
+		invs, err := m.a.s.invocations.After(ctx, after, invocationBatch, settleWindow)
 		if err != nil {
 			return err
 		}
-		var id int64
-		var account, function, outcome string
-		var ms float64
-		var settled bool
-		n := 0
-		_, err = pgx.ForEachRow(rows, []any{&id, &account, &function, &outcome, &ms, &settled}, func() error {
-			n++
-			after = id
-			if _, dup := m.invSeen[id]; !dup {
-				m.invSeen[id] = struct{}{}
-				m.invs.WithLabelValues(account, function, outcome).Inc()
-				m.invDur.WithLabelValues(account, function, outcome).Observe(ms / 1000)
+		for _, v := range invs {
+			after = v.ID
+			if _, dup := m.invSeen[v.ID]; !dup {
+				m.invSeen[v.ID] = struct{}{}
+				m.invs.WithLabelValues(v.Account, v.Function, v.Outcome).Inc()
+				m.invDur.WithLabelValues(v.Account, v.Function, v.Outcome).Observe(v.DurationMS / 1000)
 			}
-			if prefixSettled = prefixSettled && settled; prefixSettled {
-				floor = id
+			if prefixSettled = prefixSettled && v.Settled; prefixSettled {
+				floor = v.ID
 			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
-		if n < invocationBatch {
+		if len(invs) < invocationBatch {
 			break
 		}
 	}

@@ -67,34 +67,3 @@ DELETE FROM {{schema}}.webhook_deliveries
  WHERE ctid = ANY (ARRAY(SELECT ctid FROM {{schema}}.webhook_deliveries
                           WHERE received_at < now() - make_interval(secs => $1)
                           LIMIT 1000))
-
--- name: list_invocations
--- Newest first by id (ids grow as records are written, so before_id pages
--- exactly); $8 picks one invocation by id. The trigger's name is '' when
--- the trigger is gone.
-SELECT i.id, i.function, i.version, i.trigger_id, coalesce(t.name, ''), i.trigger_type, i.source, i.batch_size,
-       i.started_at, i.duration_ms, i.outcome, coalesce(i.failure_kind, ''), coalesce(i.error, ''), i.acked,
-       i.retried, i.dead, i.message_ids, coalesce(i.stderr, '')
-  FROM {{schema}}.invocations i
-  LEFT JOIN {{schema}}.triggers t ON t.id = i.trigger_id
- WHERE i.account = $1
-   AND ($2::text IS NULL OR i.function = $2)
-   AND ($3::text IS NULL OR i.outcome = $3)
-   AND ($4::timestamptz IS NULL OR i.started_at >= $4)
-   AND ($5::timestamptz IS NULL OR i.started_at < $5)
-   AND ($6::text IS NULL OR t.name = $6)
-   AND ($7::bigint IS NULL OR i.id < $7)
-   AND ($8::bigint IS NULL OR i.id = $8)
- ORDER BY i.id DESC
- LIMIT $9
-
--- name: invocations_after
--- The metrics collector reads the invocation log forward by id. settled
--- marks rows that finished long enough ago that every row with a smaller
--- id is committed too (the engine writes a record within seconds).
-SELECT id, account, function, outcome, duration_ms,
-       started_at + duration_ms * interval '1 millisecond' < now() - make_interval(secs => $3) AS settled
-  FROM {{schema}}.invocations
- WHERE id > $1
- ORDER BY id
- LIMIT $2

@@ -62,6 +62,8 @@ type Server struct {
 	Triggers *triggers.Store
 	Runtime  *runtime.Runtime
 
+	invocations *triggers.InvocationLog
+
 	engine  *triggers.Engine
 	api     *api
 	sweeper *pgqueue.Sweeper
@@ -141,6 +143,9 @@ func (s *Server) open(ctx context.Context) error {
 		return err
 	}
 	if s.Triggers, err = triggers.NewStore(s.Pool, cfg.Schema); err != nil {
+		return err
+	}
+	if s.invocations, err = triggers.NewInvocationLog(s.Pool, cfg.Schema); err != nil {
 		return err
 	}
 	ec := cfg.Engine
