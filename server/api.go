@@ -36,8 +36,10 @@ var migrationFiles embed.FS
 //go:embed queries.sql
 var queriesSQL string
 
-// APIMigrations is the HTTP API's migration line (access keys, hooks,
-// webhook deliveries); it applies after the triggers' line.
+// APIMigrations is the HTTP API's migration line; it applies after the
+// triggers' line. Its first migration creates the access keys and, for
+// history's sake, the hooks and webhook deliveries tables, which package
+// triggers owns (see RATIONALE.md).
 var APIMigrations = migrate.NewLine("server", migrationFiles, "migrations")
 
 // Limits of the HTTP API (see docs/http-api.md).
@@ -51,8 +53,6 @@ const (
 	// without asking the database: a revoke takes effect everywhere
 	// within it, and at once in the process that revoked.
 	keyCacheTTL = 5 * time.Second
-	// deliveryRetention is how long webhook delivery ids are remembered.
-	deliveryRetention = 7 * 24 * time.Hour
 )
 
 // api is the HTTP API's state: statements, the key cache, metrics.

@@ -63,6 +63,7 @@ type Server struct {
 	Runtime  *runtime.Runtime
 
 	invocations *triggers.InvocationLog
+	hooks       *triggers.HookStore
 
 	engine  *triggers.Engine
 	api     *api
@@ -146,6 +147,9 @@ func (s *Server) open(ctx context.Context) error {
 		return err
 	}
 	if s.invocations, err = triggers.NewInvocationLog(s.Pool, cfg.Schema); err != nil {
+		return err
+	}
+	if s.hooks, err = triggers.NewHookStore(s.Queue); err != nil {
 		return err
 	}
 	ec := cfg.Engine

@@ -95,3 +95,49 @@ SELECT id, account, function, outcome, duration_ms,
  WHERE id > $1
  ORDER BY id
  LIMIT $2
+
+-- name: put_hook
+-- Create or replace a hook; created tells which.
+INSERT INTO {{schema}}.hooks AS h (account, name, queue, verify, secrets, source)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (account, name) DO UPDATE
+   SET queue = excluded.queue, verify = excluded.verify, secrets = excluded.secrets,
+       source = excluded.source, updated_at = now()
+RETURNING (xmax = 0) AS created
+
+-- name: get_hook
+-- The hook with the database's clock, which webhook timestamps are checked against.
+SELECT queue, verify, secrets, source, created_at, updated_at, now()
+  FROM {{schema}}.hooks
+ WHERE account = $1 AND name = $2
+
+-- name: list_hooks
+SELECT name, queue, verify, cardinality(secrets), source, created_at, updated_at
+  FROM {{schema}}.hooks
+ WHERE account = $1
+ ORDER BY name
+
+-- name: delete_hook
+DELETE FROM {{schema}}.hooks WHERE account = $1 AND name = $2
+
+-- name: claim_delivery
+-- Inserted in the enqueueing transaction: a concurrent duplicate waits on
+-- the primary key until the first commits, then inserts nothing.
+INSERT INTO {{schema}}.webhook_deliveries (account, hook, delivery_id) VALUES ($1, $2, $3)
+ON CONFLICT DO NOTHING
+RETURNING true
+
+-- name: first_delivery
+SELECT coalesce(sequence, 0) FROM {{schema}}.webhook_deliveries
+ WHERE account = $1 AND hook = $2 AND delivery_id = $3
+
+-- name: set_delivery_sequence
+UPDATE {{schema}}.webhook_deliveries SET sequence = $4
+ WHERE account = $1 AND hook = $2 AND delivery_id = $3
+
+-- name: prune_deliveries
+-- Delete a bounded batch of delivery ids older than $1 seconds.
+DELETE FROM {{schema}}.webhook_deliveries
+ WHERE ctid = ANY (ARRAY(SELECT ctid FROM {{schema}}.webhook_deliveries
+                          WHERE received_at < now() - make_interval(secs => $1)
+                          LIMIT 1000))
