@@ -296,7 +296,7 @@ func (a *api) routes() {
 	a.ops.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := a.s.Pool.Ping(ctx); err != nil {
+		if err := a.s.pool.Ping(ctx); err != nil {
 			a.log.Warn().Err(err).Msg("readyz: database not reachable")
 			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable",
 				"error": errorBody{Code: "unavailable", Message: "database not reachable"}})

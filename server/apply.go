@@ -214,9 +214,9 @@ type dbTarget struct {
 }
 
 func (t *dbTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue) (string, error) {
-	cur, err := t.s.Queue.GetQueue(ctx, t.account, name)
+	cur, err := t.s.Queue().GetQueue(ctx, t.account, name)
 	if errors.Is(err, pgqueue.ErrQueueNotFound) {
-		_, err := t.s.Queue.CreateQueue(ctx, t.account, name, QueueSettings(pgqueue.DefaultSettings(), q))
+		_, err := t.s.Queue().CreateQueue(ctx, t.account, name, QueueSettings(pgqueue.DefaultSettings(), q))
 		return "created", err
 	}
 	if err != nil {
@@ -226,21 +226,21 @@ func (t *dbTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue
 	if want == cur.Settings {
 		return "", nil
 	}
-	_, err = t.s.Queue.UpdateQueue(ctx, t.account, name, want)
+	_, err = t.s.Queue().UpdateQueue(ctx, t.account, name, want)
 	return "updated", err
 }
 
 func (t *dbTarget) Deploy(ctx context.Context, name string, module []byte, cfg functions.Config) (int, bool, bool, error) {
-	d, err := t.s.Registry.Deploy(ctx, t.account, name, module, cfg, "")
+	d, err := t.s.Registry().Deploy(ctx, t.account, name, module, cfg, "")
 	return d.Version.Number, d.Created, d.AliasMoved, err
 }
 
 func (t *dbTarget) PutTrigger(ctx context.Context, tr triggers.Trigger) (bool, error) {
-	return t.s.Triggers.Put(ctx, tr)
+	return t.s.Triggers().Put(ctx, tr)
 }
 
 func (t *dbTarget) Triggers(ctx context.Context) ([]Owned, error) {
-	ts, err := t.s.Triggers.List(ctx, t.account)
+	ts, err := t.s.Triggers().List(ctx, t.account)
 	out := make([]Owned, len(ts))
 	for i, tr := range ts {
 		out[i] = Owned{Name: tr.Name, Source: tr.Source}
@@ -249,7 +249,7 @@ func (t *dbTarget) Triggers(ctx context.Context) ([]Owned, error) {
 }
 
 func (t *dbTarget) DeleteTrigger(ctx context.Context, name string) error {
-	if err := t.s.Triggers.Delete(ctx, t.account, name); err != nil && !errors.Is(err, triggers.ErrNotFound) {
+	if err := t.s.Triggers().Delete(ctx, t.account, name); err != nil && !errors.Is(err, triggers.ErrNotFound) {
 		return err
 	}
 	return nil

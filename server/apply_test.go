@@ -45,7 +45,7 @@ func TestApplyIsDeclarativeAndIdempotent(t *testing.T) {
 	os.Setenv("APPLY_TEST_SECRET", "s3cret-s3cret-s3cret")
 	t.Cleanup(func() { os.Unsetenv("APPLY_TEST_SECRET") })
 	account := newAccount()
-	if err := e.srv.Queue.CreateAccount(ctx, account, "apply test"); err != nil {
+	if err := e.srv.Queue().CreateAccount(ctx, account, "apply test"); err != nil {
 		t.Fatal(err)
 	}
 	const v1 = `
@@ -95,11 +95,11 @@ hooks:
 			t.Errorf("edited apply: changes %q lack %q", got, w)
 		}
 	}
-	q, err := e.srv.Queue.GetQueue(ctx, account, "orders")
+	q, err := e.srv.Queue().GetQueue(ctx, account, "orders")
 	if err != nil || q.Settings.MaxReceiveCount != 4 {
 		t.Errorf("orders after edit = %+v, %v; want max receive count 4", q.Settings, err)
 	}
-	ts, err := e.srv.Triggers.List(ctx, account)
+	ts, err := e.srv.Triggers().List(ctx, account)
 	if err != nil || len(ts) != 1 {
 		t.Errorf("triggers after edit = %d, %v; want 1", len(ts), err)
 	}

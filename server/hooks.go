@@ -48,7 +48,7 @@ func (s *Server) PutHook(ctx context.Context, account string, h Hook) (created b
 	if err := checkHook(h); err != nil {
 		return false, err
 	}
-	if _, err := s.Queue.GetQueue(ctx, account, h.Queue); err != nil {
+	if _, err := s.queue.GetQueue(ctx, account, h.Queue); err != nil {
 		return false, err
 	}
 	return s.hooks.Put(ctx, triggers.Hook{Account: account, Name: h.Name, Queue: h.Queue, Verify: h.Verify,

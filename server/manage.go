@@ -58,7 +58,7 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	queues, err := a.s.Queue.ListQueues(r.Context(), c.account)
+	queues, err := a.s.queue.ListQueues(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 		}
 	}
 	if live {
-		all, err := a.s.Queue.ListStats(r.Context(), c.account)
+		all, err := a.s.queue.ListStats(r.Context(), c.account)
 		if err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	if !c.key.allowsQueue(name) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s", c.key.id, strings.Join(c.key.queues, ", "))
 	}
-	q, err := a.s.Queue.CreateQueueWithOptions(r.Context(), c.account, name, opts)
+	q, err := a.s.queue.CreateQueueWithOptions(r.Context(), c.account, name, opts)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (a *api) queueNotFound(c *call) error {
 }
 
 func (a *api) getQueue(w http.ResponseWriter, r *http.Request, c *call) error {
-	queue, err := a.s.Queue.GetQueue(r.Context(), c.account, c.queue)
+	queue, err := a.s.queue.GetQueue(r.Context(), c.account, c.queue)
 	if errors.Is(err, pgqueue.ErrQueueNotFound) {
 		return a.queueNotFound(c)
 	}
@@ -167,7 +167,7 @@ func (a *api) getQueue(w http.ResponseWriter, r *http.Request, c *call) error {
 	q := toQueueJSON(queue)
 	q.Stats = &statsJSON{}
 	// A queue deleted since it was read has no stats: zeros.
-	st, err := a.s.Queue.Stats(r.Context(), c.account, c.queue)
+	st, err := a.s.queue.Stats(r.Context(), c.account, c.queue)
 	if err != nil && !errors.Is(err, pgqueue.ErrQueueNotFound) {
 		return err
 	}
@@ -187,7 +187,7 @@ func (a *api) updateQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	if err != nil {
 		return err
 	}
-	q, err := a.s.Queue.PatchQueue(r.Context(), c.account, c.queue, opts)
+	q, err := a.s.queue.PatchQueue(r.Context(), c.account, c.queue, opts)
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func (a *api) updateQueue(w http.ResponseWriter, r *http.Request, c *call) error
 }
 
 func (a *api) deleteQueue(w http.ResponseWriter, r *http.Request, c *call) error {
-	if err := a.s.Queue.DeleteQueue(r.Context(), c.account, c.queue); err != nil {
+	if err := a.s.queue.DeleteQueue(r.Context(), c.account, c.queue); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -235,7 +235,7 @@ func toFunctionJSON(f functions.Function) functionJSON {
 }
 
 func (a *api) listFunctions(w http.ResponseWriter, r *http.Request, c *call) error {
-	fs, err := a.s.Registry.List(r.Context(), c.account)
+	fs, err := a.s.registry.List(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
@@ -249,7 +249,7 @@ func (a *api) listFunctions(w http.ResponseWriter, r *http.Request, c *call) err
 
 func (a *api) getFunction(w http.ResponseWriter, r *http.Request, c *call) error {
 	name := r.PathValue("name")
-	fs, err := a.s.Registry.List(r.Context(), c.account)
+	fs, err := a.s.registry.List(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func (a *api) getFunction(w http.ResponseWriter, r *http.Request, c *call) error
 	if i < 0 {
 		return errorf(http.StatusNotFound, "not_found", "function %q not found in account %s", truncate(name, 90), c.account)
 	}
-	vs, err := a.s.Registry.Versions(r.Context(), c.account, name)
+	vs, err := a.s.registry.Versions(r.Context(), c.account, name)
 	if err != nil {
 		return err
 	}
@@ -343,7 +343,7 @@ func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) er
 	if err != nil {
 		return err
 	}
-	d, err := a.s.Registry.Deploy(r.Context(), c.account, r.PathValue("name"), module, cfg, alias)
+	d, err := a.s.registry.Deploy(r.Context(), c.account, r.PathValue("name"), module, cfg, alias)
 	if err != nil {
 		return err
 	}
@@ -370,7 +370,7 @@ func (a *api) setAlias(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	if err := a.s.Registry.SetAlias(r.Context(), c.account, r.PathValue("name"), r.PathValue("alias"), int(v)); err != nil {
+	if err := a.s.registry.SetAlias(r.Context(), c.account, r.PathValue("name"), r.PathValue("alias"), int(v)); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -391,7 +391,7 @@ func (a *api) rollback(w http.ResponseWriter, r *http.Request, c *call) error {
 	if req.Alias == "" {
 		req.Alias = functions.DefaultAlias
 	}
-	v, err := a.s.Registry.Rollback(r.Context(), c.account, r.PathValue("name"), req.Alias)
+	v, err := a.s.registry.Rollback(r.Context(), c.account, r.PathValue("name"), req.Alias)
 	if err != nil {
 		return err
 	}
@@ -433,7 +433,7 @@ func toTriggerJSON(t triggers.Trigger) triggerJSON {
 }
 
 func (a *api) listTriggers(w http.ResponseWriter, r *http.Request, c *call) error {
-	ts, err := a.s.Triggers.List(r.Context(), c.account)
+	ts, err := a.s.triggers.List(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
@@ -574,7 +574,7 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 	if t.Queue != "" && !c.key.allowsQueue(t.Queue) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s", c.key.id, strings.Join(c.key.queues, ", "))
 	}
-	changed, err := a.s.Triggers.Put(r.Context(), t)
+	changed, err := a.s.triggers.Put(r.Context(), t)
 	if err != nil {
 		return err
 	}
@@ -583,7 +583,7 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 }
 
 func (a *api) deleteTrigger(w http.ResponseWriter, r *http.Request, c *call) error {
-	if err := a.s.Triggers.Delete(r.Context(), c.account, r.PathValue("name")); err != nil {
+	if err := a.s.triggers.Delete(r.Context(), c.account, r.PathValue("name")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -607,7 +607,7 @@ func (a *api) queueMinuteStats(w http.ResponseWriter, r *http.Request, c *call) 
 	if err != nil {
 		return err
 	}
-	ms, err := a.s.Queue.MinuteStats(r.Context(), c.account, c.queue, int(minutes))
+	ms, err := a.s.queue.MinuteStats(r.Context(), c.account, c.queue, int(minutes))
 	if err != nil {
 		return err
 	}

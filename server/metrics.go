@@ -140,7 +140,7 @@ func (m *metrics) refresh(ctx context.Context) error {
 	if time.Since(m.depthAt) < depthCacheTTL {
 		return nil
 	}
-	depth, err := m.a.s.Queue.AllStats(ctx)
+	depth, err := m.a.s.queue.AllStats(ctx)
 	if err != nil {
 		return err
 	}
