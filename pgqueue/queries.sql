@@ -5,6 +5,9 @@
 -- name: create_account
 SELECT {{schema}}.create_account($1, $2)
 
+-- name: ensure_account
+INSERT INTO {{schema}}.accounts (number) VALUES ($1) ON CONFLICT DO NOTHING
+
 -- name: create_queue
 SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
        retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at

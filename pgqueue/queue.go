@@ -119,6 +119,14 @@ func (c *Client) CreateAccount(ctx context.Context, number, name string) error {
 	return convertError("create account "+number, err)
 }
 
+// EnsureAccountTx adds account number (12 digits, no name) inside the
+// caller's transaction (or any DB) unless it exists; an account that
+// exists is left as it is.
+func (c *Client) EnsureAccountTx(ctx context.Context, tx DB, number string) error {
+	_, err := tx.Exec(ctx, c.q.get("ensure_account"), number)
+	return convertError("ensure account "+number, err)
+}
+
 // CreateQueue creates queue name in account. Zero settings take their
 // defaults (see Settings). It fails with ErrQueueExists, ErrInvalidName,
 // ErrAccountNotFound or ErrInvalidArgument.

@@ -328,3 +328,42 @@ func TestListAndAllStats(t *testing.T) {
 		t.Fatalf("AllStats order: %+v", all)
 	}
 }
+
+func TestEnsureAccountTx(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const number = "000000000043"
+	tx, err := e.pool.Begin(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(e.ctx)
+	for range 2 {
+		if err := e.c.EnsureAccountTx(e.ctx, tx, number); err != nil {
+			t.Fatalf("EnsureAccountTx: %v", err)
+		}
+	}
+	// Uncommitted, the account is not there yet for others.
+	if _, err := e.c.CreateQueue(e.ctx, number, "q", pgqueue.Settings{}); !errors.Is(err, pgqueue.ErrAccountNotFound) {
+		t.Fatalf("queue before commit: %v, want ErrAccountNotFound", err)
+	}
+	if err := tx.Commit(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.CreateQueue(e.ctx, number, "q", pgqueue.Settings{}); err != nil {
+		t.Fatalf("queue after commit: %v", err)
+	}
+	// An existing account, named by CreateAccount, keeps its name.
+	if err := e.c.CreateAccount(e.ctx, "000000000044", "named"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.EnsureAccountTx(e.ctx, e.pool, "000000000044"); err != nil {
+		t.Fatal(err)
+	}
+	if name := e.one("SELECT name FROM accounts WHERE number = '000000000044'"); name != "named" {
+		t.Fatalf("name %v, want named", name)
+	}
+	if err := e.c.EnsureAccountTx(e.ctx, e.pool, "12"); err == nil {
+		t.Fatal("EnsureAccountTx accepted an invalid account number")
+	}
+}

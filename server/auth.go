@@ -72,7 +72,7 @@ func (s *Server) CreateKey(ctx context.Context, account string, scopes, queues [
 	}
 	id, secret, hash := newKeyMaterial()
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, s.api.q.Get("ensure_account"), account); err != nil {
+		if err := s.queue.EnsureAccountTx(ctx, tx, account); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, s.api.q.Get("create_key"), id, account, hash[:], scopes, queues, description)

@@ -1,8 +1,5 @@
 -- Statements of the HTTP API. {{schema}} is the quoted schema name.
 
--- name: ensure_account
-INSERT INTO {{schema}}.accounts (number) VALUES ($1) ON CONFLICT DO NOTHING
-
 -- name: create_key
 INSERT INTO {{schema}}.access_keys (id, account, secret_hash, scopes, queues, description)
 VALUES ($1, $2, $3, $4, $5, $6)
