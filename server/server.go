@@ -146,9 +146,7 @@ func (s *Server) open(ctx context.Context) error {
 	if s.triggers, err = triggers.NewStore(s.pool, cfg.Schema); err != nil {
 		return err
 	}
-	if s.invocations, err = triggers.NewInvocationLog(s.pool, cfg.Schema); err != nil {
-		return err
-	}
+	s.invocations = s.triggers.Invocations()
 	if s.hooks, err = triggers.NewHookStore(s.queue); err != nil {
 		return err
 	}

@@ -22,12 +22,15 @@ import (
 var serverMigrations = migrate.NewLine("server", os.DirFS("../server"), "migrations")
 
 // newHookStore returns a HookStore on a fresh schema with every line
-// applied, and its queue client.
+// applied and a queue "events", and its queue client.
 func newHookStore(t *testing.T) (*triggers.HookStore, *pgqueue.Client) {
 	t.Helper()
 	pool, schema := pgtest.Schema(t, pgqueue.Migrations, functions.Migrations, triggers.Migrations, serverMigrations)
 	qc, err := pgqueue.New(pool, pgqueue.Options{Schema: schema})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := qc.CreateQueue(t.Context(), acct, "events", pgqueue.Settings{}); err != nil {
 		t.Fatal(err)
 	}
 	hs, err := triggers.NewHookStore(qc)
@@ -89,9 +92,6 @@ func TestHookStoreDeliver(t *testing.T) {
 	t.Parallel()
 	hs, qc := newHookStore(t)
 	ctx := t.Context()
-	if _, err := qc.CreateQueue(ctx, acct, "events", pgqueue.Settings{}); err != nil {
-		t.Fatal(err)
-	}
 	seq, dup, err := hs.Deliver(ctx, acct, "gh", "events", "d-1", []byte(`{"n":1}`))
 	if err != nil || dup || seq == 0 {
 		t.Fatalf("Deliver = %d, %v, %v", seq, dup, err)
@@ -133,9 +133,6 @@ func TestHookStorePruneDeliveries(t *testing.T) {
 	t.Parallel()
 	hs, qc := newHookStore(t)
 	ctx := t.Context()
-	if _, err := qc.CreateQueue(ctx, acct, "events", pgqueue.Settings{}); err != nil {
-		t.Fatal(err)
-	}
 	for _, id := range []string{"old", "new"} {
 		if _, _, err := hs.Deliver(ctx, acct, "gh", "events", id, []byte(`{}`)); err != nil {
 			t.Fatal(err)

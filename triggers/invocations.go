@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/namedsql"
-	"github.com/sluicehq/sluice/pgqueue/migrate"
 )
 
 // Invocation is one row of the invocation log: one batch (or cron tick)
@@ -74,13 +73,8 @@ type InvocationLog struct {
 	q    namedsql.Statements
 }
 
-// NewInvocationLog returns an InvocationLog over the migrated schema.
-func NewInvocationLog(pool *pgxpool.Pool, schema string) (*InvocationLog, error) {
-	if err := migrate.ValidateSchema(schema); err != nil {
-		return nil, fmt.Errorf("triggers: new invocation log: %w", err)
-	}
-	return &InvocationLog{pool: pool, q: namedsql.MustParse(queriesSQL, schema)}, nil
-}
+// Invocations returns the invocation log of the store's schema.
+func (s *Store) Invocations() *InvocationLog { return &InvocationLog{pool: s.pool, q: s.q} }
 
 // List returns the account's invocations that f selects, newest (highest
 // id) first.

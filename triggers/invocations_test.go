@@ -29,10 +29,7 @@ func TestInvocationLogList(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := t.Context()
-	log, err := triggers.NewInvocationLog(e.pool, e.schema)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := e.triggers.Invocations()
 	if _, err := e.triggers.Put(ctx, triggers.Trigger{Account: acct, Name: "work", Kind: triggers.KindQueue, Queue: "jobs", Function: "worker"}); err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +101,7 @@ func TestInvocationLogAfter(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := t.Context()
-	log, err := triggers.NewInvocationLog(e.pool, e.schema)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := e.triggers.Invocations()
 	old := e.insertInvocation(acct, nil, "success", time.Now().Add(-time.Hour), 250)
 	other := e.insertInvocation("000000000077", nil, "failure", time.Now().Add(-time.Hour), 5)
 	recent := e.insertInvocation(acct, nil, "failure", time.Now(), 5)
@@ -131,12 +125,5 @@ func TestInvocationLogAfter(t *testing.T) {
 	}
 	if got, err := log.After(ctx, recent, 10, 30*time.Second); err != nil || len(got) != 0 {
 		t.Fatalf("After(last) = %+v %v", got, err)
-	}
-}
-
-func TestNewInvocationLogRejectsBadSchema(t *testing.T) {
-	t.Parallel()
-	if _, err := triggers.NewInvocationLog(nil, `bad"schema`); err == nil {
-		t.Fatal("NewInvocationLog accepted an invalid schema name")
 	}
 }
