@@ -497,7 +497,7 @@ func TestQueueMinuteStats(t *testing.T) {
 	must[[]int64](t)(c.MQ.SendBatch(ctx, "charted", []any{1, 2}))
 	must[[]client.Message](t)(c.MQ.Receive(ctx, "charted", client.ReceiveOptions{Delete: true}))
 	// Store the server's counts now rather than at the next minute.
-	if err := pgqueue.NewSweeper(srv.Queue, pgqueue.SweeperOptions{}).RecordStats(ctx); err != nil {
+	if err := pgqueue.NewSweeper(srv.Queue(), pgqueue.SweeperOptions{}).RecordStats(ctx); err != nil {
 		t.Fatal(err)
 	}
 	ms := must[[]client.MinuteStats](t)(c.Queues.MinuteStats(ctx, "charted", 3))

@@ -466,11 +466,11 @@ func TestBrowserManyDeadLetters(t *testing.T) {
 	const n = 10000
 	schema := pgx.Identifier{srv.Schema}.Sanitize()
 	for i := range n / 1000 {
-		if _, err := srv.Pool.Exec(ctx, `SELECT count(*) FROM `+schema+`.account_send_batch($1, 'dead',
+		if _, err := srv.Queue().Pool().Exec(ctx, `SELECT count(*) FROM `+schema+`.account_send_batch($1, 'dead',
 			ARRAY(SELECT jsonb_build_object('n', g) FROM generate_series($2::int, $2::int + 999) g))`, account, i*1000); err != nil {
 			t.Fatalf("send: %v", err)
 		}
-		if _, err := srv.Pool.Exec(ctx, `SELECT count(*) FROM `+schema+`.account_receive($1, 'dead', 1000, 1)`, account); err != nil {
+		if _, err := srv.Queue().Pool().Exec(ctx, `SELECT count(*) FROM `+schema+`.account_receive($1, 'dead', 1000, 1)`, account); err != nil {
 			t.Fatalf("receive: %v", err)
 		}
 	}
@@ -497,7 +497,7 @@ func TestBrowserManyDeadLetters(t *testing.T) {
 		t.Fatalf("page 2 has %d letters starting at %s; want 100 after %s", len(second), second[0], first[99])
 	}
 	var all []int64
-	if err := srv.Pool.QueryRow(ctx, `SELECT array_agg(sequence ORDER BY sequence) FROM (SELECT sequence FROM `+schema+`.dead_letters ORDER BY sequence LIMIT 200) d`).Scan(&all); err != nil {
+	if err := srv.Queue().Pool().QueryRow(ctx, `SELECT array_agg(sequence ORDER BY sequence) FROM (SELECT sequence FROM `+schema+`.dead_letters ORDER BY sequence LIMIT 200) d`).Scan(&all); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := second[0]+".."+second[99], fmt.Sprintf("%d..%d", all[100], all[199]); got != want {
@@ -801,7 +801,7 @@ func TestBrowserOverviewChart(t *testing.T) {
 	// Store the server's counts and a depth sample now, not at the next
 	// minute.
 	recordStats := func() {
-		if err := pgqueue.NewSweeper(srv.Queue, pgqueue.SweeperOptions{}).RecordStats(ctx); err != nil {
+		if err := pgqueue.NewSweeper(srv.Queue(), pgqueue.SweeperOptions{}).RecordStats(ctx); err != nil {
 			t.Fatalf("record stats: %v", err)
 		}
 	}
@@ -865,7 +865,7 @@ func TestBrowserInvocationPaging(t *testing.T) {
 	srv, account, token, _ := setup(t)
 	ctx := context.Background()
 	// 120 recorded runs of "batchy", one a second, ids in time order.
-	if _, err := srv.Pool.Exec(ctx, `INSERT INTO `+pgx.Identifier{srv.Schema}.Sanitize()+`.invocations
+	if _, err := srv.Queue().Pool().Exec(ctx, `INSERT INTO `+pgx.Identifier{srv.Schema}.Sanitize()+`.invocations
 		(account, function, version, trigger_type, source, batch_size, started_at, duration_ms, outcome, message_ids)
 		SELECT $1, 'batchy', 1, 'queue', 'jobs', 1, now() - (120 - g) * interval '1 second', 1.5, 'success', ARRAY[g::bigint]
 		  FROM generate_series(1, 120) g ORDER BY g`, account); err != nil {

@@ -78,7 +78,7 @@ func TestApplyIsDeclarativeAndIdempotent(t *testing.T) {
 	srv := clienttest.New(t)
 	ctx := context.Background()
 	account := fmt.Sprintf("%012d", rand.Int64N(1e12))
-	if err := srv.Queue.CreateAccount(ctx, account, "apply test"); err != nil {
+	if err := srv.Queue().CreateAccount(ctx, account, "apply test"); err != nil {
 		t.Fatal(err)
 	}
 	v1 := fmt.Sprintf(`
@@ -128,11 +128,11 @@ hooks:
 			t.Errorf("edited apply: changes %q lack %q", got, w)
 		}
 	}
-	q, err := srv.Queue.GetQueue(ctx, account, "orders")
+	q, err := srv.Queue().GetQueue(ctx, account, "orders")
 	if err != nil || q.Settings.MaxReceiveCount != 4 {
 		t.Errorf("orders after edit = %+v, %v; want max receive count 4", q.Settings, err)
 	}
-	ts, err := srv.Triggers.List(ctx, account)
+	ts, err := srv.Triggers().List(ctx, account)
 	if err != nil || len(ts) != 1 {
 		t.Errorf("triggers after edit = %d, %v; want 1", len(ts), err)
 	}

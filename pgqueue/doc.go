@@ -51,7 +51,9 @@
 // ErrStaleReceipt, ErrMessageNotFound, ErrTopicNotFound, ErrTopicExists,
 // ErrAccountNotFound or ErrAccountExists; test with errors.Is. The SQL
 // functions raise the same errors with SQLSTATE codes SQ001-SQ011 and the
-// same messages, which say what was wrong and what is allowed.
+// same messages, which say what was wrong and what is allowed. AsError is
+// the one mapping from those codes to kinds: it also converts the errors
+// of statements that call the SQL API outside the Client.
 //
 // # Design choices
 //

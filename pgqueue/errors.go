@@ -28,7 +28,8 @@ var (
 )
 
 // sqlStates maps the SQLSTATE codes raised by the SQL API (see
-// migrations/001_queue_core.up.sql) to error kinds.
+// migrations/001_queue_core.up.sql) to error kinds. It is Sluice's one
+// SQLSTATE-to-error mapping: other packages reach it through AsError.
 var sqlStates = map[string]error{
 	"SQ001": ErrQueueNotFound,
 	"SQ002": ErrQueueExists,
@@ -41,10 +42,12 @@ var sqlStates = map[string]error{
 	"SQ009": ErrTopicExists,
 	"SQ010": ErrAccountNotFound,
 	"SQ011": ErrAccountExists,
-	// Postgres rejecting a body or headers that are not valid JSON.
-	"22P02": ErrInvalidArgument,
-	"22032": ErrInvalidArgument,
 }
+
+// invalidJSON are the SQLSTATEs of Postgres rejecting a body or headers
+// that are not valid JSON; the Client reports them as ErrInvalidArgument
+// naming the operation.
+var invalidJSON = map[string]bool{"22P02": true, "22032": true}
 
 // Error is a request the queue core refused. Kind is one of the Err*
 // values; Message says what was wrong and what is allowed.
@@ -67,6 +70,31 @@ func newError(kind error, format string, args ...any) *Error {
 	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
 }
 
+// AsError finds the *Error in err's chain or, failing that, a Postgres
+// error raised by the SQL API with one of its own SQLSTATEs (SQ001 to
+// SQ011), which it converts. Statements that call the SQL API outside the
+// Client (an application's own transaction, another package's query) thus
+// get the same kinds as the Client's errors. Any other error gives false.
+func AsError(err error) (*Error, bool) {
+	var qe *Error
+	if errors.As(err, &qe) {
+		return qe, true
+	}
+	return fromSQLState(err)
+}
+
+// fromSQLState converts a Postgres error in err's chain that carries one
+// of the SQL API's SQLSTATEs.
+func fromSQLState(err error) (*Error, bool) {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		if kind, ok := sqlStates[pgErr.Code]; ok {
+			return &Error{Kind: kind, Message: pgErr.Message, cause: err}, true
+		}
+	}
+	return nil, false
+}
+
 // convertError turns a Postgres error raised by the SQL API into an *Error
 // and wraps any other error with the operation that failed.
 func convertError(op string, err error) error {
@@ -74,14 +102,11 @@ func convertError(op string, err error) error {
 		return nil
 	}
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		if kind, ok := sqlStates[pgErr.Code]; ok {
-			msg := pgErr.Message
-			if pgErr.Code == "22P02" || pgErr.Code == "22032" {
-				msg = op + ": body or headers are not valid JSON: " + pgErr.Message
-			}
-			return &Error{Kind: kind, Message: msg, cause: err}
-		}
+	if errors.As(err, &pgErr) && invalidJSON[pgErr.Code] {
+		return &Error{Kind: ErrInvalidArgument, Message: op + ": body or headers are not valid JSON: " + pgErr.Message, cause: err}
+	}
+	if qe, ok := fromSQLState(err); ok {
+		return qe
 	}
 	return fmt.Errorf("pgqueue: %s: %w", op, err)
 }

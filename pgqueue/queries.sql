@@ -5,6 +5,9 @@
 -- name: create_account
 SELECT {{schema}}.create_account($1, $2)
 
+-- name: ensure_account
+INSERT INTO {{schema}}.accounts (number) VALUES ($1) ON CONFLICT DO NOTHING
+
 -- name: create_queue
 SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
        retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at
@@ -94,6 +97,17 @@ SELECT {{schema}}.account_redrive_sequences($1, $2, $3)
 SELECT ready, delayed, inflight, dlq, oldest_ready_age_seconds, total
   FROM {{schema}}.queue_stats
  WHERE account = $1 AND queue = $2
+
+-- name: account_stats
+SELECT account, queue, ready, delayed, inflight, dlq, oldest_ready_age_seconds, total
+  FROM {{schema}}.queue_stats
+ WHERE account = $1
+ ORDER BY queue
+
+-- name: all_stats
+SELECT account, queue, ready, delayed, inflight, dlq, oldest_ready_age_seconds, total
+  FROM {{schema}}.queue_stats
+ ORDER BY account, queue
 
 -- name: queue_id
 SELECT {{schema}}.queue_id($1, $2)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -117,6 +119,14 @@ func (c *Client) CreateAccount(ctx context.Context, number, name string) error {
 	return convertError("create account "+number, err)
 }
 
+// EnsureAccountTx adds account number (12 digits, no name) inside the
+// caller's transaction (or any DB) unless it exists; an account that
+// exists is left as it is.
+func (c *Client) EnsureAccountTx(ctx context.Context, tx DB, number string) error {
+	_, err := tx.Exec(ctx, c.q.get("ensure_account"), number)
+	return convertError("ensure account "+number, err)
+}
+
 // CreateQueue creates queue name in account. Zero settings take their
 // defaults (see Settings). It fails with ErrQueueExists, ErrInvalidName,
 // ErrAccountNotFound or ErrInvalidArgument.
@@ -127,6 +137,43 @@ func (c *Client) CreateQueue(ctx context.Context, account, name string, s Settin
 	}
 	q, err := scanQueue(c.pool.QueryRow(ctx, c.q.get("create_queue"), account, name, opts))
 	return q, convertError("create queue "+quote(name), err)
+}
+
+// QueueOptions are queue settings keyed as the SQL API's options object
+// names them (visibility_timeout_seconds, max_receive_count,
+// delay_seconds, retention_seconds, max_message_bytes,
+// dedup_window_seconds): whole seconds and counts. A key left out keeps
+// its default (create) or its current value (update). The SQL API checks
+// the names and ranges and fails with ErrInvalidArgument.
+type QueueOptions map[string]int64
+
+// CreateQueueWithOptions creates queue name in account with the options
+// given; unlike CreateQueue, a given zero stays zero. It fails like
+// CreateQueue.
+func (c *Client) CreateQueueWithOptions(ctx context.Context, account, name string, opts QueueOptions) (Queue, error) {
+	q, err := scanQueue(c.pool.QueryRow(ctx, c.q.get("create_queue"), account, name, opts.json()))
+	return q, convertError("create queue "+quote(name), err)
+}
+
+// PatchQueue changes the options given of a queue, keeps the others, and
+// returns the updated queue. It fails with ErrQueueNotFound or
+// ErrInvalidArgument.
+func (c *Client) PatchQueue(ctx context.Context, account, name string, opts QueueOptions) (Queue, error) {
+	q, err := scanQueue(c.pool.QueryRow(ctx, c.q.get("update_queue"), account, name, opts.json()))
+	return q, convertError("update queue "+quote(name), err)
+}
+
+// json renders the options object; nil options are an empty object.
+func (o QueueOptions) json() []byte {
+	if o == nil {
+		return []byte("{}")
+	}
+	b, err := json.Marshal(map[string]int64(o))
+	if err != nil {
+		// A map of strings to integers always marshals.
+		panic(fmt.Sprintf("pgqueue: marshal queue options: %v", err))
+	}
+	return b
 }
 
 // UpdateQueue replaces the settings of a queue with s (all fields) and
@@ -203,8 +250,50 @@ func (c *Client) Stats(ctx context.Context, account, queue string) (Stats, error
 		}
 		return Stats{}, newError(ErrQueueNotFound, "queue %s not found in account %s", quote(queue), account)
 	}
-	s.OldestReadyAge = time.Duration(age * float64(time.Second))
+	s.OldestReadyAge = ageDuration(age)
 	return s, convertError("stats of queue "+quote(queue), err)
+}
+
+// QueueStats are the counts of one queue of one account.
+type QueueStats struct {
+	Account string
+	Queue   string
+	Stats
+}
+
+// ListStats returns the counts of every queue of account, by queue name.
+// Like Stats it counts rows, so it costs time proportional to the
+// account's messages.
+func (c *Client) ListStats(ctx context.Context, account string) ([]QueueStats, error) {
+	return c.queryStats(ctx, "stats of account "+account, "account_stats", account)
+}
+
+// AllStats returns the counts of every queue of every account, by account
+// and queue name. It counts every message of the schema.
+func (c *Client) AllStats(ctx context.Context) ([]QueueStats, error) {
+	return c.queryStats(ctx, "stats of schema "+c.schema, "all_stats")
+}
+
+func (c *Client) queryStats(ctx context.Context, op, stmt string, args ...any) ([]QueueStats, error) {
+	rows, err := c.pool.Query(ctx, c.q.get(stmt), args...)
+	if err != nil {
+		return nil, convertError(op, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (QueueStats, error) {
+		var s QueueStats
+		var age float64
+		err := r.Scan(&s.Account, &s.Queue, &s.Ready, &s.Delayed, &s.Inflight, &s.DLQ, &age, &s.Total)
+		s.OldestReadyAge = ageDuration(age)
+		return s, err
+	})
+	return out, convertError(op, err)
+}
+
+// ageDuration converts the stats view's age in seconds (microsecond
+// precision) to a duration, rounding to the nanosecond so that Seconds()
+// gives the view's value back.
+func ageDuration(seconds float64) time.Duration {
+	return time.Duration(math.Round(seconds * float64(time.Second)))
 }
 
 // Sweep runs one sweep (see the sweep SQL function) and returns how many

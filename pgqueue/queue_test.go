@@ -234,3 +234,136 @@ func TestTopicsFanOut(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestQueueOptions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	// Given zeros stay zeros; options left out take their defaults.
+	q, err := e.c.CreateQueueWithOptions(e.ctx, acct, "raw", pgqueue.QueueOptions{"visibility_timeout_seconds": 0, "max_receive_count": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pgqueue.DefaultSettings()
+	want.VisibilityTimeout, want.MaxReceiveCount = 0, 2
+	if q.Settings != want || q.Name != "raw" || q.Account != acct || q.ID == 0 {
+		t.Fatalf("created %+v, want settings %+v", q, want)
+	}
+	if _, err := e.c.CreateQueueWithOptions(e.ctx, acct, "raw", nil); !errors.Is(err, pgqueue.ErrQueueExists) {
+		t.Fatalf("second create: %v, want ErrQueueExists", err)
+	}
+	if _, err := e.c.CreateQueueWithOptions(e.ctx, acct, "bad", pgqueue.QueueOptions{"retention_seconds": 1}); !errors.Is(err, pgqueue.ErrInvalidArgument) ||
+		!strings.Contains(err.Error(), "retention_seconds") {
+		t.Fatalf("out of range: %v, want ErrInvalidArgument naming the option", err)
+	}
+	if _, err := e.c.CreateQueueWithOptions(e.ctx, acct, "bad", pgqueue.QueueOptions{"colour": 1}); !errors.Is(err, pgqueue.ErrInvalidArgument) {
+		t.Fatalf("unknown option: %v, want ErrInvalidArgument", err)
+	}
+	if _, err := e.c.CreateQueueWithOptions(e.ctx, acct, "no such name!", nil); !errors.Is(err, pgqueue.ErrInvalidName) {
+		t.Fatalf("invalid name: %v, want ErrInvalidName", err)
+	}
+
+	// A patch changes what it names and keeps the rest.
+	up, err := e.c.PatchQueue(e.ctx, acct, "raw", pgqueue.QueueOptions{"delay_seconds": 7})
+	want.Delay = 7 * time.Second
+	if err != nil || up.Settings != want || up.ID != q.ID {
+		t.Fatalf("patch: %+v %v, want %+v", up.Settings, err, want)
+	}
+	if up, err := e.c.PatchQueue(e.ctx, acct, "raw", nil); err != nil || up.Settings != want {
+		t.Fatalf("empty patch: %+v %v, want %+v", up.Settings, err, want)
+	}
+	if _, err := e.c.PatchQueue(e.ctx, acct, "nope", pgqueue.QueueOptions{"delay_seconds": 1}); !errors.Is(err, pgqueue.ErrQueueNotFound) {
+		t.Fatalf("patch missing queue: %v, want ErrQueueNotFound", err)
+	}
+	if _, err := e.c.PatchQueue(e.ctx, acct, "raw", pgqueue.QueueOptions{"max_receive_count": 0}); !errors.Is(err, pgqueue.ErrInvalidArgument) {
+		t.Fatalf("patch out of range: %v, want ErrInvalidArgument", err)
+	}
+}
+
+func TestListAndAllStats(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const other = "000000000042"
+	if err := e.c.CreateAccount(e.ctx, other, "other"); err != nil {
+		t.Fatal(err)
+	}
+	e.queue("b", pgqueue.Settings{})
+	e.queue("a", pgqueue.Settings{})
+	if _, err := e.c.CreateQueue(e.ctx, other, "c", pgqueue.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := e.c.Send(e.ctx, acct, "b", pgqueue.NewMessage{Body: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.c.Send(e.ctx, acct, "b", pgqueue.NewMessage{Body: json.RawMessage(`{}`), Delay: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+
+	list, err := e.c.ListStats(e.ctx, acct)
+	if err != nil || len(list) != 2 || list[0].Queue != "a" || list[1].Queue != "b" {
+		t.Fatalf("ListStats: %+v %v, want queues a and b", list, err)
+	}
+	b := list[1]
+	if b.Account != acct || b.Ready != 2 || b.Delayed != 1 || b.Total != 3 || b.OldestReadyAge <= 0 {
+		t.Fatalf("stats of b: %+v", b)
+	}
+	one, err := e.c.Stats(e.ctx, acct, "b")
+	if err != nil || one.Ready != b.Ready || one.Delayed != b.Delayed || one.Total != b.Total {
+		t.Fatalf("Stats(b) = %+v %v, ListStats gave %+v", one, err, b.Stats)
+	}
+	if list[0].Stats != (pgqueue.Stats{}) {
+		t.Fatalf("stats of empty queue a: %+v", list[0])
+	}
+	if list, err := e.c.ListStats(e.ctx, "000000000099"); err != nil || len(list) != 0 {
+		t.Fatalf("ListStats of an account without queues: %+v %v", list, err)
+	}
+
+	all, err := e.c.AllStats(e.ctx)
+	if err != nil || len(all) != 3 {
+		t.Fatalf("AllStats: %+v %v", all, err)
+	}
+	if all[0].Queue != "a" || all[1].Queue != "b" || all[2].Account != other || all[2].Queue != "c" {
+		t.Fatalf("AllStats order: %+v", all)
+	}
+}
+
+func TestEnsureAccountTx(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const number = "000000000043"
+	tx, err := e.pool.Begin(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(e.ctx)
+	for range 2 {
+		if err := e.c.EnsureAccountTx(e.ctx, tx, number); err != nil {
+			t.Fatalf("EnsureAccountTx: %v", err)
+		}
+	}
+	// Uncommitted, the account is not there yet for others.
+	if _, err := e.c.CreateQueue(e.ctx, number, "q", pgqueue.Settings{}); !errors.Is(err, pgqueue.ErrAccountNotFound) {
+		t.Fatalf("queue before commit: %v, want ErrAccountNotFound", err)
+	}
+	if err := tx.Commit(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.CreateQueue(e.ctx, number, "q", pgqueue.Settings{}); err != nil {
+		t.Fatalf("queue after commit: %v", err)
+	}
+	// An existing account, named by CreateAccount, keeps its name.
+	if err := e.c.CreateAccount(e.ctx, "000000000044", "named"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.EnsureAccountTx(e.ctx, e.pool, "000000000044"); err != nil {
+		t.Fatal(err)
+	}
+	if name := e.one("SELECT name FROM accounts WHERE number = '000000000044'"); name != "named" {
+		t.Fatalf("name %v, want named", name)
+	}
+	if err := e.c.EnsureAccountTx(e.ctx, e.pool, "12"); err == nil {
+		t.Fatal("EnsureAccountTx accepted an invalid account number")
+	}
+}

@@ -186,7 +186,7 @@ functions:
 	// Drain what is left with the noop function, batches of 100.
 	left := backlog - (rounds+warmup)*10
 	env.StartNode("a")
-	if _, err := env.Server.Triggers.Put(ctx, triggers.Trigger{Account: acct, Name: "drain", Kind: triggers.KindQueue,
+	if _, err := env.Server.Triggers().Put(ctx, triggers.Trigger{Account: acct, Name: "drain", Kind: triggers.KindQueue,
 		Function: "noop", Queue: "backlog", BatchSize: 100, Concurrency: 4, LeaseExtension: true, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}

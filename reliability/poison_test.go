@@ -113,12 +113,12 @@ triggers:
   - {queue: stale, function: record, batch_size: 1, concurrency: 3}
 `, int(lease.Seconds())), reliability.EnvOptions{})
 	ctx := context.Background()
-	ts, err := env.Server.Triggers.List(ctx, pgqueue.DefaultAccount)
+	ts, err := env.Server.Triggers().List(ctx, pgqueue.DefaultAccount)
 	if err != nil || len(ts) != 1 {
 		t.Fatalf("triggers: %v %v", ts, err)
 	}
 	ts[0].LeaseExtension = false
-	if _, err := env.Server.Triggers.Put(ctx, ts[0]); err != nil {
+	if _, err := env.Server.Triggers().Put(ctx, ts[0]); err != nil {
 		t.Fatal(err)
 	}
 	env.StartNode("a")

@@ -37,8 +37,10 @@ var migrationFiles embed.FS
 //go:embed queries.sql
 var queriesSQL string
 
-// APIMigrations is the HTTP API's migration line (access keys, hooks,
-// webhook deliveries); it applies after the triggers' line.
+// APIMigrations is the HTTP API's migration line; it applies after the
+// triggers' line. Its first migration creates the access keys and, for
+// history's sake, the hooks and webhook deliveries tables, which package
+// triggers owns (see RATIONALE.md).
 var APIMigrations = migrate.NewLine("server", migrationFiles, "migrations")
 
 // Limits of the HTTP API (see docs/http-api.md).
@@ -52,8 +54,6 @@ const (
 	// without asking the database: a revoke takes effect everywhere
 	// within it, and at once in the process that revoked.
 	keyCacheTTL = 5 * time.Second
-	// deliveryRetention is how long webhook delivery ids are remembered.
-	deliveryRetention = 7 * 24 * time.Hour
 )
 
 // api is the HTTP API's state: statements, the key cache, metrics.
@@ -297,7 +297,7 @@ func (a *api) routes() {
 	a.ops.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := a.s.Pool.Ping(ctx); err != nil {
+		if err := a.s.pool.Ping(ctx); err != nil {
 			a.log.Warn().Err(err).Msg("readyz: database not reachable")
 			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable",
 				"error": wire.ErrorBody{Code: "unavailable", Message: "database not reachable"}})
@@ -334,26 +334,9 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // before the answer; it never reaches a client.
 const statusClientClosed = 499
 
-// sqlStates maps the SQL API's SQLSTATEs (see pgqueue's migration) to API
-// errors, for statements the server runs itself.
-var sqlStates = map[string]struct {
-	status int
-	code   string
-}{
-	"SQ001": {http.StatusNotFound, "queue_not_found"},
-	"SQ002": {http.StatusConflict, "queue_exists"},
-	"SQ003": {http.StatusBadRequest, "invalid_name"},
-	"SQ004": {http.StatusRequestEntityTooLarge, "message_too_large"},
-	"SQ005": {http.StatusBadRequest, "invalid_argument"},
-	"SQ006": {http.StatusConflict, "stale_receipt"},
-	"SQ007": {http.StatusNotFound, "message_not_found"},
-	"SQ008": {http.StatusNotFound, "not_found"},
-	"SQ009": {http.StatusConflict, "conflict"},
-	"SQ010": {http.StatusNotFound, "not_found"},
-	"SQ011": {http.StatusConflict, "conflict"},
-}
-
-// pgqueueKinds maps the queue core's error kinds to API errors.
+// pgqueueKinds maps the queue core's error kinds to API errors. The
+// SQLSTATEs of the SQL API reach it through pgqueue.AsError, their one
+// mapping, whoever ran the statement.
 var pgqueueKinds = []struct {
 	kind   error
 	status int
@@ -379,8 +362,7 @@ func (a *api) toAPIError(err error) *apiError {
 	if errors.As(err, &ae) {
 		return ae
 	}
-	var qe *pgqueue.Error
-	if errors.As(err, &qe) {
+	if qe, ok := pgqueue.AsError(err); ok {
 		for _, k := range pgqueueKinds {
 			if errors.Is(qe, k.kind) {
 				return &apiError{Status: k.status, Code: k.code, Message: qe.Message}
@@ -389,9 +371,6 @@ func (a *api) toAPIError(err error) *apiError {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		if m, ok := sqlStates[pe.Code]; ok {
-			return &apiError{Status: m.status, Code: m.code, Message: pe.Message}
-		}
 		switch {
 		case pe.Code == "23514" || pe.Code == "23502" || strings.HasPrefix(pe.Code, "22"):
 			return badRequest("%s", pe.Message)

@@ -16,7 +16,7 @@ func (s *Server) Apply(ctx context.Context, account string, m *manifest.Manifest
 
 // deployTarget is the deploy.Target of account on this server's database.
 func (s *Server) deployTarget(account string) deploy.Target {
-	return deploy.DBTarget(account, deploy.Stores{Queue: s.Queue, Registry: s.Registry, Triggers: s.Triggers, Hooks: deployHooks{s}})
+	return deploy.DBTarget(account, deploy.Stores{Queue: s.queue, Registry: s.registry, Triggers: s.triggers, Hooks: deployHooks{s}})
 }
 
 // deployHooks is the server's hook API as a deploy.HookStore.

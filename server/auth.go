@@ -65,8 +65,8 @@ func (s *Server) CreateKey(ctx context.Context, account string, scopes, queues [
 		return "", "", fmt.Errorf("server: create key in account %s: %w", account, err)
 	}
 	id, secret, hash := newKeyMaterial()
-	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, s.api.q.Get("ensure_account"), account); err != nil {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.queue.EnsureAccountTx(ctx, tx, account); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, s.api.q.Get("create_key"), id, account, hash[:], scopes, queues, description)
@@ -83,7 +83,7 @@ func (s *Server) CreateKey(ctx context.Context, account string, scopes, queues [
 // revoked key is a no-op.
 func (s *Server) RevokeKey(ctx context.Context, account, id string) error {
 	var got string
-	err := s.Pool.QueryRow(ctx, s.api.q.Get("revoke_key"), account, id).Scan(&got)
+	err := s.pool.QueryRow(ctx, s.api.q.Get("revoke_key"), account, id).Scan(&got)
 	s.api.keys.forget(id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return errorf(http.StatusNotFound, "not_found", "access key %q not found in account %s", id, account)
@@ -97,7 +97,7 @@ func (s *Server) RevokeKey(ctx context.Context, account, id string) error {
 // ListKeys lists the access keys of account, revoked ones included,
 // oldest first.
 func (s *Server) ListKeys(ctx context.Context, account string) ([]Key, error) {
-	rows, err := s.Pool.Query(ctx, s.api.q.Get("list_keys"), account)
+	rows, err := s.pool.Query(ctx, s.api.q.Get("list_keys"), account)
 	if err != nil {
 		return nil, fmt.Errorf("server: list keys of account %s: %w", account, err)
 	}
@@ -248,7 +248,7 @@ func (a *api) lookupKey(ctx context.Context, id string) (*keyRecord, error) {
 	var revokedAt *time.Time
 	var desc string
 	var created time.Time
-	err := a.s.Pool.QueryRow(ctx, a.q.Get("get_key"), id).Scan(&rec.account, &rec.hash, &rec.scopes, &rec.queues, &desc, &created, &revokedAt)
+	err := a.s.pool.QueryRow(ctx, a.q.Get("get_key"), id).Scan(&rec.account, &rec.hash, &rec.scopes, &rec.queues, &desc, &created, &revokedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		rec = nil
 	} else if err != nil {

@@ -103,7 +103,7 @@ func TestRevokeFromAnotherProcessWithinCacheTTL(t *testing.T) {
 	e.do(admin, "GET", path, "").expect(200) // now cached
 	// Another process revokes: straight in the database, not through this
 	// process's cache.
-	if _, err := e.srv.Pool.Exec(context.Background(),
+	if _, err := e.srv.pool.Exec(context.Background(),
 		fmt.Sprintf("UPDATE %s.access_keys SET revoked_at = now() WHERE id = $1", e.srv.cfg.Schema), admin[:23]); err != nil {
 		t.Fatal(err)
 	}

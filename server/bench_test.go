@@ -47,7 +47,7 @@ func newBenchServer(b *testing.B) *benchServer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := srv.Queue.CreateQueue(ctx, account, "bench", pgqueue.Settings{}); err != nil {
+	if _, err := srv.queue.CreateQueue(ctx, account, "bench", pgqueue.Settings{}); err != nil {
 		b.Fatal(err)
 	}
 	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}
@@ -146,7 +146,7 @@ func BenchmarkPgqueueSend(b *testing.B) {
 	s := newBenchServer(b)
 	ctx := context.Background()
 	runParallel(b, func() error {
-		_, err := s.srv.Queue.Send(ctx, s.account, "bench", pgqueue.NewMessage{Body: benchBody})
+		_, err := s.srv.queue.Send(ctx, s.account, "bench", pgqueue.NewMessage{Body: benchBody})
 		return err
 	})
 }
@@ -161,7 +161,7 @@ func (s *benchServer) fill(b *testing.B, n int) {
 		for range min(1000, n-sent) {
 			batch = append(batch, pgqueue.NewMessage{Body: benchBody})
 		}
-		if _, err := s.srv.Queue.SendBatch(ctx, s.account, "bench", batch); err != nil {
+		if _, err := s.srv.queue.SendBatch(ctx, s.account, "bench", batch); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -203,7 +203,7 @@ func BenchmarkPgqueueReceiveDelete(b *testing.B) {
 	ctx := context.Background()
 	var empty atomic.Int64
 	runParallel(b, func() error {
-		ms, err := s.srv.Queue.Receive(ctx, s.account, "bench", pgqueue.ReceiveOptions{Max: 1, VisibilityTimeout: time.Minute})
+		ms, err := s.srv.queue.Receive(ctx, s.account, "bench", pgqueue.ReceiveOptions{Max: 1, VisibilityTimeout: time.Minute})
 		if err != nil {
 			return err
 		}
@@ -211,7 +211,7 @@ func BenchmarkPgqueueReceiveDelete(b *testing.B) {
 			empty.Add(1)
 			return nil
 		}
-		return s.srv.Queue.Delete(ctx, s.account, "bench", ms[0].Sequence, ms[0].Receipt)
+		return s.srv.queue.Delete(ctx, s.account, "bench", ms[0].Sequence, ms[0].Receipt)
 	})
 	b.ReportMetric(float64(empty.Load()), "empty-receives")
 }
@@ -282,7 +282,7 @@ func BenchmarkPgqueueSendSerial(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.srv.Queue.Send(ctx, s.account, "bench", pgqueue.NewMessage{Body: benchBody}); err != nil {
+		if _, err := s.srv.queue.Send(ctx, s.account, "bench", pgqueue.NewMessage{Body: benchBody}); err != nil {
 			b.Fatal(err)
 		}
 	}

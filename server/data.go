@@ -92,7 +92,7 @@ func (a *api) send(w http.ResponseWriter, r *http.Request, c *call) error {
 		return err
 	}
 	if req.single != nil {
-		seq, err := a.s.Queue.Send(r.Context(), c.account, c.queue, pgqueue.NewMessage{Body: req.single, Delay: req.delay, DedupKey: req.dedupKey})
+		seq, err := a.s.queue.Send(r.Context(), c.account, c.queue, pgqueue.NewMessage{Body: req.single, Delay: req.delay, DedupKey: req.dedupKey})
 		if err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ func (a *api) send(w http.ResponseWriter, r *http.Request, c *call) error {
 	for i, b := range req.batch {
 		ms[i] = pgqueue.NewMessage{Body: b, Delay: req.delay}
 	}
-	seqs, err := a.s.Queue.SendBatch(r.Context(), c.account, c.queue, ms)
+	seqs, err := a.s.queue.SendBatch(r.Context(), c.account, c.queue, ms)
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 		ctx, cancel = a.untilShutdown(ctx)
 		defer cancel()
 	}
-	ms, err := a.s.Queue.Receive(ctx, c.account, c.queue, o.ReceiveOptions)
+	ms, err := a.s.queue.Receive(ctx, c.account, c.queue, o.ReceiveOptions)
 	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
 		// The server is shutting down: the long poll ends empty.
 		ms, err = nil, nil
@@ -196,7 +196,7 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 		for i, m := range ms {
 			acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
 		}
-		deleted, err := a.s.Queue.Ack(r.Context(), c.account, c.queue, acks)
+		deleted, err := a.s.queue.Ack(r.Context(), c.account, c.queue, acks)
 		if err != nil {
 			return err
 		}
@@ -232,7 +232,7 @@ func (a *api) peek(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	ms, err := a.s.Queue.PeekAfter(r.Context(), c.account, c.queue, after, max)
+	ms, err := a.s.queue.PeekAfter(r.Context(), c.account, c.queue, after, max)
 	if err != nil {
 		return err
 	}
@@ -264,7 +264,7 @@ func (a *api) deleteMessage(w http.ResponseWriter, r *http.Request, c *call) err
 	if err != nil {
 		return err
 	}
-	if err := a.s.Queue.Delete(r.Context(), c.account, c.queue, seq, rc); err != nil {
+	if err := a.s.queue.Delete(r.Context(), c.account, c.queue, seq, rc); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -310,7 +310,7 @@ func (a *api) changeVisibility(w http.ResponseWriter, r *http.Request, c *call) 
 	if err != nil {
 		return err
 	}
-	if err := a.s.Queue.ChangeVisibility(r.Context(), c.account, c.queue, seq, rc, d); err != nil {
+	if err := a.s.queue.ChangeVisibility(r.Context(), c.account, c.queue, seq, rc, d); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -318,7 +318,7 @@ func (a *api) changeVisibility(w http.ResponseWriter, r *http.Request, c *call) 
 }
 
 func (a *api) purge(w http.ResponseWriter, r *http.Request, c *call) error {
-	n, err := a.s.Queue.Purge(r.Context(), c.account, c.queue)
+	n, err := a.s.queue.Purge(r.Context(), c.account, c.queue)
 	if err != nil {
 		return err
 	}
@@ -331,7 +331,7 @@ func (a *api) receiveDLQ(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	ds, err := a.s.Queue.ReceiveDLQAfter(r.Context(), c.account, c.queue, after, max)
+	ds, err := a.s.queue.ReceiveDLQAfter(r.Context(), c.account, c.queue, after, max)
 	if err != nil {
 		return err
 	}
@@ -350,7 +350,7 @@ func (a *api) deleteDLQ(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	if err := a.s.Queue.DeleteDLQ(r.Context(), c.account, c.queue, seq); err != nil {
+	if err := a.s.queue.DeleteDLQ(r.Context(), c.account, c.queue, seq); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -358,7 +358,7 @@ func (a *api) deleteDLQ(w http.ResponseWriter, r *http.Request, c *call) error {
 }
 
 func (a *api) purgeDLQ(w http.ResponseWriter, r *http.Request, c *call) error {
-	n, err := a.s.Queue.PurgeDLQ(r.Context(), c.account, c.queue)
+	n, err := a.s.queue.PurgeDLQ(r.Context(), c.account, c.queue)
 	if err != nil {
 		return err
 	}
@@ -384,7 +384,7 @@ func (a *api) redrive(w http.ResponseWriter, r *http.Request, c *call) error {
 		if err != nil {
 			return err
 		}
-		n, err = a.s.Queue.RedriveSequences(r.Context(), c.account, c.queue, seqs)
+		n, err = a.s.queue.RedriveSequences(r.Context(), c.account, c.queue, seqs)
 		if err != nil {
 			return err
 		}
@@ -393,7 +393,7 @@ func (a *api) redrive(w http.ResponseWriter, r *http.Request, c *call) error {
 		if err != nil {
 			return err
 		}
-		n, err = a.s.Queue.Redrive(r.Context(), c.account, c.queue, int(max))
+		n, err = a.s.queue.Redrive(r.Context(), c.account, c.queue, int(max))
 		if err != nil {
 			return err
 		}

@@ -203,7 +203,7 @@ func TestPagingAndSelectiveRedrive(t *testing.T) {
 	for i := range ms {
 		ms[i] = pgqueue.NewMessage{Body: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}
 	}
-	sent, err := e.srv.Queue.SendBatch(ctx, acct, "big", ms)
+	sent, err := e.srv.queue.SendBatch(ctx, acct, "big", ms)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestPagingAndSelectiveRedrive(t *testing.T) {
 	for i := range fails {
 		fails[i] = pgqueue.Failure{Sequence: sent[179-i]}
 	}
-	if _, err := e.srv.Queue.Fail(ctx, acct, "big", fails); err != nil {
+	if _, err := e.srv.queue.Fail(ctx, acct, "big", fails); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.pageAll(tok, q+"/dlq"); !slices.Equal(got, sent[:180]) {

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/triggers"
 	"github.com/sluicehq/sluice/triggers/webhook"
@@ -52,21 +50,11 @@ func (s *Server) PutHook(ctx context.Context, account string, h Hook) (created b
 	if err := checkHook(h); err != nil {
 		return false, err
 	}
-	if _, err := s.Queue.GetQueue(ctx, account, h.Queue); err != nil {
+	if _, err := s.queue.GetQueue(ctx, account, h.Queue); err != nil {
 		return false, err
 	}
-	if h.Source == "" {
-		h.Source = triggers.SourceAPI
-	}
-	if h.Secrets == nil {
-		h.Secrets = []string{}
-	}
-	var ca, ua time.Time
-	err = s.Pool.QueryRow(ctx, s.api.q.Get("put_hook"), account, h.Name, h.Queue, h.Verify, h.Secrets, h.Source).Scan(&created, &ca, &ua)
-	if err != nil {
-		return false, fmt.Errorf("server: put hook %s in account %s: %w", h.Name, account, err)
-	}
-	return created, nil
+	return s.hooks.Put(ctx, triggers.Hook{Account: account, Name: h.Name, Queue: h.Queue, Verify: h.Verify,
+		Secrets: h.Secrets, Source: h.Source})
 }
 
 func checkHook(h Hook) error {
@@ -94,32 +82,25 @@ func checkHook(h Hook) error {
 
 // ListHooks lists the hooks of account by name.
 func (s *Server) ListHooks(ctx context.Context, account string) ([]HookInfo, error) {
-	rows, err := s.Pool.Query(ctx, s.api.q.Get("list_hooks"), account)
+	hs, err := s.hooks.List(ctx, account)
 	if err != nil {
-		return nil, fmt.Errorf("server: list hooks of account %s: %w", account, err)
+		return nil, err
 	}
-	hs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (HookInfo, error) {
-		var h HookInfo
-		err := r.Scan(&h.Name, &h.Queue, &h.Verify, &h.SecretCount, &h.Source, &h.CreatedAt, &h.UpdatedAt)
-		h.CreatedAt, h.UpdatedAt = h.CreatedAt.UTC(), h.UpdatedAt.UTC()
-		return h, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("server: list hooks of account %s: %w", account, err)
+	out := make([]HookInfo, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, HookInfo{Name: h.Name, Queue: h.Queue, Verify: h.Verify, SecretCount: h.SecretCount,
+			Source: h.Source, CreatedAt: h.CreatedAt.UTC(), UpdatedAt: h.UpdatedAt.UTC()})
 	}
-	return hs, nil
+	return out, nil
 }
 
 // DeleteHook removes a hook; its delivery ids are kept until pruned.
 func (s *Server) DeleteHook(ctx context.Context, account, name string) error {
-	tag, err := s.Pool.Exec(ctx, s.api.q.Get("delete_hook"), account, name)
-	if err != nil {
-		return fmt.Errorf("server: delete hook %s in account %s: %w", name, account, err)
-	}
-	if tag.RowsAffected() == 0 {
+	err := s.hooks.Delete(ctx, account, name)
+	if errors.Is(err, triggers.ErrHookNotFound) {
 		return errorf(http.StatusNotFound, "not_found", "hook %q not found in account %s", truncate(name, 90), account)
 	}
-	return nil
+	return err
 }
 
 func (a *api) listHooks(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -191,17 +172,14 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 		return badRequest("reading the request body: %v", err)
 	}
 	ctx := r.Context()
-	var queue, verify string
-	var secrets []string
-	var now time.Time
-	err = a.s.Pool.QueryRow(ctx, a.q.Get("get_hook"), account, name).Scan(&queue, &verify, &secrets, &now)
-	if errors.Is(err, pgx.ErrNoRows) {
+	hook, now, err := a.s.hooks.Get(ctx, account, name)
+	if errors.Is(err, triggers.ErrHookNotFound) {
 		return notFound
 	}
 	if err != nil {
 		return err
 	}
-	v, err := webhook.NewVerifier(webhook.Scheme(verify), secrets...)
+	v, err := webhook.NewVerifier(webhook.Scheme(hook.Verify), hook.Secrets...)
 	if err != nil {
 		return fmt.Errorf("server: hook %s of account %s is misconfigured: %w", name, account, err)
 	}
@@ -220,7 +198,7 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 	if err != nil {
 		return err
 	}
-	seq, dup, err := a.enqueueDelivery(ctx, account, name, queue, d.ID, msg)
+	seq, dup, err := a.s.hooks.Deliver(ctx, account, name, hook.Queue, d.ID, msg)
 	if err != nil {
 		return err
 	}
@@ -233,44 +211,16 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 	return nil
 }
 
-// enqueueDelivery sends msg and records the delivery id in one
-// transaction. A delivery id already recorded makes it send nothing and
-// return the first delivery's sequence with dup set. A concurrent
-// duplicate waits on the first's row and then sees it.
-func (a *api) enqueueDelivery(ctx context.Context, account, hook, queue, id string, msg []byte) (seq int64, dup bool, err error) {
-	err = pgx.BeginFunc(ctx, a.s.Pool, func(tx pgx.Tx) error {
-		if id != "" {
-			var claimed bool
-			err := tx.QueryRow(ctx, a.q.Get("claim_delivery"), account, hook, id).Scan(&claimed)
-			if errors.Is(err, pgx.ErrNoRows) {
-				dup = true
-				return tx.QueryRow(ctx, a.q.Get("first_delivery"), account, hook, id).Scan(&seq)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		var err error
-		if seq, err = a.s.Queue.SendTx(ctx, tx, account, queue, pgqueue.NewMessage{Body: msg}); err != nil {
-			return err
-		}
-		if id != "" {
-			_, err = tx.Exec(ctx, a.q.Get("set_delivery_sequence"), account, hook, id, seq)
-		}
-		return err
-	})
-	return seq, dup, err
-}
-
-// pruneDeliveries deletes delivery ids older than deliveryRetention, at
-// most once a minute per process and a bounded batch at a time.
+// pruneDeliveries deletes delivery ids older than
+// triggers.DeliveryRetention, at most once a minute per process and a
+// bounded batch at a time.
 func (a *api) pruneDeliveries(ctx context.Context) {
 	now := time.Now().UnixNano()
 	next := a.nextPrune.Load()
 	if now < next || !a.nextPrune.CompareAndSwap(next, now+int64(time.Minute)) {
 		return
 	}
-	if _, err := a.s.Pool.Exec(ctx, a.q.Get("prune_deliveries"), deliveryRetention.Seconds()); err != nil {
+	if _, err := a.s.hooks.PruneDeliveries(ctx, triggers.DeliveryRetention); err != nil {
 		a.log.Warn().Err(err).Msg("prune webhook deliveries")
 	}
 }

@@ -12,38 +12,25 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/triggers"
 	"github.com/sluicehq/sluice/wire"
 )
 
-func scanQueueJSON(row pgx.Row) (wire.Queue, error) {
-	var q wire.Queue
-	err := row.Scan(&q.Name, &q.VisibilityTimeoutSeconds, &q.MaxReceiveCount, &q.DelaySeconds,
-		&q.RetentionSeconds, &q.MaxMessageBytes, &q.DedupWindowSeconds, &q.CreatedAt, &q.UpdatedAt)
-	q.CreatedAt, q.UpdatedAt = q.CreatedAt.UTC(), q.UpdatedAt.UTC()
-	return q, err
+// toQueueJSON is a queue's settings on the wire.
+func toQueueJSON(q pgqueue.Queue) wire.Queue {
+	sec := func(d time.Duration) int { return int(d / time.Second) }
+	return wire.Queue{Name: q.Name, VisibilityTimeoutSeconds: sec(q.Settings.VisibilityTimeout),
+		MaxReceiveCount: q.Settings.MaxReceiveCount, DelaySeconds: sec(q.Settings.Delay),
+		RetentionSeconds: sec(q.Settings.Retention), MaxMessageBytes: q.Settings.MaxMessageBytes,
+		DedupWindowSeconds: sec(q.Settings.DedupWindow), CreatedAt: q.CreatedAt.UTC(), UpdatedAt: q.UpdatedAt.UTC()}
 }
 
-// queueStats returns the stats of account's queues (one queue when
-// queue is not ""), by name.
-func (a *api) queueStats(r *http.Request, account string, queue *string) (map[string]*wire.QueueStats, error) {
-	rows, err := a.s.Pool.Query(r.Context(), a.q.Get("account_stats"), account, queue)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]*wire.QueueStats{}
-	var name string
-	var st wire.QueueStats
-	_, err = pgx.ForEachRow(rows, []any{&name, &st.Ready, &st.Delayed, &st.Inflight, &st.DLQ, &st.OldestReadyAgeSeconds}, func() error {
-		s := st
-		out[name] = &s
-		return nil
-	})
-	return out, err
+// toStatsJSON is a queue's live counts on the wire.
+func toStatsJSON(s pgqueue.Stats) *wire.QueueStats {
+	return &wire.QueueStats{Ready: s.Ready, Inflight: s.Inflight, Delayed: s.Delayed, DLQ: s.DLQ,
+		OldestReadyAgeSeconds: s.OldestReadyAge.Seconds()}
 }
 
 func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -51,19 +38,24 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	rows, err := a.s.Pool.Query(r.Context(), a.q.Get("list_queues"), c.account)
+	queues, err := a.s.queue.ListQueues(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
-	qs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (wire.Queue, error) { return scanQueueJSON(r) })
-	if err != nil {
-		return err
+	qs := []wire.Queue{}
+	for _, q := range queues {
+		if c.key.allowsQueue(q.Name) {
+			qs = append(qs, toQueueJSON(q))
+		}
 	}
-	qs = slices.DeleteFunc(qs, func(q wire.Queue) bool { return !c.key.allowsQueue(q.Name) })
 	if live {
-		stats, err := a.queueStats(r, c.account, nil)
+		all, err := a.s.queue.ListStats(r.Context(), c.account)
 		if err != nil {
 			return err
+		}
+		stats := make(map[string]*wire.QueueStats, len(all))
+		for _, st := range all {
+			stats[st.Queue] = toStatsJSON(st.Stats)
 		}
 		for i := range qs {
 			qs[i].Stats = stats[qs[i].Name]
@@ -71,9 +63,6 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 				qs[i].Stats = &wire.QueueStats{}
 			}
 		}
-	}
-	if qs == nil {
-		qs = []wire.Queue{}
 	}
 	writeJSON(w, http.StatusOK, wire.QueueList{Queues: qs})
 	return nil
@@ -85,9 +74,9 @@ var queueOptions = []string{"visibility_timeout_seconds", "max_receive_count", "
 	"retention_seconds", "max_message_bytes", "dedup_window_seconds"}
 
 // decodeQueueOptions parses a create (withName) or update body into the
-// queue's name and the SQL API's options object. The SQL API checks the
-// ranges; here every value must be an integer.
-func decodeQueueOptions(body []byte, withName bool) (string, []byte, error) {
+// queue's name and the SQL API's options. The SQL API checks the ranges;
+// here every value must be an integer.
+func decodeQueueOptions(body []byte, withName bool) (string, pgqueue.QueueOptions, error) {
 	if err := checkJSON(body); err != nil {
 		return "", nil, err
 	}
@@ -107,7 +96,7 @@ func decodeQueueOptions(body []byte, withName bool) (string, []byte, error) {
 	} else if withName {
 		return "", nil, badRequest("missing name: give the queue's name, 1-80 characters from A-Z a-z 0-9 _ -")
 	}
-	opts := map[string]int64{}
+	opts := pgqueue.QueueOptions{}
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if !slices.Contains(queueOptions, k) {
 			return "", nil, badRequest("unknown field %q: use name, %s", truncate(k, 40), strings.Join(queueOptions, ", "))
@@ -118,8 +107,7 @@ func decodeQueueOptions(body []byte, withName bool) (string, []byte, error) {
 		}
 		opts[k] = v
 	}
-	b, _ := json.Marshal(opts)
-	return name, b, nil
+	return name, opts, nil
 }
 
 func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -137,11 +125,11 @@ func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	if !c.key.allowsQueue(name) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s", c.key.id, strings.Join(c.key.queues, ", "))
 	}
-	q, err := scanQueueJSON(a.s.Pool.QueryRow(r.Context(), a.q.Get("create_queue"), c.account, name, opts))
+	q, err := a.s.queue.CreateQueueWithOptions(r.Context(), c.account, name, opts)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, q)
+	writeJSON(w, http.StatusCreated, toQueueJSON(q))
 	return nil
 }
 
@@ -150,20 +138,22 @@ func (a *api) queueNotFound(c *call) error {
 }
 
 func (a *api) getQueue(w http.ResponseWriter, r *http.Request, c *call) error {
-	q, err := scanQueueJSON(a.s.Pool.QueryRow(r.Context(), a.q.Get("get_queue"), c.account, c.queue))
-	if errors.Is(err, pgx.ErrNoRows) {
+	queue, err := a.s.queue.GetQueue(r.Context(), c.account, c.queue)
+	if errors.Is(err, pgqueue.ErrQueueNotFound) {
 		return a.queueNotFound(c)
 	}
 	if err != nil {
 		return err
 	}
-	stats, err := a.queueStats(r, c.account, &c.queue)
-	if err != nil {
+	q := toQueueJSON(queue)
+	q.Stats = &wire.QueueStats{}
+	// A queue deleted since it was read has no stats: zeros.
+	st, err := a.s.queue.Stats(r.Context(), c.account, c.queue)
+	if err != nil && !errors.Is(err, pgqueue.ErrQueueNotFound) {
 		return err
 	}
-	q.Stats = stats[q.Name]
-	if q.Stats == nil {
-		q.Stats = &wire.QueueStats{}
+	if err == nil {
+		q.Stats = toStatsJSON(st)
 	}
 	writeJSON(w, http.StatusOK, q)
 	return nil
@@ -178,16 +168,16 @@ func (a *api) updateQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	if err != nil {
 		return err
 	}
-	q, err := scanQueueJSON(a.s.Pool.QueryRow(r.Context(), a.q.Get("update_queue"), c.account, c.queue, opts))
+	q, err := a.s.queue.PatchQueue(r.Context(), c.account, c.queue, opts)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, q)
+	writeJSON(w, http.StatusOK, toQueueJSON(q))
 	return nil
 }
 
 func (a *api) deleteQueue(w http.ResponseWriter, r *http.Request, c *call) error {
-	if err := a.s.Queue.DeleteQueue(r.Context(), c.account, c.queue); err != nil {
+	if err := a.s.queue.DeleteQueue(r.Context(), c.account, c.queue); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -207,7 +197,7 @@ func toFunctionJSON(f functions.Function) wire.Function {
 }
 
 func (a *api) listFunctions(w http.ResponseWriter, r *http.Request, c *call) error {
-	fs, err := a.s.Registry.List(r.Context(), c.account)
+	fs, err := a.s.registry.List(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
@@ -221,7 +211,7 @@ func (a *api) listFunctions(w http.ResponseWriter, r *http.Request, c *call) err
 
 func (a *api) getFunction(w http.ResponseWriter, r *http.Request, c *call) error {
 	name := r.PathValue("name")
-	fs, err := a.s.Registry.List(r.Context(), c.account)
+	fs, err := a.s.registry.List(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
@@ -229,7 +219,7 @@ func (a *api) getFunction(w http.ResponseWriter, r *http.Request, c *call) error
 	if i < 0 {
 		return errorf(http.StatusNotFound, "not_found", "function %q not found in account %s", truncate(name, 90), c.account)
 	}
-	vs, err := a.s.Registry.Versions(r.Context(), c.account, name)
+	vs, err := a.s.registry.Versions(r.Context(), c.account, name)
 	if err != nil {
 		return err
 	}
@@ -315,7 +305,7 @@ func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) er
 	if err != nil {
 		return err
 	}
-	d, err := a.s.Registry.Deploy(r.Context(), c.account, r.PathValue("name"), module, cfg, alias)
+	d, err := a.s.registry.Deploy(r.Context(), c.account, r.PathValue("name"), module, cfg, alias)
 	if err != nil {
 		return err
 	}
@@ -340,7 +330,7 @@ func (a *api) setAlias(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	if err := a.s.Registry.SetAlias(r.Context(), c.account, r.PathValue("name"), r.PathValue("alias"), int(v)); err != nil {
+	if err := a.s.registry.SetAlias(r.Context(), c.account, r.PathValue("name"), r.PathValue("alias"), int(v)); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -359,7 +349,7 @@ func (a *api) rollback(w http.ResponseWriter, r *http.Request, c *call) error {
 	if req.Alias == "" {
 		req.Alias = functions.DefaultAlias
 	}
-	v, err := a.s.Registry.Rollback(r.Context(), c.account, r.PathValue("name"), req.Alias)
+	v, err := a.s.registry.Rollback(r.Context(), c.account, r.PathValue("name"), req.Alias)
 	if err != nil {
 		return err
 	}
@@ -384,7 +374,7 @@ func toTriggerJSON(t triggers.Trigger) wire.TriggerInfo {
 }
 
 func (a *api) listTriggers(w http.ResponseWriter, r *http.Request, c *call) error {
-	ts, err := a.s.Triggers.List(r.Context(), c.account)
+	ts, err := a.s.triggers.List(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
@@ -525,7 +515,7 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 	if t.Queue != "" && !c.key.allowsQueue(t.Queue) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s", c.key.id, strings.Join(c.key.queues, ", "))
 	}
-	changed, err := a.s.Triggers.Put(r.Context(), t)
+	changed, err := a.s.triggers.Put(r.Context(), t)
 	if err != nil {
 		return err
 	}
@@ -534,7 +524,7 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 }
 
 func (a *api) deleteTrigger(w http.ResponseWriter, r *http.Request, c *call) error {
-	if err := a.s.Triggers.Delete(r.Context(), c.account, r.PathValue("name")); err != nil {
+	if err := a.s.triggers.Delete(r.Context(), c.account, r.PathValue("name")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -546,7 +536,7 @@ func (a *api) queueMinuteStats(w http.ResponseWriter, r *http.Request, c *call) 
 	if err != nil {
 		return err
 	}
-	ms, err := a.s.Queue.MinuteStats(r.Context(), c.account, c.queue, int(minutes))
+	ms, err := a.s.queue.MinuteStats(r.Context(), c.account, c.queue, int(minutes))
 	if err != nil {
 		return err
 	}
@@ -560,23 +550,6 @@ func (a *api) queueMinuteStats(w http.ResponseWriter, r *http.Request, c *call) 
 }
 
 // Invocations.
-
-// invocationFilter is what list_invocations selects by; nil fields do not
-// filter.
-type invocationFilter struct {
-	function, outcome, trigger *string
-	since, until               *time.Time
-	beforeID, id               *int64
-	limit                      int64
-}
-
-// queryText returns a non-empty query parameter, or nil.
-func queryText(r *http.Request, name string) *string {
-	if v := r.URL.Query().Get(name); v != "" {
-		return &v
-	}
-	return nil
-}
 
 // queryTime reads an RFC 3339 query parameter, nil if absent.
 func queryTime(r *http.Request, name string) (*time.Time, error) {
@@ -592,26 +565,26 @@ func queryTime(r *http.Request, name string) (*time.Time, error) {
 }
 
 func (a *api) listInvocations(w http.ResponseWriter, r *http.Request, c *call) error {
-	f := invocationFilter{function: queryText(r, "function"), outcome: queryText(r, "outcome"), trigger: queryText(r, "trigger")}
-	var err error
-	if f.limit, err = queryInt(r, "limit", 1, 1000, 50); err != nil {
+	query := r.URL.Query()
+	f := triggers.InvocationFilter{Function: query.Get("function"), Outcome: query.Get("outcome"), Trigger: query.Get("trigger")}
+	limit, err := queryInt(r, "limit", 1, 1000, 50)
+	if err != nil {
 		return err
 	}
-	if f.outcome != nil && !slices.Contains([]string{"success", "partial_failure", "failure"}, *f.outcome) {
-		return badRequest("invalid outcome %q: use success, partial_failure or failure", truncate(*f.outcome, 40))
+	f.Limit = int(limit)
+	if f.Outcome != "" && !slices.Contains([]string{"success", "partial_failure", "failure"}, f.Outcome) {
+		return badRequest("invalid outcome %q: use success, partial_failure or failure", truncate(f.Outcome, 40))
 	}
-	if f.since, err = queryTime(r, "since"); err != nil {
+	if f.Since, err = queryTime(r, "since"); err != nil {
 		return err
 	}
-	if f.until, err = queryTime(r, "until"); err != nil {
+	if f.Until, err = queryTime(r, "until"); err != nil {
 		return err
 	}
-	if _, ok := r.URL.Query()["before_id"]; ok {
-		id, err := queryInt(r, "before_id", 1, math.MaxInt64, 0)
-		if err != nil {
+	if _, ok := query["before_id"]; ok {
+		if f.BeforeID, err = queryInt(r, "before_id", 1, math.MaxInt64, 0); err != nil {
 			return err
 		}
-		f.beforeID = &id
 	}
 	out, err := a.invocations(r.Context(), c.account, f)
 	if err != nil {
@@ -626,7 +599,7 @@ func (a *api) getInvocation(w http.ResponseWriter, r *http.Request, c *call) err
 	if err != nil {
 		return err
 	}
-	out, err := a.invocations(r.Context(), c.account, invocationFilter{id: &id, limit: 1})
+	out, err := a.invocations(r.Context(), c.account, triggers.InvocationFilter{ID: id, Limit: 1})
 	if err != nil {
 		return err
 	}
@@ -638,24 +611,19 @@ func (a *api) getInvocation(w http.ResponseWriter, r *http.Request, c *call) err
 }
 
 // invocations reads the account's invocation log, newest first.
-func (a *api) invocations(ctx context.Context, account string, f invocationFilter) ([]wire.Invocation, error) {
-	rows, err := a.s.Pool.Query(ctx, a.q.Get("list_invocations"), account, f.function, f.outcome, f.since, f.until,
-		f.trigger, f.beforeID, f.id, f.limit)
+func (a *api) invocations(ctx context.Context, account string, f triggers.InvocationFilter) ([]wire.Invocation, error) {
+	invs, err := a.s.invocations.List(ctx, account, f)
 	if err != nil {
 		return nil, err
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wire.Invocation, error) {
-		var v wire.Invocation
-		err := row.Scan(&v.ID, &v.Function, &v.Version, &v.TriggerID, &v.Trigger, &v.TriggerType, &v.Source, &v.BatchSize,
-			&v.StartedAt, &v.DurationMS, &v.Outcome, &v.FailureKind, &v.Error, &v.Acked, &v.Retried, &v.Dead,
-			&v.MessageIDs, &v.Stderr)
-		v.StartedAt = v.StartedAt.UTC()
-		return v, err
-	})
-	if out == nil {
-		out = []wire.Invocation{}
+	out := make([]wire.Invocation, len(invs))
+	for i, v := range invs {
+		out[i] = wire.Invocation{ID: v.ID, Function: v.Function, Version: v.Version, TriggerID: v.TriggerID,
+			Trigger: v.Trigger, TriggerType: v.TriggerType, Source: v.Source, BatchSize: v.BatchSize,
+			StartedAt: v.StartedAt.UTC(), DurationMS: v.DurationMS, Outcome: v.Outcome, FailureKind: v.FailureKind,
+			Error: v.Error, Acked: v.Acked, Retried: v.Retried, Dead: v.Dead, MessageIDs: v.MessageIDs, Stderr: v.Stderr}
 	}
-	return out, err
+	return out, nil
 }
 
 // Keys.

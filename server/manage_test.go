@@ -156,7 +156,7 @@ func TestTriggersAndInvocations(t *testing.T) {
 	// Invocations, as the engine records them.
 	ctx := context.Background()
 	for i, outcome := range []string{"success", "failure", "success"} {
-		if _, err := e.srv.Pool.Exec(ctx, fmt.Sprintf(`INSERT INTO %s.invocations (account, function, version, trigger_type, source,
+		if _, err := e.srv.pool.Exec(ctx, fmt.Sprintf(`INSERT INTO %s.invocations (account, function, version, trigger_type, source,
 			batch_size, started_at, duration_ms, outcome, error) VALUES ($1, $2, 1, 'queue', 'jobs', 1, now() - $3 * interval '1 minute', 12.5, $4, $5)`,
 			e.srv.cfg.Schema), acct, "worker", i, outcome, map[bool]string{true: "", false: "boom"}[outcome == "success"]); err != nil {
 			t.Fatal(err)
@@ -193,14 +193,14 @@ func TestInvocationFiltersAndGet(t *testing.T) {
 	}
 	var ids [2]int64
 	for i, name := range []string{"a", "b"} {
-		if err := e.srv.Pool.QueryRow(t.Context(), fmt.Sprintf(`SELECT id FROM %s.triggers WHERE account = $1 AND name = $2`, e.srv.cfg.Schema),
+		if err := e.srv.pool.QueryRow(t.Context(), fmt.Sprintf(`SELECT id FROM %s.triggers WHERE account = $1 AND name = $2`, e.srv.cfg.Schema),
 			acct, name).Scan(&ids[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Six invocations, one a minute, oldest first: a, b, a, b, a, b.
 	for i := range 6 {
-		if _, err := e.srv.Pool.Exec(t.Context(), fmt.Sprintf(`INSERT INTO %s.invocations (account, function, version, trigger_id,
+		if _, err := e.srv.pool.Exec(t.Context(), fmt.Sprintf(`INSERT INTO %s.invocations (account, function, version, trigger_id,
 			trigger_type, source, batch_size, started_at, duration_ms, outcome)
 			VALUES ($1, 'worker', 1, $2, 'queue', 'jobs', 1, '2026-11-30T10:00:00Z'::timestamptz + $3 * interval '1 minute', 5, 'success')`,
 			e.srv.cfg.Schema), acct, ids[i%2], i); err != nil {

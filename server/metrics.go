@@ -7,10 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sluicehq/sluice/pgqueue"
 )
 
 // Metrics (GET /metrics), on a registry of the server's own:
@@ -46,13 +47,7 @@ type metrics struct {
 	invFloor int64
 	invSeen  map[int64]struct{}
 	depthAt  time.Time
-	depth    []depthRow // replaced whole, read under mu
-}
-
-type depthRow struct {
-	account, queue                string
-	ready, delayed, inflight, dlq int64
-	oldestReadyAgeSeconds         float64
+	depth    []pgqueue.QueueStats // replaced whole, read under mu
 }
 
 const (
@@ -115,35 +110,24 @@ func (m *metrics) handler() http.Handler {
 func (m *metrics) refresh(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	pool := m.a.s.Pool
 	after, floor, prefixSettled := m.invFloor, m.invFloor, true
 	for range invocationBatches {
-		rows, err := pool.Query(ctx, m.a.q.Get("invocations_after"), after, invocationBatch, settleWindow.Seconds())
+		invs, err := m.a.s.invocations.After(ctx, after, invocationBatch, settleWindow)
 		if err != nil {
 			return err
 		}
-		var id int64
-		var account, function, outcome string
-		var ms float64
-		var settled bool
-		n := 0
-		_, err = pgx.ForEachRow(rows, []any{&id, &account, &function, &outcome, &ms, &settled}, func() error {
-			n++
-			after = id
-			if _, dup := m.invSeen[id]; !dup {
-				m.invSeen[id] = struct{}{}
-				m.invs.WithLabelValues(account, function, outcome).Inc()
-				m.invDur.WithLabelValues(account, function, outcome).Observe(ms / 1000)
+		for _, v := range invs {
+			after = v.ID
+			if _, dup := m.invSeen[v.ID]; !dup {
+				m.invSeen[v.ID] = struct{}{}
+				m.invs.WithLabelValues(v.Account, v.Function, v.Outcome).Inc()
+				m.invDur.WithLabelValues(v.Account, v.Function, v.Outcome).Observe(v.DurationMS / 1000)
 			}
-			if prefixSettled = prefixSettled && settled; prefixSettled {
-				floor = id
+			if prefixSettled = prefixSettled && v.Settled; prefixSettled {
+				floor = v.ID
 			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
-		if n < invocationBatch {
+		if len(invs) < invocationBatch {
 			break
 		}
 	}
@@ -156,16 +140,7 @@ func (m *metrics) refresh(ctx context.Context) error {
 	if time.Since(m.depthAt) < depthCacheTTL {
 		return nil
 	}
-	rows, err := pool.Query(ctx, m.a.q.Get("all_stats"))
-	if err != nil {
-		return err
-	}
-	var d depthRow
-	var depth []depthRow
-	_, err = pgx.ForEachRow(rows, []any{&d.account, &d.queue, &d.ready, &d.delayed, &d.inflight, &d.dlq, &d.oldestReadyAgeSeconds}, func() error {
-		depth = append(depth, d)
-		return nil
-	})
+	depth, err := m.a.s.queue.AllStats(ctx)
 	if err != nil {
 		return err
 	}
@@ -189,9 +164,9 @@ func (c depthCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, s := range []struct {
 			state string
 			n     int64
-		}{{"ready", d.ready}, {"delayed", d.delayed}, {"inflight", d.inflight}, {"dlq", d.dlq}} {
-			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(s.n), d.account, d.queue, s.state)
+		}{{"ready", d.Ready}, {"delayed", d.Delayed}, {"inflight", d.Inflight}, {"dlq", d.DLQ}} {
+			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(s.n), d.Account, d.Queue, s.state)
 		}
-		ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, d.oldestReadyAgeSeconds, d.account, d.queue)
+		ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, d.OldestReadyAge.Seconds(), d.Account, d.Queue)
 	}
 }

@@ -13,7 +13,7 @@ func TestMetrics(t *testing.T) {
 	acct, tok := e.admin("orders")
 	e.do(tok, "POST", "/"+acct+"/orders/messages", `[1,2,3]`).expect(201)
 	e.do(tok, "POST", "/"+acct+"/orders/messages/receive", `{}`).expect(200)
-	if _, err := e.srv.Pool.Exec(context.Background(), fmt.Sprintf(`INSERT INTO %s.invocations (account, function, version,
+	if _, err := e.srv.pool.Exec(context.Background(), fmt.Sprintf(`INSERT INTO %s.invocations (account, function, version,
 		trigger_type, source, batch_size, started_at, duration_ms, outcome) VALUES
 		($1, 'mailer', 1, 'queue', 'orders', 1, now(), 250, 'success'),
 		($1, 'mailer', 1, 'queue', 'orders', 1, now(), 2500, 'failure')`, e.srv.cfg.Schema), acct); err != nil {
@@ -62,7 +62,7 @@ func TestMetricsLateCommits(t *testing.T) {
 	acct := newAccount()
 	insert := func(id int64, ago string) {
 		t.Helper()
-		if _, err := e.srv.Pool.Exec(context.Background(), fmt.Sprintf(`INSERT INTO %s.invocations (id, account, function, version,
+		if _, err := e.srv.pool.Exec(context.Background(), fmt.Sprintf(`INSERT INTO %s.invocations (id, account, function, version,
 			trigger_type, source, batch_size, started_at, duration_ms, outcome) OVERRIDING SYSTEM VALUE VALUES
 			($1, $2, 'f', 1, 'queue', 'q', 1, now() - $3::interval, 5, 'success')`, e.srv.cfg.Schema), id, acct, ago); err != nil {
 			t.Fatal(err)

@@ -267,7 +267,7 @@ func TestStopEndsLongPolls(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b)
 	}
-	if _, err := srv.Queue.CreateQueue(ctx, "000000000001", "q", pgqueue.Settings{}); err != nil {
+	if _, err := srv.queue.CreateQueue(ctx, "000000000001", "q", pgqueue.Settings{}); err != nil {
 		t.Fatal(err)
 	}
 	type answer struct {

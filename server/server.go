@@ -55,12 +55,15 @@ type Server struct {
 	cfg Config
 	log zerolog.Logger
 
-	Pool     *pgxpool.Pool
-	Queue    *pgqueue.Client
-	Listener *pgqueue.Listener
-	Registry *functions.Registry
-	Triggers *triggers.Store
-	Runtime  *runtime.Runtime
+	pool     *pgxpool.Pool
+	queue    *pgqueue.Client
+	listener *pgqueue.Listener
+	registry *functions.Registry
+	triggers *triggers.Store
+	runtime  *runtime.Runtime
+
+	invocations *triggers.InvocationLog
+	hooks       *triggers.HookStore
 
 	engine  *triggers.Engine
 	api     *api
@@ -103,7 +106,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: connect: %w", err)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, Pool: pool}
+	s := &Server{cfg: cfg, log: cfg.Logger, pool: pool}
 	if err := s.open(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -113,54 +116,68 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 
 func (s *Server) open(ctx context.Context) error {
 	cfg := s.cfg
-	if err := s.Pool.Ping(ctx); err != nil {
+	if err := s.pool.Ping(ctx); err != nil {
 		return fmt.Errorf("server: connect: %w", err)
 	}
 	if cfg.Migrate {
-		if err := migrate.Up(ctx, s.Pool, cfg.Schema, Migrations...); err != nil {
+		if err := migrate.Up(ctx, s.pool, cfg.Schema, Migrations...); err != nil {
 			return err
 		}
 	}
 	var err error
-	if s.Listener, err = pgqueue.NewListener(s.Pool, pgqueue.ListenerOptions{
+	if s.listener, err = pgqueue.NewListener(s.pool, pgqueue.ListenerOptions{
 		Schema:  cfg.Schema,
 		OnError: func(err error) { s.log.Warn().Err(err).Msg("listener") },
 	}); err != nil {
 		return err
 	}
-	if s.Queue, err = pgqueue.New(s.Pool, pgqueue.Options{Schema: cfg.Schema, Listener: s.Listener}); err != nil {
+	if s.queue, err = pgqueue.New(s.pool, pgqueue.Options{Schema: cfg.Schema, Listener: s.listener}); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
 		return fmt.Errorf("server: wasm cache folder: %w", err)
 	}
-	if s.Runtime, err = runtime.New(ctx, runtime.Config{CompilationCacheDir: cfg.CacheDir, Logger: s.log}); err != nil {
+	if s.runtime, err = runtime.New(ctx, runtime.Config{CompilationCacheDir: cfg.CacheDir, Logger: s.log}); err != nil {
 		return err
 	}
-	if s.Registry, err = functions.NewRegistry(s.Pool, cfg.Schema, s.validateModule); err != nil {
+	if s.registry, err = functions.NewRegistry(s.pool, cfg.Schema, s.validateModule); err != nil {
 		return err
 	}
-	if s.Triggers, err = triggers.NewStore(s.Pool, cfg.Schema); err != nil {
+	if s.triggers, err = triggers.NewStore(s.pool, cfg.Schema); err != nil {
+		return err
+	}
+	s.invocations = s.triggers.Invocations()
+	if s.hooks, err = triggers.NewHookStore(s.queue); err != nil {
 		return err
 	}
 	ec := cfg.Engine
 	ec.Pool, ec.Schema, ec.Queue, ec.Listener, ec.Registry, ec.Runtime, ec.Logger =
-		s.Pool, cfg.Schema, s.Queue, s.Listener, s.Registry, s.Runtime, s.log
+		s.pool, cfg.Schema, s.queue, s.listener, s.registry, s.runtime, s.log
 	if s.engine, err = triggers.NewEngine(ec); err != nil {
 		return err
 	}
 	s.api = newAPI(s)
-	s.sweeper = pgqueue.NewSweeper(s.Queue, pgqueue.SweeperOptions{
+	s.sweeper = pgqueue.NewSweeper(s.queue, pgqueue.SweeperOptions{
 		OnError: func(err error) { s.log.Warn().Err(err).Msg("sweep failed") },
 	})
 	return nil
 }
 
+// Queue is the server's queue client, for callers (the CLI, manifest
+// applies) that send or manage queues in the same process.
+func (s *Server) Queue() *pgqueue.Client { return s.queue }
+
+// Registry is the server's function registry, for manifest applies.
+func (s *Server) Registry() *functions.Registry { return s.registry }
+
+// Triggers is the server's trigger store, for manifest applies.
+func (s *Server) Triggers() *triggers.Store { return s.triggers }
+
 // validateModule is the registry's deploy-time check: the runtime must
 // accept the module (imports it provides, the exports of a command or
 // reactor).
 func (s *Server) validateModule(ctx context.Context, module []byte) error {
-	fn, err := s.Runtime.Load(ctx, module, runtime.FunctionConfig{Name: "deploy-check", Version: 1})
+	fn, err := s.runtime.Load(ctx, module, runtime.FunctionConfig{Name: "deploy-check", Version: 1})
 	if err != nil {
 		return err
 	}
@@ -170,7 +187,7 @@ func (s *Server) validateModule(ctx context.Context, module []byte) error {
 // Start starts the listener, the sweeper, the trigger engine and, when an
 // address is configured, the HTTP API.
 func (s *Server) Start(ctx context.Context) error {
-	if err := s.Listener.Start(ctx); err != nil {
+	if err := s.listener.Start(ctx); err != nil {
 		return err
 	}
 	if err := s.sweeper.Start(ctx); err != nil {
@@ -224,8 +241,8 @@ func (s *Server) Stop(ctx context.Context) error {
 		gctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownGrace)
 		errs = append(errs, s.engine.Stop(gctx))
 		cancel()
-		errs = append(errs, s.sweeper.Stop(ctx), s.Listener.Stop(ctx), s.Runtime.Close(ctx))
-		s.Pool.Close()
+		errs = append(errs, s.sweeper.Stop(ctx), s.listener.Stop(ctx), s.runtime.Close(ctx))
+		s.pool.Close()
 		s.stopErr = errors.Join(errs...)
 		s.log.Info().Msg("sluice stopped")
 	})

@@ -60,9 +60,6 @@ func TestErrorCodesAreWire(t *testing.T) {
 		wire.CodeMethodNotAllowed, wire.CodeQueueExists, wire.CodeConflict, wire.CodeStaleReceipt, wire.CodeMessageTooLarge,
 		wire.CodeBodyTooLarge, wire.CodeInvalidSignature, wire.CodeInternal, wire.CodeUnavailable}
 	var codes []string
-	for _, m := range sqlStates {
-		codes = append(codes, m.code)
-	}
 	for _, k := range pgqueueKinds {
 		codes = append(codes, k.code)
 	}

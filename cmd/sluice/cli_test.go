@@ -439,7 +439,7 @@ func TestCLIAdmin(t *testing.T) {
 		t.Errorf("invocations, empty: %q", out)
 	}
 	var id int64
-	if err := c.srv.Pool.QueryRow(context.Background(), `INSERT INTO `+c.srv.Schema+`.invocations (account, function, version,
+	if err := c.srv.Queue().Pool().QueryRow(context.Background(), `INSERT INTO `+c.srv.Schema+`.invocations (account, function, version,
 		trigger_type, source, batch_size, started_at, duration_ms, outcome, error, message_ids)
 		VALUES ($1, 'trapper', 1, 'queue', 'jobs', 2, now(), 3.5, 'failure', 'trap', '{4,5}') RETURNING id`,
 		client.DefaultAccount).Scan(&id); err != nil {

@@ -63,7 +63,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		if _, ok := m.Queues["hello"]; ok {
 			body, _ := json.Marshal(map[string]string{"greeting": "hello from sluice dev"})
-			if _, err := srv.Queue.Send(ctx, pgqueue.DefaultAccount, "hello", pgqueue.NewMessage{Body: body}); err != nil {
+			if _, err := srv.Queue().Send(ctx, pgqueue.DefaultAccount, "hello", pgqueue.NewMessage{Body: body}); err != nil {
 				return err
 			}
 		}

@@ -1,6 +1,14 @@
 -- The HTTP API's tables: access keys, webhook hooks, and the delivery ids
 -- of webhooks already enqueued (deduplication). Applied after the queue
 -- core, the function registry and the triggers.
+--
+-- Ownership: access_keys is the server's. hooks and webhook_deliveries
+-- belong to package triggers, which alone reads and writes them
+-- (triggers/hooks.go); they are created here only because this migration
+-- was applied before that move, and moving them would change the history
+-- of existing databases (see RATIONALE.md, "Seams between packages").
+-- Later migrations of those two tables go in this line too: the triggers'
+-- line applies before it, when the tables do not exist yet.
 
 -- Access keys. Only the SHA-256 of the secret is stored; the secret is
 -- shown once, when the key is created. scopes are mq:send, mq:receive,

@@ -1,0 +1,129 @@
+package triggers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/internal/namedsql"
+)
+
+// Invocation is one row of the invocation log: one batch (or cron tick)
+// a function ran.
+type Invocation struct {
+	ID       int64
+	Account  string
+	Function string
+	Version  int
+	// TriggerID is nil for an invocation no trigger started.
+	TriggerID *int64
+	// Trigger is the trigger's name, "" when the trigger is gone.
+	Trigger     string
+	TriggerType string
+	Source      string
+	BatchSize   int
+	StartedAt   time.Time
+	// DurationMS is the run time in milliseconds, as recorded.
+	DurationMS float64
+	// Outcome is success, partial_failure or failure.
+	Outcome     string
+	FailureKind string
+	Error       string
+	Acked       int
+	Retried     int
+	Dead        int
+	MessageIDs  []int64
+	Stderr      string
+}
+
+// InvocationFilter selects invocations of an account; a zero field does
+// not filter.
+type InvocationFilter struct {
+	// Function, Outcome and Trigger (the trigger's name) match exactly.
+	Function, Outcome, Trigger string
+	// Since and Until bound StartedAt: Since <= StartedAt < Until.
+	Since, Until *time.Time
+	// BeforeID keeps the invocations with a smaller id (paging).
+	BeforeID int64
+	// ID picks one invocation.
+	ID int64
+	// Limit caps how many are returned (0: 50).
+	Limit int
+}
+
+// InvocationSummary is what After reads of an invocation.
+type InvocationSummary struct {
+	ID         int64
+	Account    string
+	Function   string
+	Outcome    string
+	DurationMS float64
+	// Settled is set when the invocation ended long enough ago that every
+	// invocation with a smaller id is in the log too.
+	Settled bool
+}
+
+// InvocationLog reads the invocation log the Engine writes. It is safe for
+// concurrent use.
+type InvocationLog struct {
+	pool *pgxpool.Pool
+	q    namedsql.Statements
+}
+
+// Invocations returns the invocation log of the store's schema.
+func (s *Store) Invocations() *InvocationLog { return &InvocationLog{pool: s.pool, q: s.q} }
+
+// List returns the account's invocations that f selects, newest (highest
+// id) first.
+func (l *InvocationLog) List(ctx context.Context, account string, f InvocationFilter) ([]Invocation, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	rows, err := l.pool.Query(ctx, l.q.Get("list_invocations"), account, nullIfEmpty(f.Function), nullIfEmpty(f.Outcome),
+		f.Since, f.Until, nullIfEmpty(f.Trigger), nullIfZero(f.BeforeID), nullIfZero(f.ID), limit)
+	if err != nil {
+		return nil, fmt.Errorf("triggers: list invocations (account %s): %w", account, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Invocation, error) {
+		var v Invocation
+		err := row.Scan(&v.ID, &v.Account, &v.Function, &v.Version, &v.TriggerID, &v.Trigger, &v.TriggerType, &v.Source,
+			&v.BatchSize, &v.StartedAt, &v.DurationMS, &v.Outcome, &v.FailureKind, &v.Error, &v.Acked, &v.Retried,
+			&v.Dead, &v.MessageIDs, &v.Stderr)
+		return v, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("triggers: list invocations (account %s): %w", account, err)
+	}
+	return out, nil
+}
+
+// After returns up to limit invocations of every account with an id
+// above id, by id. settle is how long after an invocation ends its record
+// is surely written, along with every record of a smaller id (see
+// InvocationSummary.Settled).
+func (l *InvocationLog) After(ctx context.Context, id int64, limit int, settle time.Duration) ([]InvocationSummary, error) {
+	rows, err := l.pool.Query(ctx, l.q.Get("invocations_after"), id, limit, settle.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("triggers: invocations after id %d: %w", id, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (InvocationSummary, error) {
+		var s InvocationSummary
+		err := row.Scan(&s.ID, &s.Account, &s.Function, &s.Outcome, &s.DurationMS, &s.Settled)
+		return s, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("triggers: invocations after id %d: %w", id, err)
+	}
+	return out, nil
+}
+
+func nullIfZero(n int64) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}
