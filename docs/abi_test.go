@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -162,11 +163,17 @@ func TestExamplesMatchRuntime(t *testing.T) {
 	}
 	wasm := wasmbuild.MustRead(t, "docs/testdata/abi-probe", wasmbuild.Command)
 	ctx := context.Background()
-	rt, err := runtime.New(ctx, runtime.Config{})
+	cache, err := wasmbuild.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(ctx, runtime.Config{CompilationCacheDir: filepath.Join(cache, "wazero")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rt.Close(ctx) })
+	// Functions stay loaded until rt closes, so the module is rewritten and
+	// compiled once for all of them.
 	run := func(output string) runtime.Result {
 		t.Helper()
 		f, err := rt.Load(ctx, wasm, runtime.FunctionConfig{Name: in.Function.Name, Version: in.Function.Version,
@@ -174,7 +181,6 @@ func TestExamplesMatchRuntime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer f.Close(ctx)
 		res, err := f.Invoke(ctx, inv)
 		if err != nil {
 			t.Fatal(err)
