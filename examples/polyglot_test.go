@@ -320,3 +320,28 @@ func BenchmarkLoad(b *testing.B) {
 		})
 	}
 }
+
+// TestRustSDK runs the Rust SDK's own unit tests (its JSON reader and
+// writer) on the host with Debian's toolchain.
+func TestRustSDK(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	if err := toolchains(ctx); err != nil {
+		t.Fatal(err)
+	}
+	root, err := wasmbuild.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := wasmbuild.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, "/usr/bin/cargo", "test", "--quiet", "--offline",
+		"--manifest-path", filepath.Join(root, "sdk", "rust", "Cargo.toml"),
+		"--target-dir", filepath.Join(cache, "rust-sdk-target"))
+	cmd.Env = append(os.Environ(), "RUSTC=/usr/bin/rustc", "RUSTDOC=/usr/bin/rustdoc")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cargo test of sdk/rust: %v\n%s", err, out)
+	}
+}
