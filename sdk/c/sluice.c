@@ -639,6 +639,7 @@ __attribute__((export_name("sluice_handle"))) uint64_t sluice_handle(uint32_t pt
 	run(input, n, &output);
 	free(input);
 	input = NULL;
+	fflush(stdout); /* a reactor's stdout is logged, not read as output */
 	fflush(stderr);
 	if (!output.len)
 		return 0;

@@ -19,8 +19,9 @@
  *     clang --target=wasm32-wasi -mexec-model=reactor -DSLUICE_REACTOR \
  *           -O2 -o fn.wasm fn.c sluice.c
  *
- * Every message the handler does not fail is acked. The contract the SDK
- * implements is docs/function-abi.md.
+ * Every message the handler does not fail is acked. Log to stderr
+ * (sluice_log); never write to stdout, which carries the output document
+ * of a command. The contract the SDK implements is docs/function-abi.md.
  */
 #ifndef SLUICE_H
 #define SLUICE_H
