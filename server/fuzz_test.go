@@ -48,6 +48,26 @@ func FuzzDecodeSend(f *testing.F) {
 	})
 }
 
+func FuzzDecodeSendEntries(f *testing.F) {
+	for _, s := range []string{`{"entries":[{"body":{"a":1},"headers":{"k":"v"},"delay_seconds":5,"expires_in_seconds":60,"dedup_key":"d"}]}`,
+		`{"entries":[]}`, `{"entries":[{"body":null}]}`, `{"entries":[{"body":1,"headers":{"k":1}}]}`, `{"entries":[{"body":1,"dedup_key":7}]}`,
+		`{"entries":[{"body":1,"delay_seconds":1.5}]}`, `{"entries":{}}`, `[]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ms, err := decodeSendEntries(body)
+		checkDecodeError(t, err)
+		if err == nil && (len(ms) < 1 || len(ms) > maxEntries) {
+			t.Fatalf("accepted %d entries", len(ms))
+		}
+		for _, m := range ms {
+			if len(m.Body) == 0 || m.Delay < 0 || m.Delay.Seconds() > maxDelay || m.ExpiresIn < 0 || m.ExpiresIn.Seconds() > maxExpires || len(m.DedupKey) > 128 {
+				t.Fatalf("accepted %+v", m)
+			}
+		}
+	})
+}
+
 func FuzzDecodeReceive(f *testing.F) {
 	for _, s := range []string{`{}`, `{"max_messages":10,"wait_seconds":20,"visibility_timeout_seconds":0,"delete":true}`,
 		`{"max_messages":1.5}`, `{"max_messages":"1"}`, `{"x":1}`, `[]`, `null`, `{"max_messages":-0}`} {
