@@ -41,32 +41,35 @@ type sendRequest struct {
 	dedupKey string
 }
 
+// querySeconds reads a whole number of seconds in [min, max] from a query
+// parameter given at most once (0 when absent).
+func querySeconds(query map[string][]string, name string, min, max int64) (time.Duration, error) {
+	vals, ok := query[name]
+	if !ok {
+		return 0, nil
+	}
+	if len(vals) != 1 {
+		return 0, badRequest("query parameter %s is given %d times: give it once", name, len(vals))
+	}
+	n, err := integer(name, vals[0], min, max)
+	return time.Duration(n) * time.Second, err
+}
+
 // decodeSend parses a send: body (already read) and query.
 func decodeSend(body []byte, query map[string][]string) (sendRequest, error) {
 	var req sendRequest
 	if err := checkJSON(body); err != nil {
 		return req, err
 	}
-	if d, ok := query["delay_seconds"]; ok {
-		if len(d) != 1 {
-			return req, badRequest("query parameter delay_seconds is given %d times: give it once", len(d))
-		}
-		n, err := integer("delay_seconds", d[0], 0, maxDelay)
-		if err != nil {
-			return req, err
-		}
-		req.delay = time.Duration(n) * time.Second
+	delay, err := querySeconds(query, "delay_seconds", 0, maxDelay)
+	if err != nil {
+		return req, err
 	}
-	if d, ok := query["expires_in_seconds"]; ok {
-		if len(d) != 1 {
-			return req, badRequest("query parameter expires_in_seconds is given %d times: give it once", len(d))
-		}
-		n, err := integer("expires_in_seconds", d[0], 1, maxExpires)
-		if err != nil {
-			return req, err
-		}
-		req.expires = time.Duration(n) * time.Second
+	expires, err := querySeconds(query, "expires_in_seconds", 1, maxExpires)
+	if err != nil {
+		return req, err
 	}
+	req.delay, req.expires = delay, expires
 	if k, ok := query["dedup_key"]; ok {
 		if len(k) != 1 || len(k[0]) < 1 || len(k[0]) > 128 {
 			return req, badRequest("invalid dedup_key: give it once, 1 to 128 characters")

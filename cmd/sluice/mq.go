@@ -31,6 +31,21 @@ func runMQ(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}, args, stdout, stderr)
 }
 
+// readFileFlag reads the file a flag names ("-" is stdin).
+func readFileFlag(flag, file string) ([]byte, error) {
+	var b []byte
+	var err error
+	if file == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", flag, err)
+	}
+	return b, nil
+}
+
 // readBody returns the message body or bodies of mq send: --body (strict
 // or relaxed JSON) or --body-file (strict JSON; "-" is stdin).
 func readBody(body, file string, bodySet bool) (json.RawMessage, error) {
@@ -44,15 +59,9 @@ func readBody(body, file string, bodySet bool) (json.RawMessage, error) {
 		}
 		return b, nil
 	case file != "":
-		var b []byte
-		var err error
-		if file == "-" {
-			b, err = io.ReadAll(os.Stdin)
-		} else {
-			b, err = os.ReadFile(file)
-		}
+		b, err := readFileFlag("body-file", file)
 		if err != nil {
-			return nil, fmt.Errorf("--body-file: %w", err)
+			return nil, err
 		}
 		var v json.RawMessage
 		if err := json.Unmarshal(b, &v); err != nil {
@@ -228,15 +237,9 @@ func sentOut(f *cliFlags, stdout io.Writer, queue string, seqs []int64) error {
 // of entries (strict JSON, unknown fields refused), filling in the options
 // the flags give where an entry has none.
 func readEntries(file string, o client.SendOptions) ([]client.SendEntry, error) {
-	var b []byte
-	var err error
-	if file == "-" {
-		b, err = io.ReadAll(os.Stdin)
-	} else {
-		b, err = os.ReadFile(file)
-	}
+	b, err := readFileFlag("entries", file)
 	if err != nil {
-		return nil, fmt.Errorf("--entries: %w", err)
+		return nil, err
 	}
 	b = bytes.TrimSpace(b)
 	var raws []json.RawMessage
