@@ -30,6 +30,7 @@ func checkDecodeError(t *testing.T, err error) {
 func FuzzDecodeSend(f *testing.F) {
 	for _, s := range []string{`{}`, `[1,2]`, `[]`, `"x"`, `{"a":`, "\xff", `[` + `{}` + `]`, ` {"a":[1,{"b":null}]} `} {
 		f.Add([]byte(s), "delay_seconds=5&dedup_key=k")
+		f.Add([]byte(s), "expires_in_seconds=60")
 	}
 	f.Add([]byte(`[1]`), "delay_seconds=1.5")
 	f.Fuzz(func(t *testing.T, body []byte, query string) {
@@ -44,6 +45,9 @@ func FuzzDecodeSend(f *testing.F) {
 		}
 		if err == nil && (req.delay < 0 || req.delay.Seconds() > maxDelay) {
 			t.Fatalf("accepted delay %v", req.delay)
+		}
+		if err == nil && (req.expires < 0 || req.expires.Seconds() > maxExpires || (req.expires > 0 && req.expires < time.Second)) {
+			t.Fatalf("accepted expiration %v", req.expires)
 		}
 	})
 }
