@@ -514,3 +514,38 @@ func TestQueueMinuteStats(t *testing.T) {
 		t.Errorf("unknown queue: %v", err)
 	}
 }
+
+// Per-message options: headers, TTL and dedup keys on a send, entries
+// with their own options, and receive with delete.
+func TestMessageOptions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := clienttest.New(t).Client(t)
+	must[client.Queue](t)(c.Queues.Create(ctx, "jobs", client.QueueSettings{}))
+
+	s1 := must[int64](t)(c.MQ.Send(ctx, "jobs", map[string]int{"n": 1}, client.SendOptions{Headers: map[string]string{"trace": "t1"}, TTLSeconds: 60}))
+	seqs := must[[]int64](t)(c.MQ.SendEntries(ctx, "jobs", []client.SendEntry{
+		{Body: json.RawMessage(`"two"`), Headers: map[string]string{"k": "v"}},
+		{Body: json.RawMessage(`3`), DelaySeconds: 3600},
+		{Body: json.RawMessage(`4`), DedupKey: "d"},
+		{Body: json.RawMessage(`5`), DedupKey: "d"},
+	}))
+	if len(seqs) != 4 || seqs[0] <= s1 || seqs[3] != seqs[2] {
+		t.Fatalf("entries sequences %v after %d", seqs, s1)
+	}
+	peeked := must[[]client.Message](t)(c.MQ.Peek(ctx, "jobs", 0))
+	if len(peeked) != 3 || string(peeked[0].Headers) != `{"trace":"t1"}` || string(peeked[1].Headers) != `{"k":"v"}` {
+		t.Fatalf("peek %+v", peeked)
+	}
+	got := must[[]client.Message](t)(c.MQ.Receive(ctx, "jobs", client.ReceiveOptions{MaxMessages: 10, Delete: true}))
+	if len(got) != 3 || got[0].Receipt != "" || string(got[0].Headers) != `{"trace":"t1"}` {
+		t.Fatalf("receive with delete %+v", got)
+	}
+	if left := must[[]client.Message](t)(c.MQ.Peek(ctx, "jobs", 0)); len(left) != 0 {
+		t.Fatalf("%d left after receive with delete", len(left))
+	}
+	_, err := c.MQ.SendEntries(ctx, "jobs", []client.SendEntry{{Body: json.RawMessage(`1`), DedupKey: ""}, {Body: json.RawMessage(`{}`), ExpiresInSeconds: 1209601}})
+	if !client.IsInvalid(err) || !strings.Contains(err.Error(), "1209601") {
+		t.Fatalf("TTL out of range: %v", err)
+	}
+}

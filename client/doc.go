@@ -8,7 +8,7 @@
 //	// falling back on the file `sluice login` writes:
 //	c, err := client.FromEnv()
 //
-// Its fields group the calls: c.MQ is the data plane (Send, SendBatch,
+// Its fields group the calls: c.MQ is the data plane (Send, SendBatch, SendEntries,
 // Receive, Delete, ChangeVisibility, Purge, Peek, ReceiveDLQ, DeleteDLQ,
 // PurgeDLQ, Redrive); c.Queues, c.Functions, c.Triggers, c.Invocations,
 // c.Keys and c.Hooks manage the account. Every call takes a context first;

@@ -105,6 +105,31 @@ func TestRequests(t *testing.T) {
 			}
 			return err
 		}, "POST", "/api/" + acct + "/orders/messages", "", "application/json", `[{"a":1},"two"]`},
+		{"send with ttl", 201, `{"sequence":43}`, func(c *Client) error {
+			_, err := c.MQ.Send(ctx, "orders", map[string]int{"id": 1}, SendOptions{TTLSeconds: 60})
+			return err
+		}, "POST", "/api/" + acct + "/orders/messages", "expires_in_seconds=60", "application/json", `{"id":1}`},
+		{"send with headers goes as an entry", 201, `{"sequences":[44]}`, func(c *Client) error {
+			seq, err := c.MQ.Send(ctx, "orders", "text", SendOptions{Headers: map[string]string{"k": "v"}, DelaySeconds: 1, TTLSeconds: 9, DedupKey: "d"})
+			if err == nil && seq != 44 {
+				return errors.New("wrong sequence")
+			}
+			return err
+		}, "POST", "/api/" + acct + "/orders/messages/entries", "", "application/json",
+			`{"entries":[{"body":"text","headers":{"k":"v"},"delay_seconds":1,"expires_in_seconds":9,"dedup_key":"d"}]}`},
+		{"send batch with headers", 201, `{"sequences":[1,2]}`, func(c *Client) error {
+			_, err := c.MQ.SendBatch(ctx, "orders", []any{1, 2}, SendOptions{Headers: map[string]string{}})
+			return err
+		}, "POST", "/api/" + acct + "/orders/messages/entries", "", "application/json", `{"entries":[{"body":1},{"body":2}]}`},
+		{"send entries", 201, `{"sequences":[5,6]}`, func(c *Client) error {
+			seqs, err := c.MQ.SendEntries(ctx, "orders", []SendEntry{{Body: json.RawMessage(`{"a":1}`), Headers: map[string]string{"k": "v"}},
+				{Body: json.RawMessage(`2`), DelaySeconds: 3, ExpiresInSeconds: 4, DedupKey: "x"}})
+			if err == nil && (len(seqs) != 2 || seqs[1] != 6) {
+				return errors.New("wrong sequences")
+			}
+			return err
+		}, "POST", "/api/" + acct + "/orders/messages/entries", "", "application/json",
+			`{"entries":[{"body":{"a":1},"headers":{"k":"v"}},{"body":2,"delay_seconds":3,"expires_in_seconds":4,"dedup_key":"x"}]}`},
 		{"receive", 200, `{"messages":[{"sequence":3,"body":{"x":1},"receipt":"r"}]}`, func(c *Client) error {
 			m, err := c.MQ.Receive(ctx, "orders", ReceiveOptions{MaxMessages: 10, WaitSeconds: 5, Delete: true})
 			if err == nil && (len(m) != 1 || m[0].Sequence != 3 || string(m[0].Body) != `{"x":1}` || m[0].Receipt != "r") {
@@ -346,6 +371,35 @@ func TestRefusedBeforeSending(t *testing.T) {
 			_, err := c.MQ.SendBatch(ctx, "q", []any{1}, SendOptions{DedupKey: "k"})
 			return err
 		}, CodeInvalidArgument, "dedup key"},
+		{"ttl 0 is none, negative is refused", func(c *Client) error {
+			_, err := c.MQ.Send(ctx, "q", 1, SendOptions{TTLSeconds: -1})
+			return err
+		}, CodeInvalidArgument, "ttl (expires_in_seconds) -1: must be 1 to 1209600"},
+		{"ttl too long", func(c *Client) error {
+			_, err := c.MQ.SendBatch(ctx, "q", []any{1}, SendOptions{TTLSeconds: 1209601})
+			return err
+		}, CodeInvalidArgument, "1209601: must be 1 to 1209600"},
+		{"no entries", func(c *Client) error { _, err := c.MQ.SendEntries(ctx, "q", nil); return err }, CodeInvalidArgument, "0 entries: send 1 to 1000"},
+		{"1001 entries", func(c *Client) error {
+			es := make([]SendEntry, 1001)
+			for i := range es {
+				es[i].Body = json.RawMessage("1")
+			}
+			_, err := c.MQ.SendEntries(ctx, "q", es)
+			return err
+		}, CodeInvalidArgument, "1001 entries"},
+		{"entry without body", func(c *Client) error {
+			_, err := c.MQ.SendEntries(ctx, "q", []SendEntry{{Body: json.RawMessage("1")}, {DelaySeconds: 1}})
+			return err
+		}, CodeInvalidArgument, "entry 1: no body"},
+		{"entry delay", func(c *Client) error {
+			_, err := c.MQ.SendEntries(ctx, "q", []SendEntry{{Body: json.RawMessage("1"), DelaySeconds: 43201}})
+			return err
+		}, CodeInvalidArgument, "delay_seconds 43201: must be 0 to 43200"},
+		{"entry ttl", func(c *Client) error {
+			_, err := c.MQ.SendEntries(ctx, "q", []SendEntry{{Body: json.RawMessage("1"), ExpiresInSeconds: -5}})
+			return err
+		}, CodeInvalidArgument, "expires_in_seconds -5: must be 1 to 1209600"},
 		{"traversal name", func(c *Client) error { _, err := c.MQ.Send(ctx, "../x", 1); return err }, CodeInvalidName, `queue name "../x"`},
 		{"long name", func(c *Client) error { _, err := c.Queues.Get(ctx, strings.Repeat("a", 81)); return err }, CodeInvalidName, "1 to 80"},
 		{"empty name", func(c *Client) error { return c.Queues.Delete(ctx, "") }, CodeInvalidName, `queue name ""`},

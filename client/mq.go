@@ -14,11 +14,14 @@ import (
 
 // Limits of the data plane, checked by the client before sending.
 const (
-	MaxBatch             = 10    // messages per send batch and per receive
-	MaxWaitSeconds       = 20    // long-poll wait of a receive
-	MaxDelaySeconds      = 43200 // delay of a send
-	MaxVisibilitySeconds = 43200 // visibility timeout or change
-	MaxPeek              = 100   // messages per peek or DLQ read
+	MaxBatch             = 10      // messages per send batch and per receive
+	MaxWaitSeconds       = 20      // long-poll wait of a receive
+	MaxDelaySeconds      = 43200   // delay of a send
+	MaxTTLSeconds        = 1209600 // time to live (expiration) of a sent message
+	MaxEntries           = 1000    // entries per SendEntries
+	MaxDedupKeyLength    = 128     // characters of a dedup key
+	MaxVisibilitySeconds = 43200   // visibility timeout or change
+	MaxPeek              = 100     // messages per peek or DLQ read
 )
 
 // MQService is the data plane of the client's account: sending, receiving
@@ -34,14 +37,24 @@ type Message = wire.Message
 // died, e.g. max_receive_count or permanent.
 type DeadLetter = wire.DeadLetter
 
-// SendOptions tune a send.
+// SendOptions tune a send; they apply to every message of it.
 type SendOptions struct {
 	// DelaySeconds keeps the messages invisible that long (0 to 43200).
 	DelaySeconds int
+	// TTLSeconds, when positive, is the messages' time to live (1 to
+	// 1209600; the API's expires_in_seconds): they are never delivered
+	// after it.
+	TTLSeconds int
+	// Headers are attributes stored and returned with each message.
+	Headers map[string]string
 	// DedupKey makes a repeat send within the queue's dedup window return
 	// the first message's sequence (single sends only).
 	DedupKey string
 }
+
+// SendEntry is one message of SendEntries with its own options (body,
+// headers, delay_seconds, expires_in_seconds, dedup_key).
+type SendEntry = wire.SendEntry
 
 // ReceiveOptions tune a receive.
 type ReceiveOptions struct {
@@ -52,8 +65,9 @@ type ReceiveOptions struct {
 	// VisibilityTimeoutSeconds is the lease (1 to 43200; 0 means the
 	// queue's visibility timeout).
 	VisibilityTimeoutSeconds int
-	// Delete deletes the messages as they are received: at-most-once
-	// delivery. They come without a receipt. It needs the mq:delete scope.
+	// Delete deletes the messages in the statement that receives them:
+	// at-most-once delivery, none is ever returned twice. They come
+	// without a receipt. It needs the mq:delete scope.
 	Delete bool
 }
 
@@ -91,9 +105,20 @@ func sendQuery(o SendOptions) (url.Values, error) {
 	if err := checkRange("delay_seconds", o.DelaySeconds, 0, MaxDelaySeconds); err != nil {
 		return nil, err
 	}
+	if o.TTLSeconds != 0 {
+		if err := checkRange("ttl (expires_in_seconds)", o.TTLSeconds, 1, MaxTTLSeconds); err != nil {
+			return nil, err
+		}
+	}
+	if o.DedupKey != "" && len(o.DedupKey) > MaxDedupKeyLength {
+		return nil, invalidf("dedup key of %d characters: use 1 to %d", len(o.DedupKey), MaxDedupKeyLength)
+	}
 	q := url.Values{}
 	if o.DelaySeconds > 0 {
 		q.Set("delay_seconds", strconv.Itoa(o.DelaySeconds))
+	}
+	if o.TTLSeconds > 0 {
+		q.Set("expires_in_seconds", strconv.Itoa(o.TTLSeconds))
 	}
 	if o.DedupKey != "" {
 		q.Set("dedup_key", o.DedupKey)
@@ -117,6 +142,17 @@ func (s *MQService) Send(ctx context.Context, queue string, body any, opts ...Se
 	q, err := sendQuery(o)
 	if err != nil {
 		return 0, err
+	}
+	if o.Headers != nil {
+		// Headers travel only in entries.
+		seqs, err := s.SendEntries(ctx, queue, []SendEntry{o.entry(b)})
+		if err != nil {
+			return 0, err
+		}
+		if len(seqs) != 1 {
+			return 0, fmt.Errorf("client: send to queue %s: got %d sequences for one message", queue, len(seqs))
+		}
+		return seqs[0], nil
 	}
 	if b[0] != '{' {
 		if o.DedupKey != "" {
@@ -159,7 +195,63 @@ func (s *MQService) SendBatch(ctx context.Context, queue string, bodies []any, o
 			return nil, fmt.Errorf("message %d of the batch: %w", i, err)
 		}
 	}
+	if o.Headers != nil {
+		entries := make([]SendEntry, len(raws))
+		for i, b := range raws {
+			entries[i] = o.entry(b)
+		}
+		return s.SendEntries(ctx, queue, entries)
+	}
 	return s.sendBatch(ctx, queue, raws, q)
+}
+
+// entry is one message with these options, as an entry.
+func (o SendOptions) entry(body json.RawMessage) SendEntry {
+	return SendEntry{Body: body, Headers: o.Headers, DelaySeconds: o.DelaySeconds, ExpiresInSeconds: o.TTLSeconds, DedupKey: o.DedupKey}
+}
+
+// SendEntries sends 1 to 1000 entries to queue in one transaction, each
+// with its own headers, delay, expiration and dedup key, and returns
+// their sequences in order (a repeated dedup key returns the first
+// message's sequence). Each Body must be JSON (not null).
+func (s *MQService) SendEntries(ctx context.Context, queue string, entries []SendEntry) ([]int64, error) {
+	if err := checkName("queue", queue); err != nil {
+		return nil, err
+	}
+	if len(entries) < 1 || len(entries) > MaxEntries {
+		return nil, invalidf("%d entries: send 1 to %d", len(entries), MaxEntries)
+	}
+	for i, e := range entries {
+		if err := checkEntry(e); err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i, err)
+		}
+	}
+	var out wire.SendBatchResult
+	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.queuePath(queue, "messages", "entries"),
+		body: wire.SendEntriesRequest{Entries: entries}}, &out)
+	return out.Sequences, err
+}
+
+func checkEntry(e SendEntry) error {
+	b := bytes.TrimSpace(e.Body)
+	if len(b) == 0 || string(b) == "null" {
+		return invalidf("no body: give any JSON value but null")
+	}
+	if !json.Valid(b) {
+		return &Error{Code: CodeInvalidJSON, Message: "message body: not valid JSON"}
+	}
+	if err := checkRange("delay_seconds", e.DelaySeconds, 0, MaxDelaySeconds); err != nil {
+		return err
+	}
+	if e.ExpiresInSeconds != 0 {
+		if err := checkRange("expires_in_seconds", e.ExpiresInSeconds, 1, MaxTTLSeconds); err != nil {
+			return err
+		}
+	}
+	if len(e.DedupKey) > MaxDedupKeyLength {
+		return invalidf("dedup key of %d characters: use 1 to %d", len(e.DedupKey), MaxDedupKeyLength)
+	}
+	return nil
 }
 
 func (s *MQService) sendBatch(ctx context.Context, queue string, bodies []json.RawMessage, q url.Values) ([]int64, error) {

@@ -900,3 +900,46 @@ func TestBrowserInvocationPaging(t *testing.T) {
 		t.Errorf("newest page starts at %s, want %s", got[0], first[0])
 	}
 }
+
+// The send form's options: a bad TTL or header line disables Send with a
+// hint naming the allowed form; a message sent with a header, a TTL and
+// a dedup key shows its header when peeked.
+func TestBrowserSendWithOptions(t *testing.T) {
+	t.Parallel()
+	ts, account, token, c := setup(t)
+	ctx := context.Background()
+	createQueue(t, c, "orders", 5)
+	p := newPage(t)
+	p.signIn(ts.URL, account, token)
+	p.do("open the queue", chromedp.Navigate(ts.URL+"/console/#/queues/orders/messages"), chromedp.WaitVisible(chromedp.CSS("#message-headers")))
+	p.fill("#message-body", `{"order": 9}`)
+	p.fill("#message-ttl", "0")
+	if got := p.text("#message-hint"); !strings.Contains(got, "TTL: a whole number of seconds, 1–1209600") {
+		t.Errorf("hint for TTL 0: %q", got)
+	}
+	p.fill("#message-ttl", "300")
+	p.fill("#message-headers", "no-equals-sign")
+	if got := p.text("#message-hint"); !strings.Contains(got, "headers line 1: use key=value") {
+		t.Errorf("hint for a bad header line: %q", got)
+	}
+	if got := p.eval(`String(document.getElementById("send-message").disabled)`); got != "true" {
+		t.Errorf("send enabled for a bad header line")
+	}
+	p.fill("#message-headers", "trace=abc-123\nsource = console")
+	p.fill("#message-dedup", "order-9")
+	p.wait("send enabled", `!document.getElementById("send-message").disabled`)
+	p.do("send", chromedp.Click(chromedp.CSS("#send-message")))
+	p.wait("sent", `document.getElementById("send-result").textContent.includes("sequence")`)
+	p.wait("peeked with its header", `(document.querySelector("#messages tr[data-sequence]") || {textContent: ""}).textContent.includes('"trace": "abc-123"')`)
+	p.shot("send-with-headers")
+
+	ms, err := c.MQ.Peek(ctx, "orders", 10)
+	if err != nil || len(ms) != 1 || string(ms[0].Headers) != `{"trace":"abc-123","source":"console"}` && string(ms[0].Headers) != `{"source":"console","trace":"abc-123"}` {
+		t.Fatalf("peek through the API: %+v, %v", ms, err)
+	}
+	// The dedup key went with it: a second send answers the same sequence.
+	seq, err := c.MQ.Send(ctx, "orders", map[string]int{"order": 9}, client.SendOptions{DedupKey: "order-9"})
+	if err != nil || seq != ms[0].Sequence {
+		t.Fatalf("send with the same dedup key: %d, %v; want %d", seq, err, ms[0].Sequence)
+	}
+}

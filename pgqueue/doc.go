@@ -43,6 +43,20 @@
 // account_receive_dlq_after (pages in sequence order after a given
 // sequence) and account_redrive_sequences (redrive chosen dead letters);
 // 003 adds the per-minute statistics (queue_minutes, sample_depths).
+// 004 adds per-message options to batches and receive with delete:
+//
+//	sluice.send_entries(queue text, entries jsonb) -> SETOF bigint
+//	    entries: a JSON array of 1-1000 objects {"body": any JSON value but
+//	    null, "headers": {"k": "v"}, "delay_seconds": 0-43200,
+//	    "expires_in_seconds": 1-1209600, "dedup_key": "1-128 characters"}
+//	    (all but body optional); all or none are stored; sequences in order
+//	sluice.receive_delete(queue text, max_messages int DEFAULT 1)
+//	    -> same columns as receive, receipt NULL: the messages are claimed
+//	    and deleted in one statement (at most once)
+//
+// with account_send_entries and account_receive_delete as their account
+// forms (ReceiveOptions.Delete calls account_receive_delete; SendBatch
+// already carries each NewMessage's options through account_send_batch).
 //
 // # Errors
 //

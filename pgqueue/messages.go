@@ -87,6 +87,11 @@ type ReceiveOptions struct {
 	// Wait, when positive, long-polls: Receive returns as soon as at least
 	// one message is available, or empty after Wait (at most MaxWait).
 	Wait time.Duration
+	// Delete deletes the messages in the statement that claims them (at
+	// most once: a message returned is already gone, never returned
+	// again). The messages come back without a Receipt, VisibleAt is the
+	// time of the receive, and VisibilityTimeout is not used.
+	Delete bool
 }
 
 // Ack settles one message: Receipt fences it when non-zero.
@@ -270,10 +275,10 @@ func (c *Client) Receive(ctx context.Context, account, queue string, o ReceiveOp
 		return nil, err
 	}
 	var vt *int
-	if o.VisibilityTimeout > 0 {
+	if o.VisibilityTimeout > 0 && !o.Delete {
 		vt = nullInt(seconds(o.VisibilityTimeout), true)
 	}
-	msgs, err := c.receiveOnce(ctx, account, queue, o.Max, vt)
+	msgs, err := c.receiveOnce(ctx, account, queue, o, vt)
 	if err != nil || len(msgs) > 0 || o.Wait <= 0 {
 		return msgs, err
 	}
@@ -291,7 +296,7 @@ func (c *Client) longPoll(ctx context.Context, account, queue string, o ReceiveO
 			wake = sub.C()
 			// Receive once more: a message may have arrived before the
 			// subscription was registered.
-			msgs, err := c.receiveOnce(ctx, account, queue, o.Max, vt)
+			msgs, err := c.receiveOnce(ctx, account, queue, o, vt)
 			if err != nil || len(msgs) > 0 {
 				return msgs, err
 			}
@@ -309,18 +314,22 @@ func (c *Client) longPoll(ctx context.Context, account, queue string, o ReceiveO
 		case <-ctx.Done():
 			return nil, fmt.Errorf("pgqueue: receive from queue %s: %w", quote(queue), ctx.Err())
 		case <-deadline.C:
-			return c.receiveOnce(ctx, account, queue, o.Max, vt)
+			return c.receiveOnce(ctx, account, queue, o, vt)
 		case <-wake:
 		case <-poll.C:
 		}
-		msgs, err := c.receiveOnce(ctx, account, queue, o.Max, vt)
+		msgs, err := c.receiveOnce(ctx, account, queue, o, vt)
 		if err != nil || len(msgs) > 0 {
 			return msgs, err
 		}
 	}
 }
 
-func (c *Client) receiveOnce(ctx context.Context, account, queue string, max int, vt *int) ([]Message, error) {
+func (c *Client) receiveOnce(ctx context.Context, account, queue string, o ReceiveOptions, vt *int) ([]Message, error) {
+	max := o.Max
+	if o.Delete {
+		return c.receiveDelete(ctx, account, queue, max)
+	}
 	if c.co == nil || max < 1 || max > maxStatement {
 		return c.receiveRows(ctx, account, queue, max, vt)
 	}
@@ -338,6 +347,21 @@ func (c *Client) receiveRows(ctx context.Context, account, queue string, max int
 	}
 	msgs, err := scanMessages(rows, max)
 	return msgs, convertError("receive from queue "+quote(queue), err)
+}
+
+// receiveDelete claims and deletes up to max messages in one statement.
+func (c *Client) receiveDelete(ctx context.Context, account, queue string, max int) ([]Message, error) {
+	op := "receive with delete from queue " + quote(queue)
+	rows, err := c.pool.Query(ctx, c.q.get("receive_delete"), account, queue, max)
+	if err != nil {
+		return nil, convertError(op, err)
+	}
+	msgs, err := scanMessages(rows, max)
+	if err != nil {
+		return nil, convertError(op, err)
+	}
+	c.counts.add(account, queue, 0, len(msgs))
+	return msgs, nil
 }
 
 func scanMessages(rows pgx.Rows, capacity int) ([]Message, error) {

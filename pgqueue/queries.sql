@@ -44,6 +44,10 @@ SELECT s FROM {{schema}}.account_send_batch($1, $2, $3, 0, $4, $5, $6, $7) s
 SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt
   FROM {{schema}}.account_receive($1, $2, $3, $4)
 
+-- name: receive_delete
+SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt
+  FROM {{schema}}.account_receive_delete($1, $2, $3)
+
 -- name: delete
 SELECT {{schema}}.account_delete($1, $2, $3, $4)
 

@@ -49,7 +49,9 @@ const (
 	maxModuleBytes = 64 << 20 // a module upload
 	maxJSONDepth   = 64
 	maxBatch       = 10
-	maxDelay       = 43200 // seconds, for delays and visibility timeouts
+	maxDelay       = 43200   // seconds, for delays and visibility timeouts
+	maxExpires     = 1209600 // seconds, a message's time to live (14 days)
+	maxEntries     = 1000    // entries of one send of entries
 	// keyCacheTTL bounds how long a verified (or unknown) key is trusted
 	// without asking the database: a revoke takes effect everywhere
 	// within it, and at once in the process that revoked.
@@ -255,6 +257,7 @@ func (a *api) routes() {
 	a.data, a.manage, a.hooks, a.ops = http.NewServeMux(), http.NewServeMux(), http.NewServeMux(), http.NewServeMux()
 	d := a.data
 	a.handle(d, "POST /{account}/{queue}/messages", "mq:send", a.send)
+	a.handle(d, "POST /{account}/{queue}/messages/entries", "mq:send", a.sendEntries)
 	a.handle(d, "POST /{account}/{queue}/messages/receive", "mq:receive", a.receive)
 	a.handle(d, "GET /{account}/{queue}/messages", "mq:receive", a.peek)
 	a.handle(d, "DELETE /{account}/{queue}/messages/{sequence}", "mq:delete", a.deleteMessage)

@@ -37,7 +37,22 @@ type sendRequest struct {
 	single   json.RawMessage   // one message
 	batch    []json.RawMessage // or a batch
 	delay    time.Duration
+	expires  time.Duration
 	dedupKey string
+}
+
+// querySeconds reads a whole number of seconds in [min, max] from a query
+// parameter given at most once (0 when absent).
+func querySeconds(query map[string][]string, name string, min, max int64) (time.Duration, error) {
+	vals, ok := query[name]
+	if !ok {
+		return 0, nil
+	}
+	if len(vals) != 1 {
+		return 0, badRequest("query parameter %s is given %d times: give it once", name, len(vals))
+	}
+	n, err := integer(name, vals[0], min, max)
+	return time.Duration(n) * time.Second, err
 }
 
 // decodeSend parses a send: body (already read) and query.
@@ -46,16 +61,15 @@ func decodeSend(body []byte, query map[string][]string) (sendRequest, error) {
 	if err := checkJSON(body); err != nil {
 		return req, err
 	}
-	if d, ok := query["delay_seconds"]; ok {
-		if len(d) != 1 {
-			return req, badRequest("query parameter delay_seconds is given %d times: give it once", len(d))
-		}
-		n, err := integer("delay_seconds", d[0], 0, maxDelay)
-		if err != nil {
-			return req, err
-		}
-		req.delay = time.Duration(n) * time.Second
+	delay, err := querySeconds(query, "delay_seconds", 0, maxDelay)
+	if err != nil {
+		return req, err
 	}
+	expires, err := querySeconds(query, "expires_in_seconds", 1, maxExpires)
+	if err != nil {
+		return req, err
+	}
+	req.delay, req.expires = delay, expires
 	if k, ok := query["dedup_key"]; ok {
 		if len(k) != 1 || len(k[0]) < 1 || len(k[0]) > 128 {
 			return req, badRequest("invalid dedup_key: give it once, 1 to 128 characters")
@@ -74,7 +88,7 @@ func decodeSend(body []byte, query map[string][]string) (sendRequest, error) {
 			return req, badRequest("a batch holds 1 to %d messages, got %d", maxBatch, len(req.batch))
 		}
 		if req.dedupKey != "" {
-			return req, badRequest("dedup_key applies to a single message, not a batch")
+			return req, badRequest("dedup_key applies to a single message, not a batch: send the batch to .../messages/entries with a dedup_key per entry")
 		}
 	default:
 		return req, badRequest("send a JSON object (one message) or an array of 1 to %d message bodies (a batch); wrap other values in an array", maxBatch)
@@ -92,7 +106,7 @@ func (a *api) send(w http.ResponseWriter, r *http.Request, c *call) error {
 		return err
 	}
 	if req.single != nil {
-		seq, err := a.s.queue.Send(r.Context(), c.account, c.queue, pgqueue.NewMessage{Body: req.single, Delay: req.delay, DedupKey: req.dedupKey})
+		seq, err := a.s.queue.Send(r.Context(), c.account, c.queue, pgqueue.NewMessage{Body: req.single, Delay: req.delay, ExpiresIn: req.expires, DedupKey: req.dedupKey})
 		if err != nil {
 			return err
 		}
@@ -101,7 +115,96 @@ func (a *api) send(w http.ResponseWriter, r *http.Request, c *call) error {
 	}
 	ms := make([]pgqueue.NewMessage, len(req.batch))
 	for i, b := range req.batch {
-		ms[i] = pgqueue.NewMessage{Body: b, Delay: req.delay}
+		ms[i] = pgqueue.NewMessage{Body: b, Delay: req.delay, ExpiresIn: req.expires}
+	}
+	seqs, err := a.s.queue.SendBatch(r.Context(), c.account, c.queue, ms)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, wire.SendBatchResult{Sequences: seqs})
+	return nil
+}
+
+// sendEntriesRequest is the body of a send of entries
+// (wire.SendEntriesRequest), each field checked after decoding so that an
+// error names the entry.
+type sendEntriesRequest struct {
+	Entries []sendEntry `json:"entries"`
+}
+
+// sendEntry is one entry (wire.SendEntry).
+type sendEntry struct {
+	Body             json.RawMessage `json:"body"`
+	Headers          json.RawMessage `json:"headers"`
+	DelaySeconds     number          `json:"delay_seconds"`
+	ExpiresInSeconds number          `json:"expires_in_seconds"`
+	DedupKey         json.RawMessage `json:"dedup_key"`
+}
+
+// decodeSendEntries parses and checks a send of entries.
+func decodeSendEntries(body []byte) ([]pgqueue.NewMessage, error) {
+	var req sendEntriesRequest
+	if err := checkJSON(body); err != nil {
+		return nil, err
+	}
+	if err := decodeJSON(body, &req); err != nil {
+		return nil, err
+	}
+	if len(req.Entries) < 1 || len(req.Entries) > maxEntries {
+		return nil, badRequest(`invalid entries: give 1 to %d entries like {"body": {...}}, got %d`, maxEntries, len(req.Entries))
+	}
+	ms := make([]pgqueue.NewMessage, len(req.Entries))
+	for i, e := range req.Entries {
+		m, err := e.message(i)
+		if err != nil {
+			return nil, err
+		}
+		ms[i] = m
+	}
+	return ms, nil
+}
+
+// message checks entry i and converts it.
+func (e sendEntry) message(i int) (pgqueue.NewMessage, error) {
+	var m pgqueue.NewMessage
+	if len(e.Body) == 0 || string(e.Body) == "null" {
+		return m, badRequest(`entries[%d] has no body: give "body", any JSON value but null`, i)
+	}
+	m.Body = e.Body
+	if len(e.Headers) > 0 && string(e.Headers) != "null" {
+		var h map[string]string
+		if e.Headers[0] != '{' || json.Unmarshal(e.Headers, &h) != nil {
+			return m, badRequest(`invalid entries[%d].headers: use a JSON object of string values like {"k": "v"}`, i)
+		}
+		m.Headers = e.Headers
+	}
+	delay, err := e.DelaySeconds.get(fmt.Sprintf("entries[%d].delay_seconds", i), 0, maxDelay, 0)
+	if err != nil {
+		return m, err
+	}
+	expires, err := e.ExpiresInSeconds.get(fmt.Sprintf("entries[%d].expires_in_seconds", i), 1, maxExpires, 0)
+	if err != nil {
+		return m, err
+	}
+	m.Delay, m.ExpiresIn = time.Duration(delay)*time.Second, time.Duration(expires)*time.Second
+	if len(e.DedupKey) > 0 && string(e.DedupKey) != "null" {
+		var k string
+		if json.Unmarshal(e.DedupKey, &k) != nil || len(k) < 1 || len(k) > 128 {
+			return m, badRequest("invalid entries[%d].dedup_key: use a string of 1 to 128 characters", i)
+		}
+		m.DedupKey = k
+	}
+	return m, nil
+}
+
+func (a *api) sendEntries(w http.ResponseWriter, r *http.Request, c *call) error {
+	body, err := readBody(w, r, "application/json", maxBodyBytes, false)
+	if err != nil {
+		return err
+	}
+	ms, err := decodeSendEntries(body)
+	if err != nil {
+		return err
 	}
 	seqs, err := a.s.queue.SendBatch(r.Context(), c.account, c.queue, ms)
 	if err != nil {
@@ -120,15 +223,10 @@ type receiveRequest struct {
 	Delete                   bool   `json:"delete"`
 }
 
-type receiveOptions struct {
-	pgqueue.ReceiveOptions
-	delete bool
-}
-
 // decodeReceive parses a receive's body (nil = defaults).
-func decodeReceive(body []byte) (receiveOptions, error) {
+func decodeReceive(body []byte) (pgqueue.ReceiveOptions, error) {
 	var req receiveRequest
-	var o receiveOptions
+	var o pgqueue.ReceiveOptions
 	if body != nil {
 		if err := checkJSON(body); err != nil {
 			return o, err
@@ -149,7 +247,9 @@ func decodeReceive(body []byte) (receiveOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	o.Max, o.Wait, o.delete = int(max), time.Duration(wait)*time.Second, req.Delete
+	// With delete, the messages are claimed and deleted in one statement
+	// (at most once by construction).
+	o.Max, o.Wait, o.Delete = int(max), time.Duration(wait)*time.Second, req.Delete
 	if vt >= 0 {
 		o.VisibilityTimeout = time.Duration(vt) * time.Second
 		if vt == 0 {
@@ -170,7 +270,7 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	if o.delete {
+	if o.Delete {
 		if err := c.require(ScopeDelete); err != nil {
 			return err
 		}
@@ -181,36 +281,13 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 		ctx, cancel = a.untilShutdown(ctx)
 		defer cancel()
 	}
-	ms, err := a.s.queue.Receive(ctx, c.account, c.queue, o.ReceiveOptions)
+	ms, err := a.s.queue.Receive(ctx, c.account, c.queue, o)
 	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
 		// The server is shutting down: the long poll ends empty.
 		ms, err = nil, nil
 	}
 	if err != nil {
 		return err
-	}
-	if o.delete && len(ms) > 0 {
-		// At most once: only the messages this delete removed are
-		// returned; none is ever handed out twice.
-		acks := make([]pgqueue.Ack, len(ms))
-		for i, m := range ms {
-			acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
-		}
-		deleted, err := a.s.queue.Ack(r.Context(), c.account, c.queue, acks)
-		if err != nil {
-			return err
-		}
-		kept := ms[:0]
-		for _, m := range ms {
-			for _, d := range deleted {
-				if d == m.Sequence {
-					m.Receipt = pgqueue.Receipt{}
-					kept = append(kept, m)
-					break
-				}
-			}
-		}
-		ms = kept
 	}
 	writeJSON(w, http.StatusOK, toMessages(ms))
 	return nil

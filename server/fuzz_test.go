@@ -30,6 +30,7 @@ func checkDecodeError(t *testing.T, err error) {
 func FuzzDecodeSend(f *testing.F) {
 	for _, s := range []string{`{}`, `[1,2]`, `[]`, `"x"`, `{"a":`, "\xff", `[` + `{}` + `]`, ` {"a":[1,{"b":null}]} `} {
 		f.Add([]byte(s), "delay_seconds=5&dedup_key=k")
+		f.Add([]byte(s), "expires_in_seconds=60")
 	}
 	f.Add([]byte(`[1]`), "delay_seconds=1.5")
 	f.Fuzz(func(t *testing.T, body []byte, query string) {
@@ -44,6 +45,29 @@ func FuzzDecodeSend(f *testing.F) {
 		}
 		if err == nil && (req.delay < 0 || req.delay.Seconds() > maxDelay) {
 			t.Fatalf("accepted delay %v", req.delay)
+		}
+		if err == nil && (req.expires < 0 || req.expires.Seconds() > maxExpires || (req.expires > 0 && req.expires < time.Second)) {
+			t.Fatalf("accepted expiration %v", req.expires)
+		}
+	})
+}
+
+func FuzzDecodeSendEntries(f *testing.F) {
+	for _, s := range []string{`{"entries":[{"body":{"a":1},"headers":{"k":"v"},"delay_seconds":5,"expires_in_seconds":60,"dedup_key":"d"}]}`,
+		`{"entries":[]}`, `{"entries":[{"body":null}]}`, `{"entries":[{"body":1,"headers":{"k":1}}]}`, `{"entries":[{"body":1,"dedup_key":7}]}`,
+		`{"entries":[{"body":1,"delay_seconds":1.5}]}`, `{"entries":{}}`, `[]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ms, err := decodeSendEntries(body)
+		checkDecodeError(t, err)
+		if err == nil && (len(ms) < 1 || len(ms) > maxEntries) {
+			t.Fatalf("accepted %d entries", len(ms))
+		}
+		for _, m := range ms {
+			if len(m.Body) == 0 || m.Delay < 0 || m.Delay.Seconds() > maxDelay || m.ExpiresIn < 0 || m.ExpiresIn.Seconds() > maxExpires || len(m.DedupKey) > 128 {
+				t.Fatalf("accepted %+v", m)
+			}
 		}
 	})
 }

@@ -39,6 +39,8 @@ func TestRequestFormsMatchWire(t *testing.T) {
 		form, wire []string
 	}{
 		{jsonNames(reflect.TypeFor[receiveRequest]()), jsonNames(reflect.TypeFor[wire.ReceiveRequest]())},
+		{jsonNames(reflect.TypeFor[sendEntriesRequest]()), jsonNames(reflect.TypeFor[wire.SendEntriesRequest]())},
+		{jsonNames(reflect.TypeFor[sendEntry]()), jsonNames(reflect.TypeFor[wire.SendEntry]())},
 		{jsonNames(reflect.TypeFor[visibilityRequest]()), jsonNames(reflect.TypeFor[wire.VisibilityRequest]())},
 		{jsonNames(reflect.TypeFor[redriveRequest]()), jsonNames(reflect.TypeFor[wire.RedriveRequest]())},
 		{jsonNames(reflect.TypeFor[setAliasRequest]()), jsonNames(reflect.TypeFor[wire.SetAliasRequest]())},

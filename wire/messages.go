@@ -53,10 +53,34 @@ type SendBatchResult struct {
 	Sequences []int64 `json:"sequences"`
 }
 
+// SendEntry is one message of a SendEntriesRequest with its own options;
+// zero options take the queue's defaults.
+type SendEntry struct {
+	// Body is the message body, any JSON value but null (required).
+	Body json.RawMessage `json:"body"`
+	// Headers are the message's attributes, string values only.
+	Headers map[string]string `json:"headers,omitempty"`
+	// DelaySeconds keeps the message invisible that long (0 to 43200).
+	DelaySeconds int `json:"delay_seconds,omitempty"`
+	// ExpiresInSeconds is the message's time to live (1 to 1209600; 0:
+	// none): it is never delivered after it.
+	ExpiresInSeconds int `json:"expires_in_seconds,omitempty"`
+	// DedupKey makes a repeat send with the same key within the queue's
+	// dedup window return the first sequence (1 to 128 characters).
+	DedupKey string `json:"dedup_key,omitempty"`
+}
+
+// SendEntriesRequest is the body of a send of entries (1 to 1000), each
+// with its own options; it is answered with a SendBatchResult.
+type SendEntriesRequest struct {
+	Entries []SendEntry `json:"entries"`
+}
+
 // ReceiveRequest is the body of a receive; zero fields take the server's
 // defaults.
 type ReceiveRequest struct {
-	// Delete deletes the messages as they are received (at most once).
+	// Delete deletes the messages in the statement that receives them
+	// (at most once); they come back without a receipt.
 	Delete bool `json:"delete,omitempty"`
 	// MaxMessages is how many messages to claim at most (1 to 10).
 	MaxMessages int `json:"max_messages"`

@@ -40,6 +40,10 @@ var goldens = []struct {
 	{"DeadLetterList", wire.DeadLetterList{Messages: []wire.DeadLetter{}}, `{"messages":[]}`},
 	{"SendResult", wire.SendResult{Sequence: 42}, `{"sequence":42}`},
 	{"SendBatchResult", wire.SendBatchResult{Sequences: []int64{1, 2}}, `{"sequences":[1,2]}`},
+	{"SendEntriesRequest", wire.SendEntriesRequest{Entries: []wire.SendEntry{
+		{Body: json.RawMessage(`{"a":1}`), Headers: map[string]string{"k": "v"}, DelaySeconds: 5, ExpiresInSeconds: 60, DedupKey: "d"},
+		{Body: json.RawMessage(`"x"`)}}},
+		`{"entries":[{"body":{"a":1},"headers":{"k":"v"},"delay_seconds":5,"expires_in_seconds":60,"dedup_key":"d"},{"body":"x"}]}`},
 	{"ReceiveRequest", wire.ReceiveRequest{Delete: true, MaxMessages: 10, VisibilityTimeoutSeconds: 60, WaitSeconds: 20},
 		`{"delete":true,"max_messages":10,"visibility_timeout_seconds":60,"wait_seconds":20}`},
 	{"ReceiveRequest/defaults", wire.ReceiveRequest{MaxMessages: 1}, `{"max_messages":1}`},
@@ -168,7 +172,7 @@ func TestGoldenCoversEveryType(t *testing.T) {
 		walk(reflect.TypeOf(g.v))
 	}
 	for _, name := range []string{"ErrorResponse", "ErrorBody", "Message", "DeadLetter", "MessageList", "DeadLetterList",
-		"SendResult", "SendBatchResult", "ReceiveRequest", "VisibilityRequest", "PurgeResult", "RedriveRequest", "RedriveResult",
+		"SendResult", "SendBatchResult", "SendEntry", "SendEntriesRequest", "ReceiveRequest", "VisibilityRequest", "PurgeResult", "RedriveRequest", "RedriveResult",
 		"Queue", "QueueStats", "QueueList", "QueueSettings", "CreateQueueRequest", "MinuteStats", "MinuteStatsList",
 		"Function", "FunctionVersion", "FunctionList", "Deployment", "SetAliasRequest", "RollbackRequest", "RollbackResult",
 		"Trigger", "TriggerInfo", "TriggerList", "PutTriggerResult", "Invocation", "InvocationList",

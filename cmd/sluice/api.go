@@ -106,6 +106,12 @@ func newCLIFlags(name, args string) *cliFlags {
 // names them for messages, e.g. "QUEUE"). -h prints the usage to stdout
 // and returns flag.ErrHelp.
 func (f *cliFlags) parse(args []string, stdout io.Writer, want ...string) ([]string, error) {
+	return f.parseOptional(args, stdout, len(want), want...)
+}
+
+// parseOptional is parse where only the first required of the named
+// positionals must be given: it returns required to len(want) of them.
+func (f *cliFlags) parseOptional(args []string, stdout io.Writer, required int, want ...string) ([]string, error) {
 	var pos []string
 	for {
 		if err := f.Parse(args); err != nil {
@@ -127,7 +133,7 @@ func (f *cliFlags) parse(args []string, stdout io.Writer, want ...string) ([]str
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-	if len(pos) < len(want) {
+	if len(pos) < required {
 		return nil, usageErrorf("missing %s (sluice %s %s)", want[len(pos)], f.name, f.args)
 	}
 	if len(pos) > len(want) {

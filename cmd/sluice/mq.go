@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/cmd/sluice/internal/relaxedjson"
@@ -15,7 +18,7 @@ import (
 
 func runMQ(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return dispatch(ctx, "mq", []subcommand{
-		{"send", "QUEUE --body JSON | --body-file FILE", "send a message, or a batch of 1-10 given as a JSON array", mqSend},
+		{"send", sendUsage, "send a message, a batch of 1-10 given as a JSON array, or entries with their own options", mqSend},
 		{"receive", "QUEUE [--max-messages N] [--wait-seconds S] [--visibility-timeout S] [--delete]", "receive (lease) messages", mqReceive},
 		{"delete", "QUEUE SEQ [--receipt R]", "delete (ack) a message", mqDelete},
 		{"visibility", "QUEUE SEQ --seconds S [--receipt R]", "change a message's visibility timeout (0: retry now)", mqVisibility},
@@ -26,6 +29,21 @@ func runMQ(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		{"purge-dlq", "QUEUE", "delete every dead letter of a queue", mqPurgeDLQ},
 		{"redrive", "QUEUE [--max-messages N]", "move dead letters back to their queue", mqRedrive},
 	}, args, stdout, stderr)
+}
+
+// readFileFlag reads the file a flag names ("-" is stdin).
+func readFileFlag(flag, file string) ([]byte, error) {
+	var b []byte
+	var err error
+	if file == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", flag, err)
+	}
+	return b, nil
 }
 
 // readBody returns the message body or bodies of mq send: --body (strict
@@ -41,15 +59,9 @@ func readBody(body, file string, bodySet bool) (json.RawMessage, error) {
 		}
 		return b, nil
 	case file != "":
-		var b []byte
-		var err error
-		if file == "-" {
-			b, err = io.ReadAll(os.Stdin)
-		} else {
-			b, err = os.ReadFile(file)
-		}
+		b, err := readFileFlag("body-file", file)
 		if err != nil {
-			return nil, fmt.Errorf("--body-file: %w", err)
+			return nil, err
 		}
 		var v json.RawMessage
 		if err := json.Unmarshal(b, &v); err != nil {
@@ -57,29 +69,130 @@ func readBody(body, file string, bodySet bool) (json.RawMessage, error) {
 		}
 		return v, nil
 	}
-	return nil, usageErrorf("missing --body JSON or --body-file FILE")
+	return nil, usageErrorf("missing --body JSON or --body-file FILE (or the BODY argument, or --entries FILE)")
+}
+
+// sendUsage is the argument summary of mq send.
+const sendUsage = "QUEUE [BODY] | --body JSON | --body-file FILE | --entries FILE [--delay D] [--ttl D] [--header K=V]... [--dedup-key K]"
+
+// headerFlags collects repeated --header K=V flags.
+type headerFlags map[string]string
+
+func (h headerFlags) String() string { return "" }
+
+func (h headerFlags) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q: use KEY=VALUE", v)
+	}
+	if _, dup := h[k]; dup {
+		return fmt.Errorf("header %q is given twice: give each key once", k)
+	}
+	h[k] = val
+	return nil
+}
+
+// durationFlag parses a duration given as Go duration ("30s", "5m") or
+// whole seconds ("30"), in whole seconds within [min, max].
+func durationFlag(name, v string, min, max time.Duration) (int, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		n, nerr := strconv.Atoi(v)
+		if nerr != nil {
+			return 0, usageErrorf("--%s %s: give a duration like 30s, 5m or 2h, or whole seconds", name, v)
+		}
+		d = time.Duration(n) * time.Second
+	}
+	if d%time.Second != 0 || d < min || d > max {
+		return 0, usageErrorf("--%s %s: give whole seconds from %v to %v", name, v, min, max)
+	}
+	return int(d / time.Second), nil
+}
+
+// sendOptions reads the per-message flags of mq send.
+func sendOptions(f *cliFlags, delay, delaySeconds int, ttl string, headers headerFlags, dedup string) (client.SendOptions, error) {
+	o := client.SendOptions{DelaySeconds: delaySeconds, DedupKey: dedup}
+	if f.set("delay") {
+		if f.set("delay-seconds") {
+			return o, usageErrorf("give --delay or --delay-seconds, not both")
+		}
+		o.DelaySeconds = delay
+	}
+	if f.set("ttl") {
+		n, err := durationFlag("ttl", ttl, time.Second, client.MaxTTLSeconds*time.Second)
+		if err != nil {
+			return o, err
+		}
+		o.TTLSeconds = n
+	}
+	if len(headers) > 0 {
+		o.Headers = headers
+	}
+	return o, nil
 }
 
 func mqSend(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	f := newCLIFlags("mq send", "QUEUE --body JSON | --body-file FILE [--delay-seconds S] [--dedup-key K]")
-	body := f.String("body", "", "message body as JSON, or relaxed {key:value}; a JSON array sends each element as a message (1-10; wrap one array body as [[...]])")
+	f := newCLIFlags("mq send", sendUsage)
+	body := f.String("body", "", "message body as JSON, or relaxed {key:value}; a JSON array sends each element as a message (1-10; wrap one array body as [[...]]); the BODY argument is the same")
 	file := f.String("body-file", "", "read the body from FILE (strict JSON; - for stdin)")
-	delay := f.Int("delay-seconds", 0, "keep the messages invisible that long (0-43200)")
+	entries := f.String("entries", "", `read entries from FILE (- for stdin): {"entries": [{"body": ..., "headers": {"k": "v"}, "delay_seconds": 5, "expires_in_seconds": 60, "dedup_key": "..."}]} or the bare array, 1-1000 entries, each with its own options (the flags give defaults for the ones an entry leaves out)`)
+	delaySeconds := f.Int("delay-seconds", 0, "keep the messages invisible that long, in seconds (0-43200)")
+	delayText := f.String("delay", "", "keep the messages invisible that long, e.g. 30s or 5m (0s to 12h)")
+	ttl := f.String("ttl", "", "time to live: the messages are never delivered after it, e.g. 5m (1s to 336h)")
+	headers := headerFlags{}
+	f.Var(headers, "header", "a header K=V stored with the messages (repeatable)")
 	dedup := f.String("dedup-key", "", "deduplication key (single messages only)")
-	pos, err := f.parse(args, stdout, "QUEUE")
+	pos, err := f.parseOptional(args, stdout, 1, "QUEUE", "BODY")
 	if err != nil {
 		return err
 	}
-	b, err := readBody(*body, *file, f.set("body"))
-	if err != nil {
-		return err
+	delay := 0
+	if f.set("delay") {
+		if delay, err = durationFlag("delay", *delayText, 0, client.MaxDelaySeconds*time.Second); err != nil {
+			return err
+		}
 	}
-	opts := client.SendOptions{DelaySeconds: *delay, DedupKey: *dedup}
-	c, err := f.client()
+	opts, err := sendOptions(f, delay, *delaySeconds, *ttl, headers, *dedup)
 	if err != nil {
 		return err
 	}
 	queue := pos[0]
+	if *entries != "" {
+		if len(pos) > 1 || f.set("body") || *file != "" {
+			return usageErrorf("give --entries FILE or a body (BODY, --body, --body-file), not both")
+		}
+		if opts.DedupKey != "" {
+			return usageErrorf("--dedup-key applies to a single message: give each entry its own dedup_key in --entries")
+		}
+		es, err := readEntries(*entries, opts)
+		if err != nil {
+			return err
+		}
+		c, err := f.client()
+		if err != nil {
+			return err
+		}
+		seqs, err := c.MQ.SendEntries(ctx, queue, es)
+		if err != nil {
+			return err
+		}
+		return sentOut(f, stdout, queue, seqs)
+	}
+	bodySet := f.set("body")
+	if len(pos) > 1 {
+		if bodySet || *file != "" {
+			return usageErrorf("unexpected argument %q: give the body as BODY or with --body/--body-file, not both", pos[1])
+		}
+		*body, bodySet = pos[1], true
+	}
+	b, err := readBody(*body, *file, bodySet)
+	if err != nil {
+		return err
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
 	if b[0] != '[' {
 		seq, err := c.MQ.Send(ctx, queue, b, opts)
 		if err != nil {
@@ -95,7 +208,7 @@ func mqSend(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	if len(items) < 1 || len(items) > client.MaxBatch {
-		return usageErrorf("a JSON array sends a batch of 1 to %d messages, got %d (to send one message whose body is an array, wrap it: [[...]])", client.MaxBatch, len(items))
+		return usageErrorf("a JSON array sends a batch of 1 to %d messages, got %d (to send one message whose body is an array, wrap it: [[...]]; for more, use --entries FILE)", client.MaxBatch, len(items))
 	}
 	bodies := make([]any, len(items))
 	for i, it := range items {
@@ -105,6 +218,11 @@ func mqSend(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return sentOut(f, stdout, queue, seqs)
+}
+
+// sentOut prints the sequences of a batch or entries send.
+func sentOut(f *cliFlags, stdout io.Writer, queue string, seqs []int64) error {
 	return f.output(stdout, map[string][]int64{"sequences": seqs}, func(w io.Writer) error {
 		s := make([]string, len(seqs))
 		for i, q := range seqs {
@@ -113,6 +231,63 @@ func mqSend(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		_, err := fmt.Fprintf(w, "sent %s to %s: %s\n", plural(len(seqs), "message"), queue, strings.Join(s, " "))
 		return err
 	})
+}
+
+// readEntries reads an --entries file: {"entries": [...]} or a bare array
+// of entries (strict JSON, unknown fields refused), filling in the options
+// the flags give where an entry has none.
+func readEntries(file string, o client.SendOptions) ([]client.SendEntry, error) {
+	b, err := readFileFlag("entries", file)
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimSpace(b)
+	var raws []json.RawMessage
+	if len(b) > 0 && b[0] == '{' {
+		var env struct {
+			Entries []json.RawMessage `json:"entries"`
+		}
+		if err := strictJSON(b, &env); err != nil {
+			return nil, usageErrorf(`--entries %s: %v (give {"entries": [...]} or an array of entries)`, file, err)
+		}
+		raws = env.Entries
+	} else if err := strictJSON(b, &raws); err != nil {
+		return nil, usageErrorf(`--entries %s: %v (give {"entries": [...]} or an array of entries)`, file, err)
+	}
+	if len(raws) < 1 || len(raws) > client.MaxEntries {
+		return nil, usageErrorf("--entries %s: give 1 to %d entries, got %d", file, client.MaxEntries, len(raws))
+	}
+	es := make([]client.SendEntry, len(raws))
+	for i, r := range raws {
+		if err := strictJSON(r, &es[i]); err != nil {
+			return nil, usageErrorf(`--entries %s: entries[%d]: %v (use {"body": ..., "headers": {"k": "v"}, "delay_seconds": 0, "expires_in_seconds": 60, "dedup_key": "..."})`, file, i, err)
+		}
+		e := &es[i]
+		if e.Headers == nil {
+			e.Headers = o.Headers
+		}
+		if e.DelaySeconds == 0 {
+			e.DelaySeconds = o.DelaySeconds
+		}
+		if e.ExpiresInSeconds == 0 {
+			e.ExpiresInSeconds = o.TTLSeconds
+		}
+	}
+	return es, nil
+}
+
+// strictJSON decodes one JSON value into v, refusing unknown fields and
+// trailing data.
+func strictJSON(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if dec.More() {
+		return errors.New("data after the JSON value")
+	}
+	return nil
 }
 
 // messagesOut prints received or peeked messages.
@@ -125,10 +300,22 @@ func messagesOut(f *cliFlags, w io.Writer, queue string, msgs []client.Message) 
 		rows := make([][]string, len(msgs))
 		for i, m := range msgs {
 			rows[i] = []string{strconv.FormatInt(m.Sequence, 10), strconv.Itoa(m.ReceiveCount), stamp(m.CreatedAt),
-				stamp(m.VisibleAt), orDash(m.Receipt), string(m.Body)}
+				stamp(m.VisibleAt), orDash(m.Receipt), headersText(m.Headers), string(m.Body)}
 		}
-		return table(w, "SEQ\tRECEIVES\tCREATED\tVISIBLE AT\tRECEIPT\tBODY", rows)
+		return table(w, "SEQ\tRECEIVES\tCREATED\tVISIBLE AT\tRECEIPT\tHEADERS\tBODY", rows)
 	})
+}
+
+// headersText shows a message's headers compactly ("-" when none).
+func headersText(h json.RawMessage) string {
+	if len(h) == 0 || string(h) == "null" {
+		return "-"
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, h) != nil {
+		return string(h)
+	}
+	return b.String()
 }
 
 func mqReceive(ctx context.Context, args []string, stdout, _ io.Writer) error {
@@ -137,7 +324,7 @@ func mqReceive(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	f.IntVar(&o.MaxMessages, "max-messages", 1, "messages to receive at most (1-10)")
 	f.IntVar(&o.WaitSeconds, "wait-seconds", 0, "wait up to S seconds for a message (0-20)")
 	f.IntVar(&o.VisibilityTimeoutSeconds, "visibility-timeout", 0, "lease the messages for S seconds (1-43200; default: the queue's)")
-	f.BoolVar(&o.Delete, "delete", false, "delete the messages as they are received (at-most-once)")
+	f.BoolVar(&o.Delete, "delete", false, "delete the messages in the same statement that receives them (at-most-once: none is returned twice)")
 	pos, err := f.parse(args, stdout, "QUEUE")
 	if err != nil {
 		return err

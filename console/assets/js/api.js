@@ -95,8 +95,10 @@ export const api = {
   createQueue: (q) => call("POST", `${mgmt(session())}/queues`, { body: q }),
   getQueue: (name) => call("GET", `${mgmt(session())}/queues/${enc(name)}`),
   updateQueue: (name, settings) => call("PATCH", `${mgmt(session())}/queues/${enc(name)}`, { body: settings }),
-  send: (name, rawJSON, delaySeconds) =>
-    call("POST", `${queueURL(session(), name)}/messages`, { raw: rawJSON, query: { delay_seconds: delaySeconds || "" } }),
+  send: (name, rawJSON, delaySeconds, ttlSeconds, dedupKey) =>
+    call("POST", `${queueURL(session(), name)}/messages`, { raw: rawJSON,
+      query: { delay_seconds: delaySeconds || "", expires_in_seconds: ttlSeconds || "", dedup_key: dedupKey || "" } }),
+  sendEntries: (name, rawJSON) => call("POST", `${queueURL(session(), name)}/messages/entries`, { raw: rawJSON }),
   peek: (name, max, after) => call("GET", `${queueURL(session(), name)}/messages`, { query: { max_messages: max, after: after || "" } }),
   deleteMessage: (name, seq) => call("DELETE", `${queueURL(session(), name)}/messages/${enc(seq)}`),
   purge: (name) => call("DELETE", `${queueURL(session(), name)}/messages`),

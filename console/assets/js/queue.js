@@ -33,6 +33,35 @@ export function checkMessage(text) {
   return { ok: true, count: 1, message: "valid JSON object: one message" };
 }
 
+/**
+ * checkSendOptions validates the send form's options: delay (0–43200 s),
+ * TTL (empty, or 1–1209600 s), headers (one key=value per line) and dedup
+ * key (1–128 characters, single messages only). It returns {ok, message,
+ * headers} with headers an object of strings, or null when none.
+ */
+export function checkSendOptions(delay, ttl, headerText, dedupKey, count) {
+  const d = Number(delay);
+  if (delay === "" || !Number.isInteger(d) || d < 0 || d > 43200) return { ok: false, message: "delay: a whole number of seconds, 0–43200" };
+  const t = Number(ttl);
+  if (ttl !== "" && (!Number.isInteger(t) || t < 1 || t > 1209600)) {
+    return { ok: false, message: "TTL: a whole number of seconds, 1–1209600 (14 days), or empty for none" };
+  }
+  let headers = null;
+  for (const [i, raw] of headerText.split("\n").entries()) {
+    const line = raw.trim();
+    if (line === "") continue;
+    const eq = line.indexOf("=");
+    if (eq < 1) return { ok: false, message: `headers line ${i + 1}: use key=value, one per line` };
+    const k = line.slice(0, eq).trim();
+    headers = headers || {};
+    if (Object.prototype.hasOwnProperty.call(headers, k)) return { ok: false, message: `headers: key "${k}" is given twice` };
+    headers[k] = line.slice(eq + 1).trim();
+  }
+  if (dedupKey.length > 128) return { ok: false, message: "dedup key: 1–128 characters" };
+  if (dedupKey !== "" && count > 1) return { ok: false, message: "dedup key: only a single message takes one" };
+  return { ok: true, headers };
+}
+
 /** mount renders queue name's page with tab into root; returns unmount. */
 export function mount(root, name, tab) {
   if (!TABS.some(([t]) => t === tab)) tab = "overview";
@@ -202,6 +231,9 @@ function messagesTab(root, name, changed, alive) {
     '{\n  "hello": "world"\n}');
   const hint = h("div", { class: "hint", id: "message-hint" });
   const delay = h("input", { type: "number", id: "message-delay", min: 0, max: 43200, step: 1, value: 0 });
+  const ttl = h("input", { type: "number", id: "message-ttl", min: 1, max: 1209600, step: 1, value: "", placeholder: "none" });
+  const dedup = h("input", { type: "text", id: "message-dedup", maxlength: 128, placeholder: "none" });
+  const headersBox = h("textarea", { id: "message-headers", spellcheck: "false", rows: 2, placeholder: "key=value, one per line" });
   const send = h("button", { type: "submit", id: "send-message" }, "Send");
   const sendResult = h("div", { class: "hint", id: "send-result" });
   const max = h("select", { id: "peek-max" }, [10, 50, 100].map((n) => h("option", { value: n }, n)));
@@ -209,17 +241,14 @@ function messagesTab(root, name, changed, alive) {
 
   function check() {
     const r = checkMessage(editor.value);
-    const d = Number(delay.value);
-    const delayOK = delay.value !== "" && Number.isInteger(d) && d >= 0 && d <= 43200;
+    const o = checkSendOptions(delay.value, ttl.value, headersBox.value, dedup.value, r.ok ? r.count : 1);
     editor.setAttribute("aria-invalid", r.ok ? "false" : "true");
-    delay.setAttribute("aria-invalid", delayOK ? "false" : "true");
-    hint.textContent = r.ok ? (delayOK ? r.message : "delay: a whole number of seconds, 0–43200") : r.message;
-    hint.className = "hint " + (r.ok && delayOK ? "ok" : "error");
-    send.disabled = !(r.ok && delayOK);
-    return r;
+    hint.textContent = r.ok ? (o.ok ? r.message : o.message) : r.message;
+    hint.className = "hint " + (r.ok && o.ok ? "ok" : "error");
+    send.disabled = !(r.ok && o.ok);
+    return { ...r, options: o };
   }
-  editor.addEventListener("input", check);
-  delay.addEventListener("input", check);
+  for (const el of [editor, delay, ttl, dedup, headersBox]) el.addEventListener("input", check);
 
   const pager = seqPager("peek", () => peek());
   max.addEventListener("change", () => { pager.reset(); peek(); });
@@ -265,7 +294,22 @@ function messagesTab(root, name, changed, alive) {
       if (send.disabled) return;
       send.disabled = true;
       try {
-        const res = await api.send(name, editor.value, Number(delay.value));
+        const o = r.options;
+        let res;
+        if (o.headers) {
+          // Headers travel only in entries: one entry per message, the
+          // body's text kept as typed (so its numbers keep their precision)
+          // for a single message.
+          const opts = JSON.stringify({ headers: o.headers, delay_seconds: Number(delay.value) || undefined,
+            expires_in_seconds: ttl.value === "" ? undefined : Number(ttl.value), dedup_key: dedup.value || undefined });
+          const v = JSON.parse(editor.value);
+          const entries = Array.isArray(v)
+            ? v.map((b) => `{"body":${JSON.stringify(b)},${opts.slice(1)}`)
+            : [`{"body":${editor.value},${opts.slice(1)}`];
+          res = await api.sendEntries(name, `{"entries":[${entries.join(",")}]}`);
+        } else {
+          res = await api.send(name, editor.value, Number(delay.value), ttl.value === "" ? 0 : Number(ttl.value), dedup.value);
+        }
         const seqs = res.sequences || [res.sequence];
         sendResult.textContent = `Sent ${r.count} message${r.count === 1 ? "" : "s"}: sequence ${seqs.join(", ")}`;
         sendResult.className = "hint ok";
@@ -280,7 +324,10 @@ function messagesTab(root, name, changed, alive) {
   h("h2", {}, "Send a message"),
   h("p", { class: "muted small" }, "A JSON object sends one message; an array of 1–10 values sends a batch."),
   editor, hint,
-  h("div", { class: "row" }, h("label", {}, "Delay (seconds)", delay), h("span", { class: "spacer" }), send),
+  h("div", { class: "row" }, h("label", {}, "Delay (seconds)", delay), h("label", {}, "TTL (seconds)", ttl),
+    h("label", {}, "Dedup key", dedup)),
+  h("label", {}, "Headers", headersBox),
+  h("div", { class: "row" }, h("span", { class: "spacer" }), send),
   sendResult);
 
   replace(root, form,
@@ -439,6 +486,8 @@ function apiTab(root, name) {
       `export SLUICE_KEY='${keyID}:…'   # this key's ID:SECRET`,
       `# send`,
       `curl -sS -X POST '${url}/messages' -H "Authorization: Bearer $SLUICE_KEY" -H 'Content-Type: application/json' -d '{"hello": "world"}'`,
+      `# send entries, each with its own headers, delay_seconds, expires_in_seconds, dedup_key`,
+      `curl -sS -X POST '${url}/messages/entries' -H "Authorization: Bearer $SLUICE_KEY" -H 'Content-Type: application/json' -d '{"entries": [{"body": {"hello": "world"}, "headers": {"trace": "abc"}, "expires_in_seconds": 300}]}'`,
       `# receive (lease) up to 10, waiting up to 20 s`,
       `curl -sS -X POST '${url}/messages/receive' -H "Authorization: Bearer $SLUICE_KEY" -H 'Content-Type: application/json' -d '{"max_messages": 10, "wait_seconds": 20}'`,
       `# delete (ack) one`,
@@ -450,6 +499,7 @@ function apiTab(root, name) {
     ["CLI", [
       `sluice login --endpoint ${origin} --account ${s.account} --key "$SLUICE_KEY"`,
       `sluice mq send ${name} --body '{"hello": "world"}'`,
+      `sluice mq send ${name} '{"hello": "world"}' --delay 30s --ttl 5m --header trace=abc`,
       `sluice mq receive ${name} --max-messages 10 --wait-seconds 20`,
       `sluice mq peek ${name} --max-messages 10`,
     ].join("\n")],

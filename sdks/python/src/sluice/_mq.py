@@ -40,17 +40,32 @@ class _Calls:
         body: Any,
         delay: Optional[Seconds],
         dedup_key: Optional[str],
+        ttl: Optional[Seconds] = None,
+        headers: Optional[Mapping[str, str]] = None,
     ) -> Call[Any]:
+        if headers is not None:
+            # Headers travel only in entries: one entry per message.
+            many = isinstance(body, list)
+            if many and dedup_key is not None:
+                raise InvalidArgument("dedup_key: only a single message takes one (give each entry its own with send_entries)")
+            bodies = body if many else [body]
+            call = self.send_entries(
+                queue,
+                [{"body": b, "headers": headers, "delay": delay, "ttl": ttl, "dedup_key": dedup_key} for b in bodies],
+            )
+            if many:
+                return call
+            return Call(call.method, call.path, expect("sequences", _single), body=call.body, idempotent=call.idempotent)
         path = self._c.queue_path(queue, "messages")
         params: Dict[str, str] = {}
         if delay is not None:
             d = seconds("delay", delay)
             if d != 0:
                 params["delay_seconds"] = str(d)
+        if ttl is not None:
+            params["expires_in_seconds"] = str(seconds("ttl", ttl))
         if dedup_key is not None:
-            if not isinstance(dedup_key, str) or dedup_key == "":
-                raise InvalidArgument(f"dedup_key {dedup_key!r}: must be a non-empty string")
-            params["dedup_key"] = dedup_key
+            params["dedup_key"] = _dedup_key(dedup_key)
         if isinstance(body, list):
             # A batch: the server takes 1 to 10 bodies of any JSON value.
             raw = encode_json(body, "message bodies")
@@ -76,6 +91,14 @@ class _Calls:
             body=raw,
             idempotent=dedup_key is not None,
         )
+
+    def send_entries(self, queue: str, entries: Sequence[Mapping[str, Any]]) -> Call[List[int]]:
+        path = self._c.queue_path(queue, "messages", "entries")
+        if isinstance(entries, (str, bytes, Mapping)) or not isinstance(entries, Sequence):
+            raise InvalidArgument("entries: give a list of dicts like {'body': ..., 'headers': {...}}")
+        out = [_entry(i, e) for i, e in enumerate(entries)]
+        keyed = all("dedup_key" in e for e in out)
+        return Call("POST", path, expect("sequences", int_list), body={"entries": out}, idempotent=keyed)
 
     def receive(
         self,
@@ -144,6 +167,49 @@ class _Calls:
         return Call("POST", path, expect("redriven", int), body=body, idempotent=sequences is not None)
 
 
+#: The keys of a send_entries entry.
+ENTRY_KEYS = ("body", "headers", "delay", "ttl", "dedup_key")
+
+
+def _dedup_key(key: Any) -> str:
+    if not isinstance(key, str) or key == "":
+        raise InvalidArgument(f"dedup_key {key!r}: must be a non-empty string")
+    return key
+
+
+def _headers(name: str, headers: Any) -> Dict[str, str]:
+    if not isinstance(headers, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
+        raise InvalidArgument(f"{name} {headers!r}: must be a dict of string keys and string values")
+    return dict(headers)
+
+
+def _entry(i: int, e: Any) -> Dict[str, Any]:
+    """One entry of send_entries in the API's form."""
+    if not isinstance(e, Mapping):
+        raise InvalidArgument(f"entries[{i}] {e!r}: must be a dict like {{'body': ...}}")
+    unknown = [k for k in e if k not in ENTRY_KEYS]
+    if unknown:
+        raise InvalidArgument(f"entries[{i}]: unknown key {unknown[0]!r}: use {', '.join(ENTRY_KEYS)}")
+    if e.get("body") is None:
+        raise InvalidArgument(f"entries[{i}] has no body: give 'body', any JSON value but None")
+    body = e["body"]
+    if isinstance(body, Mapping) and not isinstance(body, dict):
+        body = dict(body)
+    encode_json(body, f"entries[{i}] body")  # refuses what cannot be JSON
+    out: Dict[str, Any] = {"body": body}
+    if e.get("headers") is not None:
+        out["headers"] = _headers(f"entries[{i}] headers", e["headers"])
+    if e.get("delay") is not None:
+        d = seconds(f"entries[{i}] delay", e["delay"])
+        if d != 0:
+            out["delay_seconds"] = d
+    if e.get("ttl") is not None:
+        out["expires_in_seconds"] = seconds(f"entries[{i}] ttl", e["ttl"])
+    if e.get("dedup_key") is not None:
+        out["dedup_key"] = _dedup_key(e["dedup_key"])
+    return out
+
+
 def _single(v: Any) -> int:
     seqs = int_list(v)
     if len(seqs) != 1:
@@ -180,16 +246,37 @@ class MQ:
 
     @overload
     def send(
-        self, queue: str, body: List[Any], *, delay: Optional[Seconds] = None, dedup_key: Optional[str] = None
+        self,
+        queue: str,
+        body: List[Any],
+        *,
+        delay: Optional[Seconds] = None,
+        dedup_key: Optional[str] = None,
+        ttl: Optional[Seconds] = None,
+        headers: Optional[Mapping[str, str]] = None,
     ) -> List[int]: ...
 
     @overload
     def send(
-        self, queue: str, body: Body, *, delay: Optional[Seconds] = None, dedup_key: Optional[str] = None
+        self,
+        queue: str,
+        body: Body,
+        *,
+        delay: Optional[Seconds] = None,
+        dedup_key: Optional[str] = None,
+        ttl: Optional[Seconds] = None,
+        headers: Optional[Mapping[str, str]] = None,
     ) -> int: ...
 
     def send(
-        self, queue: str, body: Any, *, delay: Optional[Seconds] = None, dedup_key: Optional[str] = None
+        self,
+        queue: str,
+        body: Any,
+        *,
+        delay: Optional[Seconds] = None,
+        dedup_key: Optional[str] = None,
+        ttl: Optional[Seconds] = None,
+        headers: Optional[Mapping[str, str]] = None,
     ) -> Union[int, List[int]]:
         """Sends one message (a JSON-serializable body) and returns its
         sequence; a list is a batch of 1 to 10 bodies, sent in one
@@ -197,10 +284,23 @@ class MQ:
         message whose body is a list, send ``[that_list]``).
 
         ``delay`` (seconds or a timedelta, 0 to 43200) keeps the messages
-        invisible that long. ``dedup_key`` (single sends only) makes a
+        invisible that long. ``ttl`` (seconds or a timedelta, 1 to
+        1209600) is the messages' time to live: they are never delivered
+        after it. ``headers`` (a dict of strings) are stored and returned
+        with each message. ``dedup_key`` (single sends only) makes a
         repeat within the queue's dedup window return the first message's
         sequence instead of storing another."""
-        return cast(Union[int, List[int]], self._client._run(self._calls.send(queue, body, delay, dedup_key)))
+        return cast(
+            Union[int, List[int]], self._client._run(self._calls.send(queue, body, delay, dedup_key, ttl, headers))
+        )
+
+    def send_entries(self, queue: str, entries: Sequence[Mapping[str, Any]]) -> List[int]:
+        """Sends 1 to 1000 entries in one transaction, each a dict with its
+        own options: ``body`` (required, any JSON value but None),
+        ``headers`` (a dict of strings), ``delay`` and ``ttl`` (seconds or
+        a timedelta) and ``dedup_key``. Returns the sequences in entry
+        order (a repeated dedup key returns the first message's)."""
+        return self._client._run(self._calls.send_entries(queue, entries))
 
     def receive(
         self,
@@ -214,7 +314,8 @@ class MQ:
         them for ``visibility_timeout`` (the queue's when None; 0 is the
         shortest lease, 1 s), long-polling up to ``wait_seconds`` (0 to 20)
         for a first one. Returns [] when none came. With ``delete=True``
-        they are deleted as they are received (at most once; no receipt)."""
+        they are deleted in the same statement that receives them (at most
+        once: none is ever returned twice; no receipt)."""
         return self._client._run(self._calls.receive(queue, max_messages, wait_seconds, visibility_timeout, delete))
 
     def delete(self, queue: str, sequence: int, receipt: Optional[str] = None) -> None:
@@ -268,19 +369,46 @@ class AsyncMQ:
 
     @overload
     async def send(
-        self, queue: str, body: List[Any], *, delay: Optional[Seconds] = None, dedup_key: Optional[str] = None
+        self,
+        queue: str,
+        body: List[Any],
+        *,
+        delay: Optional[Seconds] = None,
+        dedup_key: Optional[str] = None,
+        ttl: Optional[Seconds] = None,
+        headers: Optional[Mapping[str, str]] = None,
     ) -> List[int]: ...
 
     @overload
     async def send(
-        self, queue: str, body: Body, *, delay: Optional[Seconds] = None, dedup_key: Optional[str] = None
+        self,
+        queue: str,
+        body: Body,
+        *,
+        delay: Optional[Seconds] = None,
+        dedup_key: Optional[str] = None,
+        ttl: Optional[Seconds] = None,
+        headers: Optional[Mapping[str, str]] = None,
     ) -> int: ...
 
     async def send(
-        self, queue: str, body: Any, *, delay: Optional[Seconds] = None, dedup_key: Optional[str] = None
+        self,
+        queue: str,
+        body: Any,
+        *,
+        delay: Optional[Seconds] = None,
+        dedup_key: Optional[str] = None,
+        ttl: Optional[Seconds] = None,
+        headers: Optional[Mapping[str, str]] = None,
     ) -> Union[int, List[int]]:
         """See :meth:`MQ.send`."""
-        return cast(Union[int, List[int]], await self._client._run(self._calls.send(queue, body, delay, dedup_key)))
+        return cast(
+            Union[int, List[int]], await self._client._run(self._calls.send(queue, body, delay, dedup_key, ttl, headers))
+        )
+
+    async def send_entries(self, queue: str, entries: Sequence[Mapping[str, Any]]) -> List[int]:
+        """See :meth:`MQ.send_entries`."""
+        return await self._client._run(self._calls.send_entries(queue, entries))
 
     async def receive(
         self,
