@@ -185,7 +185,7 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 
 // runCommand runs a fresh instance of a command module on input.
 func (f *Function) runCommand(ctx context.Context, iio *invocationIO, input []byte) (*instance, []byte, error) {
-	inst := &instance{io: iio, mem: &limitedMemory{limit: f.limit, acct: &f.mem}}
+	inst := f.newInstance(iio, false)
 	f.mu.Lock()
 	f.live++
 	f.mu.Unlock()

@@ -19,6 +19,12 @@ type instance struct {
 	yields  uint32        // sched_yield calls, counted to take turns
 }
 
+// newInstance returns an instance not yet started, for iio, whose linear
+// memory is capped at the function's limit and counted in its account.
+func (f *Function) newInstance(iio *invocationIO, reactor bool) *instance {
+	return &instance{reactor: reactor, io: iio, mem: &limitedMemory{limit: f.limit, acct: &f.mem}}
+}
+
 // memoryContext makes instantiation under ctx back the instance's memory
 // with inst.mem.
 func (f *Function) memoryContext(ctx context.Context, inst *instance) context.Context {
@@ -37,7 +43,7 @@ func (f *Function) getInstance(ctx context.Context, iio *invocationIO) (*instanc
 	}
 	f.live++
 	f.mu.Unlock()
-	inst := &instance{reactor: true, io: iio, mem: &limitedMemory{limit: f.limit, acct: &f.mem}}
+	inst := f.newInstance(iio, true)
 	mod, err := f.code.wr.InstantiateModule(f.memoryContext(ctx, inst), f.code.cm, f.modCfg.
 		WithStdout(stdoutWriter{inst}).
 		WithStderr(stderrWriter{inst}).
