@@ -1,6 +1,6 @@
 // Package runtime hosts Sluice functions: WebAssembly modules for WASI
 // preview 1, run on wazero, one batch of messages per invocation, following
-// the Function ABI v1 (see DESIGN.md). It knows nothing of queues or
+// the Function ABI v1 described below. It knows nothing of queues or
 // Postgres: it takes a batch and returns an outcome per message.
 //
 //	rt, err := runtime.New(ctx, runtime.Config{CompilationCacheDir: dir, Logger: log})
@@ -17,6 +17,29 @@
 // functions; Load compiles a module once per SHA-256 of its bytes, and with
 // CompilationCacheDir the machine code is kept on disk for other Runtimes
 // and processes. Runtime, Function and Invoke are safe for concurrent use.
+//
+// # Function ABI v1
+//
+// One invocation is one batch. The guest reads this input document (built
+// from the Invocation; created_at in RFC 3339, headers and body as given,
+// null when empty):
+//
+//	{"version":1,
+//	 "function":{"name":"send-email","version":3},
+//	 "trigger":{"type":"queue","source":"emails"},
+//	 "messages":[{"id":"8412","attempt":1,"created_at":"2026-11-30T12:00:00Z",
+//	              "headers":{},"body":{}}]}
+//
+// and may write an output document; empty output means every message
+// succeeded:
+//
+//	{"batchItemFailures":[{"itemIdentifier":"8412","retryAfterSeconds":60,
+//	                       "permanent":false,"error":"smtp 451"}]}
+//
+// A run that ends well with failures listed acks the other messages and
+// retries the listed ones (or fails them permanently); a run that ends
+// badly fails the whole batch (see Outcomes). Package runtime/internal/abi
+// encodes the input and parses the output.
 //
 // # Module kinds
 //
@@ -108,4 +131,23 @@
 // ("stderr", or "stdout" for what a reactor prints). A line that is a JSON
 // object (as the sdk's Context.Log writes) keeps its level, message and
 // fields; other lines are logged at info level.
+//
+// # Files
+//
+// The package is laid out by concern:
+//
+//	runtime.go     Runtime: wazero engines, compile cache, Close
+//	config.go      Kind, FunctionConfig and its defaults and bounds
+//	load.go        Runtime.Load: ABI inspection of imports, exports, memory
+//	function.go    Function: Invoke, running a command or a reactor, Close
+//	pool.go        instances: creation, the reactor pool, discarding
+//	scheduler.go   sched_yield turns, long slots, guest sleeps, confinement
+//	classify.go    how a run ended -> BatchFailure; output -> outcomes
+//	invocation.go  Invocation, Message and the input document
+//	result.go      Result, Outcome, FailureKind
+//	iosink.go      per-invocation stdout/stderr capture and logging
+//	memory.go      limited, accounted and recycled linear memories
+//	priority_*.go  lowering the thread priority of long-running guests
+//	internal/abi   ABI JSON encoding and output parsing
+//	internal/guard the module rewrite that lets the host stop guests
 package runtime

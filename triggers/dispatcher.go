@@ -171,7 +171,10 @@ func (d *dispatcher) run(ctx context.Context) {
 		go func() {
 			defer running.Done()
 			defer func() { <-slots }()
-			d.e.runQueueBatch(d, batch)
+			// The batch runs on the engine's context, not the
+			// dispatcher's: a dispatcher that is replaced lets its
+			// batches finish.
+			d.runBatch(d.e.runCtx, batch)
 		}()
 	}
 }
@@ -215,142 +218,113 @@ func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}) ([]pgqueue
 	return batch, nil
 }
 
-// runQueueBatch invokes the function on a batch and settles every message:
+// runBatch invokes the function on a claimed batch under ctx (the
+// engine's run context) and settles every message as planSettlement says:
 // acks in one statement, retries with backoff, dead letters at once.
-func (e *Engine) runQueueBatch(d *dispatcher, batch []pgqueue.Message) {
-	a := d.a
-	// The batch runs on the engine's context, not the dispatcher's: a
-	// dispatcher that is replaced lets its batches finish.
-	ctx := e.runCtx
+func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
+	a, rules := d.a, d.a.settleRules()
+	b := newQueueBatch(msgs)
 	settleCtx := context.WithoutCancel(ctx)
 
-	if a.AckPolicy == AckPolicyAckFirst {
-		acks := make([]pgqueue.Ack, len(batch))
-		for i, m := range batch {
-			acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
-		}
-		if _, err := e.cfg.Queue.Ack(settleCtx, a.Account, a.Queue, acks); err != nil {
+	if rules.deleteFirst {
+		if _, err := d.e.cfg.Queue.Ack(settleCtx, a.Account, a.Queue, b.leases); err != nil {
 			d.log.Error().Err(err).Msg("ack_first: delete before invoking failed; leases will expire and redeliver")
 			return
 		}
 	}
-
 	inv := runtime.Invocation{
-		ID:       e.newInvocationID(),
+		ID:       d.e.newInvocationID(),
 		Trigger:  runtime.Trigger{Type: "queue", Source: a.Queue},
-		Messages: make([]runtime.Message, len(batch)),
+		Messages: b.messages,
 	}
-	for i, m := range batch {
-		inv.Messages[i] = runtime.Message{ID: strconv.FormatInt(m.Sequence, 10), Attempt: m.ReceiveCount,
-			CreatedAt: m.CreatedAt, Headers: m.Headers, Body: m.Body}
-	}
-
 	stopExtending := func() {}
-	if a.LeaseExtension && a.AckPolicy != AckPolicyAckFirst {
-		stopExtending = e.extendLeases(ctx, d, batch)
+	if rules.extendLeases {
+		stopExtending = d.extendLeases(ctx, b.leases)
 	}
 	started := time.Now()
 	res, err := d.fn.Invoke(ctx, inv)
 	stopExtending()
-	if err != nil || (res.Failure != nil && res.Failure.Kind == runtime.FailureCanceled) {
-		// The engine is shutting down (or the function was closed under
-		// us): release the leases so another process takes the batch now.
-		if a.AckPolicy != AckPolicyAckFirst {
-			e.release(settleCtx, d, batch)
-		}
+
+	plan := planSettlement(rules, b, res, err)
+	if plan.notRun {
+		d.release(settleCtx, plan.release)
 		if err != nil {
 			d.log.Warn().Err(err).Str("invocation", inv.ID).Msg("batch not run; leases released")
 		}
 		return
 	}
-
 	rec := invocationRecord{
 		account: a.Account, function: a.Function, version: a.version, triggerID: a.ID,
-		triggerType: "queue", source: a.Queue, batchSize: len(batch), startedAt: started,
-		duration: res.Duration, stderr: res.Stderr, messageIDs: make([]int64, len(batch)),
+		triggerType: "queue", source: a.Queue, batchSize: len(msgs), startedAt: started,
+		duration: res.Duration, stderr: res.Stderr, messageIDs: b.ids, err: firstError(res),
+		outcome: outcomeOf(res),
 	}
 	if res.Failure != nil {
-		rec.failureKind, rec.err = string(res.Failure.Kind), res.Failure.Message
+		rec.failureKind = string(res.Failure.Kind)
 	}
-
-	var acks []pgqueue.Ack
-	var nacks []pgqueue.Nack
-	var fails []pgqueue.Failure
-	for i, m := range batch {
-		rec.messageIDs[i] = m.Sequence
-		r := res.Messages[i]
-		switch {
-		case a.AckPolicy == AckPolicyAckFirst:
-			if r.Outcome == runtime.Acked {
-				rec.acked++
-			} else {
-				rec.dead++ // deleted before the run: the failure is only logged
-			}
-		case r.Outcome == runtime.Acked:
-			acks = append(acks, pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt})
-		case r.Outcome == runtime.Permanent:
-			fails = append(fails, pgqueue.Failure{Sequence: m.Sequence, Receipt: m.Receipt, Reason: ReasonPermanent, Error: r.Error})
-		case a.AckPolicy == AckPolicyRejectOnError:
-			fails = append(fails, pgqueue.Failure{Sequence: m.Sequence, Receipt: m.Receipt, Reason: ReasonRejected, Error: r.Error})
-		case m.ReceiveCount >= a.maxReceiveCount:
-			fails = append(fails, pgqueue.Failure{Sequence: m.Sequence, Receipt: m.Receipt, Reason: ReasonMaxReceiveCount, Error: r.Error})
-		default:
-			delay := r.RetryAfter
-			if delay <= 0 {
-				delay = a.backoff(m.ReceiveCount)
-			}
-			nacks = append(nacks, pgqueue.Nack{Sequence: m.Sequence, Receipt: m.Receipt, Delay: delay, Error: r.Error})
-		}
-		if rec.err == "" && r.Error != "" {
-			rec.err = r.Error
-		}
-	}
-	if len(acks) > 0 {
-		done, err := e.cfg.Queue.Ack(settleCtx, a.Account, a.Queue, acks)
-		rec.acked += len(done)
-		if err != nil {
-			d.log.Error().Err(err).Int("messages", len(acks)).Msg("ack failed; the messages will be redelivered")
-		} else if len(done) < len(acks) {
-			d.log.Warn().Int("refused", len(acks)-len(done)).
-				Msg("acks refused: the leases had expired and the messages were redelivered (turn lease extension on, or raise the visibility timeout)")
-		}
-	}
-	if len(nacks) > 0 {
-		soonest := nacks[0].Delay
-		for _, n := range nacks[1:] {
-			soonest = min(soonest, n.Delay)
-		}
-		d.wakeAfter(soonest)
-		done, err := e.cfg.Queue.Nack(settleCtx, a.Account, a.Queue, nacks)
-		rec.retried += len(done)
-		if err != nil {
-			d.log.Error().Err(err).Int("messages", len(nacks)).Msg("retry scheduling failed; leases will expire instead")
-		}
-	}
-	if len(fails) > 0 {
-		done, err := e.cfg.Queue.Fail(settleCtx, a.Account, a.Queue, fails)
-		rec.dead += len(done)
-		if err != nil {
-			d.log.Error().Err(err).Int("messages", len(fails)).Msg("dead-lettering failed; leases will expire instead")
-		}
-	}
-	rec.outcome = outcomeOf(res)
-	e.record(rec)
-	if e.cfg.OnBatch != nil {
-		created := make([]time.Time, len(batch))
-		for i, m := range batch {
-			created[i] = m.CreatedAt
-		}
-		e.cfg.OnBatch(BatchEvent{Account: a.Account, Trigger: a.Name, Queue: a.Queue, Function: a.Function,
+	rec.acked, rec.retried, rec.dead = d.settle(settleCtx, plan)
+	d.e.record(rec)
+	if d.e.cfg.OnBatch != nil {
+		d.e.cfg.OnBatch(BatchEvent{Account: a.Account, Trigger: a.Name, Queue: a.Queue, Function: a.Function,
 			Version: a.version, Started: started, Duration: res.Duration, Outcome: rec.outcome,
-			Acked: rec.acked, Retried: rec.retried, Dead: rec.dead, CreatedAt: created})
+			Acked: rec.acked, Retried: rec.retried, Dead: rec.dead, CreatedAt: b.created})
 	}
 	ev := d.log.Debug()
 	if rec.outcome != "success" {
 		ev = d.log.Warn().Str("error", rec.err)
 	}
-	ev.Str("invocation", inv.ID).Int("batch", len(batch)).Int("acked", rec.acked).Int("retried", rec.retried).
+	ev.Str("invocation", inv.ID).Int("batch", len(msgs)).Int("acked", rec.acked).Int("retried", rec.retried).
 		Int("dead", rec.dead).Float64("duration_ms", float64(res.Duration.Microseconds())/1000).Msg(rec.outcome)
+}
+
+// settle carries out a plan of a batch that ran, one statement per list,
+// and returns how many messages were acked, retried and dead-lettered.
+func (d *dispatcher) settle(ctx context.Context, p settlePlan) (acked, retried, dead int) {
+	acked, dead = p.preAcked, p.preDead
+	if len(p.acks) > 0 {
+		done, err := d.e.cfg.Queue.Ack(ctx, d.a.Account, d.a.Queue, p.acks)
+		acked += len(done)
+		if err != nil {
+			d.log.Error().Err(err).Int("messages", len(p.acks)).Msg("ack failed; the messages will be redelivered")
+		} else if len(done) < len(p.acks) {
+			d.log.Warn().Int("refused", len(p.acks)-len(done)).
+				Msg("acks refused: the leases had expired and the messages were redelivered (turn lease extension on, or raise the visibility timeout)")
+		}
+	}
+	if len(p.retries) > 0 {
+		soonest := p.retries[0].Delay
+		for _, n := range p.retries[1:] {
+			soonest = min(soonest, n.Delay)
+		}
+		d.wakeAfter(soonest)
+		done, err := d.e.cfg.Queue.Nack(ctx, d.a.Account, d.a.Queue, p.retries)
+		retried += len(done)
+		if err != nil {
+			d.log.Error().Err(err).Int("messages", len(p.retries)).Msg("retry scheduling failed; leases will expire instead")
+		}
+	}
+	if len(p.fails) > 0 {
+		done, err := d.e.cfg.Queue.Fail(ctx, d.a.Account, d.a.Queue, p.fails)
+		dead += len(done)
+		if err != nil {
+			d.log.Error().Err(err).Int("messages", len(p.fails)).Msg("dead-lettering failed; leases will expire instead")
+		}
+	}
+	return acked, retried, dead
+}
+
+// firstError is the error an invocation record keeps: the batch failure's,
+// else the first failed message's.
+func firstError(res runtime.Result) string {
+	if res.Failure != nil {
+		return res.Failure.Message
+	}
+	for _, m := range res.Messages {
+		if m.Error != "" {
+			return m.Error
+		}
+	}
+	return ""
 }
 
 func outcomeOf(res runtime.Result) string {
@@ -364,9 +338,9 @@ func outcomeOf(res runtime.Result) string {
 	}
 }
 
-// extendLeases keeps the batch leased while the function runs, renewing at
+// extendLeases keeps a batch leased while the function runs, renewing at
 // a third of the lease; it returns a func that stops it.
-func (e *Engine) extendLeases(ctx context.Context, d *dispatcher, batch []pgqueue.Message) (stop func()) {
+func (d *dispatcher) extendLeases(ctx context.Context, leases []pgqueue.Ack) (stop func()) {
 	lease := d.a.lease()
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -374,16 +348,16 @@ func (e *Engine) extendLeases(ctx context.Context, d *dispatcher, batch []pgqueu
 		defer close(done)
 		t := time.NewTicker(lease / 3)
 		defer t.Stop()
-		ext := make([]pgqueue.Nack, len(batch))
-		for i, m := range batch {
-			ext[i] = pgqueue.Nack{Sequence: m.Sequence, Receipt: m.Receipt, Delay: lease}
+		ext := make([]pgqueue.Nack, len(leases))
+		for i, l := range leases {
+			ext[i] = pgqueue.Nack{Sequence: l.Sequence, Receipt: l.Receipt, Delay: lease}
 		}
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if _, err := e.cfg.Queue.Nack(ctx, d.a.Account, d.a.Queue, ext); err != nil && !errors.Is(err, context.Canceled) {
+				if _, err := d.e.cfg.Queue.Nack(ctx, d.a.Account, d.a.Queue, ext); err != nil && !errors.Is(err, context.Canceled) {
 					d.log.Warn().Err(err).Msg("lease extension failed")
 				}
 			}
@@ -392,13 +366,13 @@ func (e *Engine) extendLeases(ctx context.Context, d *dispatcher, batch []pgqueu
 	return func() { cancel(); <-done }
 }
 
-// release makes a batch visible again at once (its receive count stays).
-func (e *Engine) release(ctx context.Context, d *dispatcher, batch []pgqueue.Message) {
-	nacks := make([]pgqueue.Nack, len(batch))
-	for i, m := range batch {
-		nacks[i] = pgqueue.Nack{Sequence: m.Sequence, Receipt: m.Receipt}
+// release makes leased messages visible again at once (their receive
+// counts stay).
+func (d *dispatcher) release(ctx context.Context, nacks []pgqueue.Nack) {
+	if len(nacks) == 0 {
+		return
 	}
-	if _, err := e.cfg.Queue.Nack(ctx, d.a.Account, d.a.Queue, nacks); err != nil {
+	if _, err := d.e.cfg.Queue.Nack(ctx, d.a.Account, d.a.Queue, nacks); err != nil {
 		d.log.Error().Err(err).Msg("releasing leases failed; they will expire instead")
 	}
 }

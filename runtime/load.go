@@ -1,0 +1,141 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// Load compiles wasm (once per distinct module, by SHA-256) and prepares it
+// to run with cfg. It fails when the module imports anything the host does
+// not provide, exports neither a command's nor a reactor's entry points, or
+// needs more memory at start than cfg allows; the error names the culprit.
+func (r *Runtime) Load(ctx context.Context, wasm []byte, cfg FunctionConfig) (*Function, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("load function %s v%d: %w", cfg.Name, cfg.Version, err)
+	}
+	code, err := r.compile(ctx, wasm)
+	if err != nil {
+		return nil, fmt.Errorf("load function %s v%d: %w", cfg.Name, cfg.Version, err)
+	}
+	limit := uint64(cfg.MemoryMiB) << 20
+	kind, err := r.inspect(code.cm, limit)
+	if err != nil {
+		r.release(ctx, code)
+		return nil, fmt.Errorf("load function %s v%d (module %s): %w", cfg.Name, cfg.Version, code.hash[:12], err)
+	}
+	mc := wazero.NewModuleConfig().
+		WithName("").
+		WithArgs(cfg.Name).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithRandSource(rand.Reader)
+	keys := make([]string, 0, len(cfg.Env))
+	for k := range cfg.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		mc = mc.WithEnv(k, cfg.Env[k])
+	}
+	if kind == Reactor {
+		mc = mc.WithStartFunctions("_initialize")
+	}
+	f := &Function{
+		rt:      r,
+		code:    code,
+		cfg:     cfg,
+		kind:    kind,
+		log:     r.log.With().Str("function", cfg.Name).Int("version", cfg.Version).Logger(),
+		modCfg:  mc,
+		limit:   limit,
+		slots:   make(chan struct{}, cfg.PoolSize),
+		closing: make(chan struct{}),
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		r.release(ctx, code)
+		return nil, ErrClosed
+	}
+	r.functions[f] = struct{}{}
+	r.mu.Unlock()
+	return f, nil
+}
+
+// inspect checks a module against the ABI and returns its kind.
+func (r *Runtime) inspect(cm wazero.CompiledModule, limit uint64) (Kind, error) {
+	for _, d := range cm.ImportedFunctions() {
+		mod, name, _ := d.Import()
+		hd, ok := r.host[mod][name]
+		if !ok {
+			return 0, fmt.Errorf("unknown import %q.%q (the host provides only wasi_snapshot_preview1 functions)", mod, name)
+		}
+		if !sameSignature(d, hd) {
+			return 0, fmt.Errorf("import %q.%q has signature %s, the host's is %s", mod, name, signature(d), signature(hd))
+		}
+	}
+	for _, m := range cm.ImportedMemories() {
+		mod, name, _ := m.Import()
+		return 0, fmt.Errorf("unknown import %q.%q (the host provides no memory)", mod, name)
+	}
+	for name, m := range cm.ExportedMemories() {
+		if need := uint64(m.Min()) << 16; need > limit {
+			return 0, fmt.Errorf("memory %q needs %d MiB at start, over the %d MiB limit", name, (need+1<<20-1)>>20, limit>>20)
+		}
+	}
+	exports := cm.ExportedFunctions()
+	_, hasStart := exports["_start"]
+	_, hasInit := exports["_initialize"]
+	alloc, hasAlloc := exports["sluice_alloc"]
+	handle, hasHandle := exports["sluice_handle"]
+	if hasInit && (hasAlloc || hasHandle || !hasStart) {
+		var missing []string
+		if !hasAlloc {
+			missing = append(missing, "sluice_alloc")
+		}
+		if !hasHandle {
+			missing = append(missing, "sluice_handle")
+		}
+		if _, ok := cm.ExportedMemories()["memory"]; !ok {
+			missing = append(missing, "memory")
+		}
+		if len(missing) > 0 {
+			return 0, fmt.Errorf("reactor module (exports _initialize) lacks export %s (build it with the sluice sdk)", strings.Join(missing, ", "))
+		}
+		if s := signature(alloc); s != "(i32) -> (i32)" {
+			return 0, fmt.Errorf("export sluice_alloc has signature %s, want (i32) -> (i32)", s)
+		}
+		if s := signature(handle); s != "(i32, i32) -> (i64)" {
+			return 0, fmt.Errorf("export sluice_handle has signature %s, want (i32, i32) -> (i64)", s)
+		}
+		return Reactor, nil
+	}
+	if hasStart {
+		return Command, nil
+	}
+	return 0, errors.New("module exports neither _start (command) nor _initialize, sluice_alloc and sluice_handle (reactor)")
+}
+
+func sameSignature(a, b api.FunctionDefinition) bool {
+	return bytes.Equal(a.ParamTypes(), b.ParamTypes()) && bytes.Equal(a.ResultTypes(), b.ResultTypes())
+}
+
+func signature(d api.FunctionDefinition) string {
+	names := func(ts []api.ValueType) string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return strings.Join(s, ", ")
+	}
+	return "(" + names(d.ParamTypes()) + ") -> (" + names(d.ResultTypes()) + ")"
+}

@@ -1,0 +1,100 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// instance is one module instance and the state its host callbacks use.
+type instance struct {
+	mod     api.Module
+	mem     *limitedMemory
+	reactor bool
+	alloc   api.Function
+	handle  api.Function
+	stack   [2]uint64
+	io      *invocationIO // the current invocation's, nil between batches
+	yields  uint32        // sched_yield calls, counted to take turns
+}
+
+// newInstance returns an instance not yet started, for iio, whose linear
+// memory is capped at the function's limit and counted in its account.
+func (f *Function) newInstance(iio *invocationIO, reactor bool) *instance {
+	return &instance{reactor: reactor, io: iio, mem: &limitedMemory{limit: f.limit, acct: &f.mem}}
+}
+
+// memoryContext makes instantiation under ctx back the instance's memory
+// with inst.mem.
+func (f *Function) memoryContext(ctx context.Context, inst *instance) context.Context {
+	return experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(
+		func(_, _ uint64) experimental.LinearMemory { return inst.mem }))
+}
+
+// getInstance takes an idle reactor instance or starts a new one.
+func (f *Function) getInstance(ctx context.Context, iio *invocationIO) (*instance, error) {
+	f.mu.Lock()
+	if n := len(f.idle); n > 0 {
+		inst := f.idle[n-1]
+		f.idle = f.idle[:n-1]
+		f.mu.Unlock()
+		return inst, nil
+	}
+	f.live++
+	f.mu.Unlock()
+	inst := f.newInstance(iio, true)
+	mod, err := f.code.wr.InstantiateModule(f.memoryContext(ctx, inst), f.code.cm, f.modCfg.
+		WithStdout(stdoutWriter{inst}).
+		WithStderr(stderrWriter{inst}).
+		WithNanosleep(inst.sleep).
+		WithOsyield(inst.yield))
+	if err == nil && mod.IsClosed() {
+		err = &abiError{"module exited during _initialize"}
+	}
+	if err == nil && inst.mem.overStart {
+		err = &abiError{"initial memory over the limit"}
+	}
+	if err != nil {
+		if mod != nil {
+			_ = mod.Close(context.Background())
+		}
+		f.mu.Lock()
+		f.live--
+		f.mu.Unlock()
+		return inst, err
+	}
+	inst.mod = mod
+	inst.alloc = mod.ExportedFunction("sluice_alloc")
+	inst.handle = mod.ExportedFunction("sluice_handle")
+	return inst, nil
+}
+
+// putInstance returns a healthy reactor instance to the pool and discards
+// any other.
+func (f *Function) putInstance(inst *instance, healthy bool) {
+	if inst.mod == nil { // never started; getInstance already counted it out
+		return
+	}
+	f.mu.Lock()
+	if healthy && !f.closed && !inst.mod.IsClosed() {
+		f.idle = append(f.idle, inst)
+		f.mu.Unlock()
+		return
+	}
+	f.live--
+	f.mu.Unlock()
+	_ = inst.mod.Close(context.Background())
+}
+
+// closeInstances frees the idle instances.
+func (f *Function) closeInstances(ctx context.Context) {
+	f.mu.Lock()
+	idle := f.idle
+	f.idle = nil
+	f.live -= len(idle)
+	f.mu.Unlock()
+	for _, inst := range idle {
+		_ = inst.mod.Close(ctx)
+	}
+}
