@@ -10,15 +10,15 @@ INSERT INTO {{schema}}.wasm_modules (sha256, module, size_bytes) VALUES ($1, $2,
 ON CONFLICT (sha256) DO NOTHING
 
 -- name: latest_version
-SELECT version, wasm_sha256, memory_mib, timeout_ms, env
+SELECT version, wasm_sha256, memory_mib, timeout_ms, env, capabilities
   FROM {{schema}}.function_versions
  WHERE function_id = $1
  ORDER BY version DESC
  LIMIT 1
 
 -- name: insert_version
-INSERT INTO {{schema}}.function_versions (function_id, version, wasm_sha256, memory_mib, timeout_ms, env)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO {{schema}}.function_versions (function_id, version, wasm_sha256, memory_mib, timeout_ms, env, capabilities)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 RETURNING created_at
 
 -- name: set_alias
@@ -40,7 +40,7 @@ SELECT version, previous_version FROM {{schema}}.function_aliases
 SELECT EXISTS (SELECT 1 FROM {{schema}}.function_versions WHERE function_id = $1 AND version = $2)
 
 -- name: resolve
-SELECT f.name, v.version, v.wasm_sha256, m.size_bytes, v.memory_mib, v.timeout_ms, v.env, v.created_at
+SELECT f.name, v.version, v.wasm_sha256, m.size_bytes, v.memory_mib, v.timeout_ms, v.env, v.capabilities, v.created_at
   FROM {{schema}}.functions f
   JOIN {{schema}}.function_aliases a ON a.function_id = f.id AND a.alias = $3
   JOIN {{schema}}.function_versions v ON v.function_id = f.id AND v.version = a.version
@@ -48,14 +48,14 @@ SELECT f.name, v.version, v.wasm_sha256, m.size_bytes, v.memory_mib, v.timeout_m
  WHERE f.account = $1 AND f.name = $2
 
 -- name: get_version
-SELECT f.name, v.version, v.wasm_sha256, m.size_bytes, v.memory_mib, v.timeout_ms, v.env, v.created_at
+SELECT f.name, v.version, v.wasm_sha256, m.size_bytes, v.memory_mib, v.timeout_ms, v.env, v.capabilities, v.created_at
   FROM {{schema}}.functions f
   JOIN {{schema}}.function_versions v ON v.function_id = f.id AND v.version = $3
   JOIN {{schema}}.wasm_modules m ON m.sha256 = v.wasm_sha256
  WHERE f.account = $1 AND f.name = $2
 
 -- name: list_versions
-SELECT f.name, v.version, v.wasm_sha256, m.size_bytes, v.memory_mib, v.timeout_ms, v.env, v.created_at
+SELECT f.name, v.version, v.wasm_sha256, m.size_bytes, v.memory_mib, v.timeout_ms, v.env, v.capabilities, v.created_at
   FROM {{schema}}.functions f
   JOIN {{schema}}.function_versions v ON v.function_id = f.id
   JOIN {{schema}}.wasm_modules m ON m.sha256 = v.wasm_sha256

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -46,6 +47,28 @@ type Config struct {
 	MemoryMiB int               `json:"memory_mb"`
 	Timeout   time.Duration     `json:"timeout"`
 	Env       map[string]string `json:"env,omitempty"`
+	// Capabilities is what the function may do beyond reporting failures
+	// (Function ABI v1.1); the zero value denies everything.
+	Capabilities Capabilities `json:"capabilities"`
+}
+
+// Capabilities is what a function version may do beyond reporting which
+// messages failed (Function ABI v1.1). Each list is denied by default.
+type Capabilities struct {
+	// Emits are the patterns ("orders-*", "audit") of the queues and
+	// topics the function may emit messages to.
+	Emits []string `json:"emits,omitempty"`
+	// AllowedOutboundHosts are the URLs the function may call over HTTP,
+	// such as "https://api.example.com" or "http://127.0.0.1:*".
+	AllowedOutboundHosts []string `json:"allowed_outbound_hosts,omitempty"`
+	// Stores are the account's key-value stores the function may open.
+	Stores []string `json:"stores,omitempty"`
+}
+
+// Equal reports whether c and o allow the same things, in the same order.
+func (c Capabilities) Equal(o Capabilities) bool {
+	return slices.Equal(c.Emits, o.Emits) && slices.Equal(c.AllowedOutboundHosts, o.AllowedOutboundHosts) &&
+		slices.Equal(c.Stores, o.Stores)
 }
 
 // Version is one immutable version of a function.
@@ -170,21 +193,23 @@ func (r *Registry) Deploy(ctx context.Context, account, name string, module []by
 			latestSum []byte
 			mem, tms  int
 			latestEnv map[string]string
+			latestCap Capabilities
 		)
-		err := tx.QueryRow(ctx, r.q.Get("latest_version"), id).Scan(&latest, &latestSum, &mem, &tms, &latestEnv)
+		err := tx.QueryRow(ctx, r.q.Get("latest_version"), id).Scan(&latest, &latestSum, &mem, &tms, &latestEnv, &latestCap)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
 		d.Version = Version{Function: name, SHA256: hex.EncodeToString(sum[:]), SizeBytes: len(module), Config: cfg}
 		d.Version.Config.Env = env
 		same := latest > 0 && string(latestSum) == string(sum[:]) && mem == cfg.MemoryMiB &&
-			time.Duration(tms)*time.Millisecond == cfg.Timeout && maps.Equal(latestEnv, env)
+			time.Duration(tms)*time.Millisecond == cfg.Timeout && maps.Equal(latestEnv, env) &&
+			latestCap.Equal(cfg.Capabilities)
 		if same {
 			d.Version.Number = latest
 		} else {
 			d.Version.Number, d.Created = latest+1, true
 			if err := tx.QueryRow(ctx, r.q.Get("insert_version"), id, d.Version.Number, sum[:],
-				cfg.MemoryMiB, cfg.Timeout.Milliseconds(), envJSON).Scan(&d.Version.CreatedAt); err != nil {
+				cfg.MemoryMiB, cfg.Timeout.Milliseconds(), envJSON, cfg.Capabilities).Scan(&d.Version.CreatedAt); err != nil {
 				return err
 			}
 		}
@@ -285,7 +310,7 @@ func scanVersion(row pgx.Row) (Version, error) {
 	var v Version
 	var sum []byte
 	var tms int64
-	if err := row.Scan(&v.Function, &v.Number, &sum, &v.SizeBytes, &v.MemoryMiB, &tms, &v.Env, &v.CreatedAt); err != nil {
+	if err := row.Scan(&v.Function, &v.Number, &sum, &v.SizeBytes, &v.MemoryMiB, &tms, &v.Env, &v.Capabilities, &v.CreatedAt); err != nil {
 		return Version{}, err
 	}
 	v.SHA256 = hex.EncodeToString(sum)

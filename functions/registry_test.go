@@ -159,3 +159,45 @@ func TestDeployRejectsBadInput(t *testing.T) {
 		t.Errorf("resolve unknown: %v", err)
 	}
 }
+
+// Capabilities are part of a version's config: stored, read back, and a
+// change to them alone is a new version.
+func TestCapabilitiesAreVersioned(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRegistry(t, nil)
+	withCaps := cfg
+	withCaps.Capabilities = functions.Capabilities{Emits: []string{"orders-*", "audit"},
+		AllowedOutboundHosts: []string{"https://api.example.com"}, Stores: []string{"sessions"}}
+	d1, err := r.Deploy(ctx, acct, "router", module("r"), withCaps, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := r.Resolve(ctx, acct, "router", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Capabilities.Equal(withCaps.Capabilities) {
+		t.Fatalf("capabilities read back = %+v, want %+v", v.Capabilities, withCaps.Capabilities)
+	}
+	again, err := r.Deploy(ctx, acct, "router", module("r"), withCaps, "")
+	if err != nil || again.Created {
+		t.Fatalf("repeat deploy = %+v, %v; want nothing created", again, err)
+	}
+	fewer := withCaps
+	fewer.Capabilities.Emits = []string{"audit"}
+	d2, err := r.Deploy(ctx, acct, "router", module("r"), fewer, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d2.Created || d2.Version.Number != d1.Version.Number+1 {
+		t.Fatalf("deploy with other emits = %+v, want a new version", d2)
+	}
+	none, err := r.Deploy(ctx, acct, "plain", module("p"), cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := none.Version.Capabilities; len(got.Emits)+len(got.AllowedOutboundHosts)+len(got.Stores) != 0 {
+		t.Fatalf("a function deployed without capabilities has %+v, want none", got)
+	}
+}

@@ -1,0 +1,1 @@
+ALTER TABLE function_versions DROP COLUMN capabilities;
