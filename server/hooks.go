@@ -108,9 +108,11 @@ func (a *api) listHooks(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	out := make([]wire.HookInfo, len(hs))
-	for i, h := range hs {
-		out[i] = wire.HookInfo(h)
+	out := make([]wire.HookInfo, 0, len(hs))
+	for _, h := range hs {
+		if c.key.allowsQueue(h.Queue) {
+			out = append(out, wire.HookInfo(h))
+		}
 	}
 	writeJSON(w, http.StatusOK, wire.HookList{Hooks: out})
 	return nil
@@ -129,6 +131,9 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request, c *call) error 
 	if pgqueue.ValidName(h.Name) && !c.key.allowsQueue(h.Queue) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s may not send to queue %q", c.key.id, truncate(h.Queue, 90))
 	}
+	if err := a.checkHookAccess(r.Context(), c, h.Name); err != nil {
+		return err
+	}
 	created, err := a.s.PutHook(r.Context(), c.account, h)
 	if err != nil {
 		return err
@@ -142,7 +147,29 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request, c *call) error 
 	return nil
 }
 
+// checkHookAccess refuses a key that may not touch the queue the
+// existing hook name (if any) delivers to.
+func (a *api) checkHookAccess(ctx context.Context, c *call, name string) error {
+	if c.key.allQueues() || !pgqueue.ValidName(name) {
+		return nil
+	}
+	old, _, err := a.s.hooks.Get(ctx, c.account, name)
+	if errors.Is(err, triggers.ErrHookNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !c.key.allowsQueue(old.Queue) {
+		return c.forbidQueues("hook " + name + ", which delivers to " + strconvQuote(old.Queue))
+	}
+	return nil
+}
+
 func (a *api) deleteHook(w http.ResponseWriter, r *http.Request, c *call) error {
+	if err := a.checkHookAccess(r.Context(), c, r.PathValue("name")); err != nil {
+		return err
+	}
 	if err := a.s.DeleteHook(r.Context(), c.account, r.PathValue("name")); err != nil {
 		return err
 	}

@@ -378,9 +378,11 @@ func (a *api) listTriggers(w http.ResponseWriter, r *http.Request, c *call) erro
 	if err != nil {
 		return err
 	}
-	out := make([]wire.TriggerInfo, len(ts))
-	for i, t := range ts {
-		out[i] = toTriggerJSON(t)
+	out := make([]wire.TriggerInfo, 0, len(ts))
+	for _, t := range ts {
+		if c.key.allowsQueues(triggerQueues(t)) {
+			out = append(out, toTriggerJSON(t))
+		}
 	}
 	writeJSON(w, http.StatusOK, wire.TriggerList{Triggers: out})
 	return nil
@@ -512,8 +514,13 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	if t.Queue != "" && !c.key.allowsQueue(t.Queue) {
-		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s", c.key.id, strings.Join(c.key.queues, ", "))
+	if !c.key.allowsQueues(triggerQueues(t)) {
+		return c.forbidQueues("trigger " + t.Name + "'s queue " + strconvQuote(t.Queue))
+	}
+	if old, found, err := a.findTrigger(r.Context(), c.account, t.Name); err != nil {
+		return err
+	} else if found && !c.key.allowsQueues(triggerQueues(old)) {
+		return c.forbidQueues("trigger " + t.Name + ", which touches " + strconvQuote(old.Queue))
 	}
 	changed, err := a.s.triggers.Put(r.Context(), t)
 	if err != nil {
@@ -524,7 +531,13 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 }
 
 func (a *api) deleteTrigger(w http.ResponseWriter, r *http.Request, c *call) error {
-	if err := a.s.triggers.Delete(r.Context(), c.account, r.PathValue("name")); err != nil {
+	name := r.PathValue("name")
+	if old, found, err := a.findTrigger(r.Context(), c.account, name); err != nil {
+		return err
+	} else if found && !c.key.allowsQueues(triggerQueues(old)) {
+		return c.forbidQueues("trigger " + name + ", which touches " + strconvQuote(old.Queue))
+	}
+	if err := a.s.triggers.Delete(r.Context(), c.account, name); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -586,7 +599,7 @@ func (a *api) listInvocations(w http.ResponseWriter, r *http.Request, c *call) e
 			return err
 		}
 	}
-	out, err := a.invocations(r.Context(), c.account, f)
+	out, err := a.visibleInvocations(r.Context(), c, f)
 	if err != nil {
 		return err
 	}
@@ -599,7 +612,7 @@ func (a *api) getInvocation(w http.ResponseWriter, r *http.Request, c *call) err
 	if err != nil {
 		return err
 	}
-	out, err := a.invocations(r.Context(), c.account, triggers.InvocationFilter{ID: id, Limit: 1})
+	out, err := a.visibleInvocations(r.Context(), c, triggers.InvocationFilter{ID: id, Limit: 1})
 	if err != nil {
 		return err
 	}
@@ -608,6 +621,40 @@ func (a *api) getInvocation(w http.ResponseWriter, r *http.Request, c *call) err
 	}
 	writeJSON(w, http.StatusOK, out[0])
 	return nil
+}
+
+// maxInvocationScans bounds the pages read to fill one page of
+// invocations for a queue-limited key.
+const maxInvocationScans = 10
+
+// visibleInvocations reads the invocations f selects that the key may see
+// (see allowsInvocation), newest first: for a queue-limited key it reads
+// further pages (at most maxInvocationScans) to fill f.Limit.
+func (a *api) visibleInvocations(ctx context.Context, c *call, f triggers.InvocationFilter) ([]wire.Invocation, error) {
+	byTrigger, err := a.invocationQueues(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if byTrigger == nil {
+		return a.invocations(ctx, c.account, f)
+	}
+	out := []wire.Invocation{}
+	for range maxInvocationScans {
+		page, err := a.invocations(ctx, c.account, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range page {
+			if c.allowsInvocation(v, byTrigger) && len(out) < f.Limit {
+				out = append(out, v)
+			}
+		}
+		if len(page) < f.Limit || len(out) >= f.Limit || f.ID != 0 {
+			break
+		}
+		f.BeforeID = page[len(page)-1].ID
+	}
+	return out, nil
 }
 
 // invocations reads the account's invocation log, newest first.
@@ -633,10 +680,13 @@ func (a *api) listKeys(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	if keys == nil {
-		keys = []Key{}
+	out := []Key{}
+	for _, k := range keys {
+		if c.key.coversPatterns(k.Queues) {
+			out = append(out, k)
+		}
 	}
-	writeJSON(w, http.StatusOK, wire.KeyList{Keys: keys})
+	writeJSON(w, http.StatusOK, wire.KeyList{Keys: out})
 	return nil
 }
 
@@ -677,7 +727,19 @@ func (a *api) createKey(w http.ResponseWriter, r *http.Request, c *call) error {
 }
 
 func (a *api) revokeKey(w http.ResponseWriter, r *http.Request, c *call) error {
-	if err := a.s.RevokeKey(r.Context(), c.account, r.PathValue("id")); err != nil {
+	id := r.PathValue("id")
+	keys, err := a.s.ListKeys(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	// A key may revoke only keys that hold no more than it does.
+	for _, k := range keys {
+		if k.ID == id && !c.key.covers(k.Scopes, k.Queues) {
+			return errorf(http.StatusForbidden, "forbidden", "access key %s may not revoke %s, which holds scopes or queues it lacks",
+				c.key.id, id)
+		}
+	}
+	if err := a.s.RevokeKey(r.Context(), c.account, id); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
