@@ -66,6 +66,8 @@ type api struct {
 
 	data, manage, hooks, ops *http.ServeMux
 	nextPrune                atomic.Int64 // unix nanos of the next delivery prune
+	// webhookReads holds a token per webhook body being read.
+	webhookReads chan struct{}
 
 	// stopping is closed when an http.Server serving the API shuts down,
 	// which ends long polls at once (with what they have: nothing).
@@ -76,7 +78,7 @@ type api struct {
 
 func newAPI(s *Server) *api {
 	a := &api{s: s, log: s.log, q: namedsql.MustParse(queriesSQL, s.cfg.Schema), keys: newKeyCache(keyCacheTTL),
-		stopping: make(chan struct{})}
+		stopping: make(chan struct{}), webhookReads: make(chan struct{}, s.cfg.WebhookReads)}
 	a.metrics = newMetrics(a)
 	a.routes()
 	return a

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -187,22 +188,20 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 	if !accountRE.MatchString(account) || !pgqueue.ValidName(name) {
 		return notFound
 	}
-	if r.ContentLength > maxBodyBytes {
-		return tooLarge(maxBodyBytes)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return tooLarge(maxBodyBytes)
-		}
-		return badRequest("reading the request body: %v", err)
-	}
+	// The hook is looked up before the body is read: requests to unknown
+	// hooks cost no memory.
 	ctx := r.Context()
 	hook, now, err := a.s.hooks.Get(ctx, account, name)
 	if errors.Is(err, triggers.ErrHookNotFound) {
 		return notFound
 	}
+	if err != nil {
+		return err
+	}
+	if r.ContentLength > maxBodyBytes {
+		return tooLarge(maxBodyBytes)
+	}
+	body, err := a.readWebhookBody(w, r)
 	if err != nil {
 		return err
 	}
@@ -236,6 +235,33 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 	}
 	writeJSON(w, http.StatusAccepted, wire.WebhookResult{Sequence: seq})
 	return nil
+}
+
+// readWebhookBody reads an unauthenticated webhook body, at most
+// maxBodyBytes, while holding one of the server's webhook read slots
+// (Config.WebhookReads): when all are taken it answers 503 with
+// Retry-After at once rather than hold more bodies in memory.
+func (a *api) readWebhookBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	select {
+	case a.webhookReads <- struct{}{}:
+		defer func() { <-a.webhookReads }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		return nil, errorf(http.StatusServiceUnavailable, "unavailable",
+			"too many webhook deliveries are being read at once; retry later")
+	}
+	// Read in chunks against the limit: a body costs what it sends, not
+	// what its Content-Length claims.
+	var buf bytes.Buffer
+	_, err := io.Copy(&buf, http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge(maxBodyBytes)
+		}
+		return nil, badRequest("reading the request body: %v", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // pruneDeliveries deletes delivery ids older than

@@ -45,6 +45,10 @@ type Config struct {
 	MaxConns int32
 	// Logger receives the server's logs.
 	Logger zerolog.Logger
+	// WebhookReads bounds the webhook bodies read at once (default 64,
+	// so at most 64 MiB of unauthenticated bodies in memory); a delivery
+	// beyond it gets 503 with Retry-After.
+	WebhookReads int
 	// Engine tunes the trigger engine; its wiring fields are filled in.
 	Engine triggers.Config
 }
@@ -89,6 +93,9 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 20
+	}
+	if cfg.WebhookReads <= 0 {
+		cfg.WebhookReads = 64
 	}
 	if cfg.CacheDir == "" {
 		dir, err := os.UserCacheDir()
