@@ -58,11 +58,15 @@ const (
 
 // api is the HTTP API's state: statements, the key cache, metrics.
 type api struct {
-	s       *Server
-	log     zerolog.Logger
-	q       namedsql.Statements
-	keys    *keyCache
-	metrics *metrics
+	s    *Server
+	log  zerolog.Logger
+	q    namedsql.Statements
+	keys *keyCache
+	// authFails rate-limits authentication failures per client address;
+	// keyQueries counts key lookups that reached the database.
+	authFails  *authLimiter
+	keyQueries atomic.Int64
+	metrics    *metrics
 
 	data, manage, hooks, ops *http.ServeMux
 	nextPrune                atomic.Int64 // unix nanos of the next delivery prune
@@ -78,7 +82,8 @@ type api struct {
 
 func newAPI(s *Server) *api {
 	a := &api{s: s, log: s.log, q: namedsql.MustParse(queriesSQL, s.cfg.Schema), keys: newKeyCache(keyCacheTTL),
-		stopping: make(chan struct{}), webhookReads: make(chan struct{}, s.cfg.WebhookReads)}
+		authFails: newAuthLimiter(s.cfg.AuthFailuresPerMinute),
+		stopping:  make(chan struct{}), webhookReads: make(chan struct{}, s.cfg.WebhookReads)}
 	a.metrics = newMetrics(a)
 	a.routes()
 	return a
@@ -89,6 +94,8 @@ type apiError struct {
 	Status  int
 	Code    string
 	Message string
+	// RetryAfter, when set, is sent as the Retry-After header (seconds).
+	RetryAfter int
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -328,6 +335,9 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		a.log.Error().Err(err).Str("method", r.Method).Str("path", r.URL.Path).Int("status", e.Status).Msg("http request failed")
 	case e.Status == statusClientClosed:
 		a.log.Debug().Err(err).Str("path", r.URL.Path).Msg("client went away")
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	writeJSON(w, e.Status, wire.ErrorResponse{Error: wire.ErrorBody{Code: e.Code, Message: e.Message}})
 }

@@ -49,6 +49,10 @@ type Config struct {
 	// so at most 64 MiB of unauthenticated bodies in memory); a delivery
 	// beyond it gets 503 with Retry-After.
 	WebhookReads int
+	// AuthFailuresPerMinute is how many failed authentications a client
+	// address may make a minute (and at once) before it gets 429 with
+	// Retry-After (default 60; negative: no limit).
+	AuthFailuresPerMinute int
 	// Engine tunes the trigger engine; its wiring fields are filled in.
 	Engine triggers.Config
 }
@@ -93,6 +97,9 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 20
+	}
+	if cfg.AuthFailuresPerMinute == 0 {
+		cfg.AuthFailuresPerMinute = 60
 	}
 	if cfg.WebhookReads <= 0 {
 		cfg.WebhookReads = 64

@@ -18,7 +18,7 @@ import (
 type serveFlags struct {
 	addr, schema, cacheDir, logLevel, logFormat string
 	grace                                       time.Duration
-	maxConns, webhookReads                      int
+	maxConns, webhookReads, authFailures        int
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat string) {
@@ -27,6 +27,7 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.StringVar(&f.cacheDir, "cache-dir", os.Getenv("SLUICE_CACHE_DIR"), "compiled WASM cache folder [SLUICE_CACHE_DIR]")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGTERM, how long running batches may finish")
 	fs.IntVar(&f.maxConns, "max-conns", 20, "database connection pool size")
+	fs.IntVar(&f.authFailures, "auth-failures-per-minute", 60, "failed authentications a client address may make a minute before 429 (negative: no limit)")
 	fs.IntVar(&f.webhookReads, "webhook-reads", 64, "webhook bodies read at once; more get 503 with Retry-After")
 	fs.StringVar(&f.logLevel, "log-level", envOr("SLUICE_LOG_LEVEL", "info"), "debug, info, warn or error [SLUICE_LOG_LEVEL]")
 	fs.StringVar(&f.logFormat, "log-format", envOr("SLUICE_LOG_FORMAT", defaultLogFormat), "json or console [SLUICE_LOG_FORMAT]")
@@ -36,7 +37,7 @@ func (f *serveFlags) config(databaseURL string, logger zerolog.Logger) server.Co
 	return server.Config{
 		DatabaseURL: databaseURL, Schema: f.schema, HTTPAddr: f.addr, CacheDir: f.cacheDir,
 		ShutdownGrace: f.grace, MaxConns: int32(f.maxConns), Logger: logger,
-		WebhookReads: f.webhookReads,
+		WebhookReads: f.webhookReads, AuthFailuresPerMinute: f.authFailures,
 	}
 }
 
