@@ -314,7 +314,7 @@ func (a *api) routes() {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
-	a.ops.Handle("GET /metrics", a.metrics.handler())
+	a.ops.Handle("GET /metrics", a.metrics.accountHandler())
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

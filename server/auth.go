@@ -32,9 +32,11 @@ const (
 	ScopeAdmin  = "mq:admin"
 	ScopeAllMQ  = "mq:*"
 	ScopeDeploy = "functions:deploy"
+	// ScopeMetrics reads GET /metrics: the key's account's series only.
+	ScopeMetrics = "metrics:read"
 )
 
-var knownScopes = []string{ScopeSend, ScopeRecv, ScopeDelete, ScopePurge, ScopeAdmin, ScopeAllMQ, ScopeDeploy}
+var knownScopes = []string{ScopeSend, ScopeRecv, ScopeDelete, ScopePurge, ScopeAdmin, ScopeAllMQ, ScopeDeploy, ScopeMetrics}
 
 // scopeReadFunctions marks routes that read functions: mq:admin or
 // functions:deploy allows them.

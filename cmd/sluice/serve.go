@@ -17,6 +17,8 @@ import (
 // serveFlags are the flags `sluice serve` and `sluice dev` share.
 type serveFlags struct {
 	addr, schema, cacheDir, logLevel, logFormat string
+	metricsAddr                                 string
+	metricsSeries                               int
 	grace                                       time.Duration
 	maxConns, webhookReads, authFailures        int
 }
@@ -27,6 +29,8 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.StringVar(&f.cacheDir, "cache-dir", os.Getenv("SLUICE_CACHE_DIR"), "compiled WASM cache folder [SLUICE_CACHE_DIR]")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGTERM, how long running batches may finish")
 	fs.IntVar(&f.maxConns, "max-conns", 20, "database connection pool size")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", os.Getenv("SLUICE_METRICS_ADDR"), "second listener serving every account's /metrics without a key, for the operator (empty: none) [SLUICE_METRICS_ADDR]")
+	fs.IntVar(&f.metricsSeries, "metrics-series-per-account", 100, "queue and function label values per account in the metrics; the rest are summed under ~other")
 	fs.IntVar(&f.authFailures, "auth-failures-per-minute", 60, "failed authentications a client address may make a minute before 429 (negative: no limit)")
 	fs.IntVar(&f.webhookReads, "webhook-reads", 64, "webhook bodies read at once; more get 503 with Retry-After")
 	fs.StringVar(&f.logLevel, "log-level", envOr("SLUICE_LOG_LEVEL", "info"), "debug, info, warn or error [SLUICE_LOG_LEVEL]")
@@ -38,6 +42,7 @@ func (f *serveFlags) config(databaseURL string, logger zerolog.Logger) server.Co
 		DatabaseURL: databaseURL, Schema: f.schema, HTTPAddr: f.addr, CacheDir: f.cacheDir,
 		ShutdownGrace: f.grace, MaxConns: int32(f.maxConns), Logger: logger,
 		WebhookReads: f.webhookReads, AuthFailuresPerMinute: f.authFailures,
+		MetricsAddr: f.metricsAddr, MetricsSeriesPerAccount: f.metricsSeries,
 	}
 }
 
