@@ -403,8 +403,11 @@ func (a *api) toAPIError(err error) *apiError {
 		return badRequest("%s", trimPkg(err))
 	case errors.Is(err, functions.ErrNoRollback):
 		return errorf(http.StatusConflict, "conflict", "%s", trimPkg(err))
+	case errors.Is(err, webhook.ErrSignatureMismatch):
+		// Not webhook's message, which counts the hook's secrets.
+		return errorf(http.StatusUnauthorized, "invalid_signature", "the signature does not match the body under the hook's secrets")
 	case errors.Is(err, webhook.ErrMissingSignature), errors.Is(err, webhook.ErrMalformedSignature),
-		errors.Is(err, webhook.ErrSignatureMismatch), errors.Is(err, webhook.ErrTimestampOutOfTolerance):
+		errors.Is(err, webhook.ErrTimestampOutOfTolerance):
 		return errorf(http.StatusUnauthorized, "invalid_signature", "%s", trimPkg(err))
 	case errors.Is(err, webhook.ErrMissingDeliveryID):
 		return badRequest("%s", trimPkg(err))

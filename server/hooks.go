@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/pgqueue"
@@ -224,7 +225,15 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 	if err != nil {
 		return err
 	}
-	seq, dup, err := a.s.hooks.Deliver(ctx, account, name, hook.Queue, d.ID, msg)
+	// GitHub signs the body only, so a captured delivery stays valid under
+	// any X-GitHub-Delivery: deduplicate on the signature instead (the
+	// same body and secret give the same one), which covers a replay of
+	// the same delivery id too.
+	dedupID := d.ID
+	if hook.Verify == string(webhook.SchemeGitHub) {
+		dedupID = "sha256=" + strings.ToLower(strings.TrimPrefix(strings.TrimSpace(r.Header.Get("X-Hub-Signature-256")), "sha256="))
+	}
+	seq, dup, err := a.s.hooks.Deliver(ctx, account, name, hook.Queue, dedupID, msg)
 	if err != nil {
 		return err
 	}

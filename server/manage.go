@@ -73,6 +73,14 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 var queueOptions = []string{"visibility_timeout_seconds", "max_receive_count", "delay_seconds",
 	"retention_seconds", "max_message_bytes", "dedup_window_seconds"}
 
+// queueOptionRanges are the queue options' ranges, as the SQL API checks
+// them (pgqueue's 001 migration), so that a value that is no integer at
+// all is refused naming the range that holds.
+var queueOptionRanges = map[string][2]int64{
+	"visibility_timeout_seconds": {0, 43200}, "max_receive_count": {1, 1000}, "delay_seconds": {0, 43200},
+	"retention_seconds": {60, 1209600}, "max_message_bytes": {1, 1048576}, "dedup_window_seconds": {0, 86400},
+}
+
 // decodeQueueOptions parses a create (withName) or update body into the
 // queue's name and the SQL API's options. The SQL API checks the ranges;
 // here every value must be an integer.
@@ -101,7 +109,11 @@ func decodeQueueOptions(body []byte, withName bool) (string, pgqueue.QueueOption
 		if !slices.Contains(queueOptions, k) {
 			return "", nil, badRequest("unknown field %q: use name, %s", truncate(k, 40), strings.Join(queueOptions, ", "))
 		}
-		v, err := integer(k, string(fields[k]), -1<<31, 1<<31-1)
+		lo, hi := int64(-1<<31), int64(1<<31-1)
+		if r, ok := queueOptionRanges[k]; ok {
+			lo, hi = r[0], r[1]
+		}
+		v, err := integer(k, string(fields[k]), lo, hi)
 		if err != nil {
 			return "", nil, err
 		}
