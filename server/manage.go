@@ -534,6 +534,16 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 	} else if found && !c.key.allowsQueues(triggerQueues(old)) {
 		return c.forbidQueues("trigger " + t.Name + ", which touches " + strconvQuote(old.Queue))
 	}
+	if t.Function != "" {
+		// A trigger of a missing function would only fail at every reload.
+		fs, err := a.s.registry.List(r.Context(), c.account)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(fs, func(f functions.Function) bool { return f.Name == t.Function }) {
+			return badRequest("function %q does not exist in account %s: deploy it before its trigger", truncate(t.Function, 90), c.account)
+		}
+	}
 	changed, err := a.s.triggers.Put(r.Context(), t)
 	if err != nil {
 		return err

@@ -50,10 +50,7 @@ func (e *env) tenancyFixture() tenancyFixture {
 			e.t.Fatal(err)
 		}
 	}
-	if _, err := e.srv.registry.Deploy(ctx, f.acct, "f", wasmbuild.Handwritten("trap"),
-		functions.Config{MemoryMiB: 16, Timeout: functions.DefaultTimeout}, ""); err != nil {
-		e.t.Fatal(err)
-	}
+	e.deployTrap(f.acct, "f")
 	for _, tr := range []triggers.Trigger{
 		{Name: "t-orders", Kind: triggers.KindQueue, Function: "f", Queue: "orders-1"},
 		{Name: "t-other", Kind: triggers.KindQueue, Function: "f", Queue: "other"},
@@ -235,4 +232,30 @@ func (f tenancyFixture) expand(p string) string {
 		}
 		p = p[j+1:]
 	}
+}
+
+// deployTrap deploys a small module as function name of account.
+func (e *env) deployTrap(account, name string) {
+	e.t.Helper()
+	if _, err := e.srv.registry.Deploy(context.Background(), account, name, wasmbuild.Handwritten("trap"),
+		functions.Config{MemoryMiB: 16, Timeout: functions.DefaultTimeout}, ""); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// TestTriggerOfMissingFunction: a trigger whose function does not exist
+// is refused (400 naming the function) instead of failing every reload.
+func TestTriggerOfMissingFunction(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct, tok := e.admin("q")
+	msg := e.do(tok, "PUT", "/v1/accounts/"+acct+"/triggers/t", `{"kind":"queue","queue":"q","function":"ghost"}`).expectError(400, "invalid_argument")
+	if !strings.Contains(msg, `"ghost"`) {
+		t.Fatalf("message %q does not name the function", msg)
+	}
+	e.do(tok, "PUT", "/v1/accounts/"+acct+"/triggers/t", `{"kind":"cron","cron_spec":"* * * * *","function":"ghost"}`).expectError(400, "invalid_argument")
+	e.deployTrap(acct, "ghost")
+	e.do(tok, "PUT", "/v1/accounts/"+acct+"/triggers/t", `{"kind":"queue","queue":"q","function":"ghost","enabled":false}`).expect(200)
+	// A cron trigger that only enqueues names no function.
+	e.do(tok, "PUT", "/v1/accounts/"+acct+"/triggers/c", `{"kind":"cron","cron_spec":"0 0 1 1 *","queue":"q","enqueue_body":{}}`).expect(200)
 }
