@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,6 +136,17 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request, c *call) error 
 	}
 	if err := a.checkHookAccess(r.Context(), c, h.Name); err != nil {
 		return err
+	}
+	if pgqueue.ValidName(h.Name) {
+		hs, err := a.s.hooks.List(r.Context(), c.account)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(hs, func(o triggers.Hook) bool { return o.Name == h.Name }) {
+			if err := a.checkLimit(r.Context(), c.account, "hooks", len(hs)); err != nil {
+				return err
+			}
+		}
 	}
 	created, err := a.s.PutHook(r.Context(), c.account, h)
 	if err != nil {

@@ -137,6 +137,15 @@ func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	if !c.key.allowsQueue(name) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s", c.key.id, strings.Join(c.key.queues, ", "))
 	}
+	existing, err := a.s.queue.ListQueues(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(existing, func(q pgqueue.Queue) bool { return q.Name == name }) {
+		if err := a.checkLimit(r.Context(), c.account, "queues", len(existing)); err != nil {
+			return err
+		}
+	}
 	q, err := a.s.queue.CreateQueueWithOptions(r.Context(), c.account, name, opts)
 	if err != nil {
 		return err
@@ -315,6 +324,9 @@ func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) er
 	}
 	module, err := readBody(w, r, "application/wasm", maxModuleBytes, false)
 	if err != nil {
+		return err
+	}
+	if err := a.checkDeployLimits(r.Context(), c.account, r.PathValue("name"), module); err != nil {
 		return err
 	}
 	d, err := a.s.registry.Deploy(r.Context(), c.account, r.PathValue("name"), module, cfg, alias)
@@ -533,6 +545,14 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 		return err
 	} else if found && !c.key.allowsQueues(triggerQueues(old)) {
 		return c.forbidQueues("trigger " + t.Name + ", which touches " + strconvQuote(old.Queue))
+	} else if !found {
+		ts, err := a.s.triggers.List(r.Context(), c.account)
+		if err != nil {
+			return err
+		}
+		if err := a.checkLimit(r.Context(), c.account, "triggers", len(ts)); err != nil {
+			return err
+		}
 	}
 	if t.Function != "" {
 		// A trigger of a missing function would only fail at every reload.
@@ -739,6 +759,19 @@ func (a *api) createKey(w http.ResponseWriter, r *http.Request, c *call) error {
 				return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s and cannot grant %q", c.key.id, strings.Join(c.key.queues, ", "), p)
 			}
 		}
+	}
+	keys, err := a.s.ListKeys(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	live := 0
+	for _, k := range keys {
+		if k.RevokedAt == nil {
+			live++
+		}
+	}
+	if err := a.checkLimit(r.Context(), c.account, "keys", live); err != nil {
+		return err
 	}
 	id, secret, err := a.s.CreateKey(r.Context(), c.account, req.Scopes, req.Queues, req.Description)
 	if err != nil {

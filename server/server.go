@@ -58,6 +58,10 @@ type Config struct {
 	// of one account in the metrics (default 100); the series of the
 	// others are summed under the label value "~other". Negative: no cap.
 	MetricsSeriesPerAccount int
+	// Limits bound what each account may create through the HTTP API;
+	// zero fields take DefaultLimits. SetAccountLimits overrides them for
+	// one account.
+	Limits AccountLimits
 	// AuthFailuresPerMinute is how many failed authentications a client
 	// address may make a minute (and at once) before it gets 429 with
 	// Retry-After (default 60; negative: no limit).
@@ -110,6 +114,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 20
 	}
+	cfg.Limits = cfg.Limits.withDefaults(DefaultLimits)
 	if cfg.MetricsSeriesPerAccount == 0 {
 		cfg.MetricsSeriesPerAccount = 100
 	}
