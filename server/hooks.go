@@ -107,6 +107,10 @@ func (s *Server) DeleteHook(ctx context.Context, account, name string) error {
 }
 
 func (a *api) listHooks(w http.ResponseWriter, r *http.Request, c *call) error {
+	limit, after, err := listPage(r)
+	if err != nil {
+		return err
+	}
 	hs, err := a.s.ListHooks(r.Context(), c.account)
 	if err != nil {
 		return err
@@ -117,7 +121,8 @@ func (a *api) listHooks(w http.ResponseWriter, r *http.Request, c *call) error {
 			out = append(out, wire.HookInfo(h))
 		}
 	}
-	writeJSON(w, http.StatusOK, wire.HookList{Hooks: out})
+	out, next := pageByName(out, func(h wire.HookInfo) string { return h.Name }, limit, after)
+	writeJSON(w, http.StatusOK, wire.HookList{Hooks: out, Next: next})
 	return nil
 }
 

@@ -38,6 +38,10 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
+	limit, after, err := listPage(r)
+	if err != nil {
+		return err
+	}
 	queues, err := a.s.queue.ListQueues(r.Context(), c.account)
 	if err != nil {
 		return err
@@ -48,6 +52,7 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 			qs = append(qs, toQueueJSON(q))
 		}
 	}
+	qs, next := pageByName(qs, func(q wire.Queue) string { return q.Name }, limit, after)
 	if live {
 		all, err := a.s.queue.ListStats(r.Context(), c.account)
 		if err != nil {
@@ -64,7 +69,7 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, wire.QueueList{Queues: qs})
+	writeJSON(w, http.StatusOK, wire.QueueList{Queues: qs, Next: next})
 	return nil
 }
 
@@ -218,15 +223,20 @@ func toFunctionJSON(f functions.Function) wire.Function {
 }
 
 func (a *api) listFunctions(w http.ResponseWriter, r *http.Request, c *call) error {
+	limit, after, err := listPage(r)
+	if err != nil {
+		return err
+	}
 	fs, err := a.s.registry.List(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
+	fs, next := pageByName(fs, func(f functions.Function) string { return f.Name }, limit, after)
 	out := make([]wire.Function, len(fs))
 	for i, f := range fs {
 		out[i] = toFunctionJSON(f)
 	}
-	writeJSON(w, http.StatusOK, wire.FunctionList{Functions: out})
+	writeJSON(w, http.StatusOK, wire.FunctionList{Functions: out, Next: next})
 	return nil
 }
 
@@ -398,6 +408,10 @@ func toTriggerJSON(t triggers.Trigger) wire.TriggerInfo {
 }
 
 func (a *api) listTriggers(w http.ResponseWriter, r *http.Request, c *call) error {
+	limit, after, err := listPage(r)
+	if err != nil {
+		return err
+	}
 	ts, err := a.s.triggers.List(r.Context(), c.account)
 	if err != nil {
 		return err
@@ -408,7 +422,8 @@ func (a *api) listTriggers(w http.ResponseWriter, r *http.Request, c *call) erro
 			out = append(out, toTriggerJSON(t))
 		}
 	}
-	writeJSON(w, http.StatusOK, wire.TriggerList{Triggers: out})
+	out, next := pageByName(out, func(t wire.TriggerInfo) string { return t.Name }, limit, after)
+	writeJSON(w, http.StatusOK, wire.TriggerList{Triggers: out, Next: next})
 	return nil
 }
 
@@ -645,7 +660,11 @@ func (a *api) listInvocations(w http.ResponseWriter, r *http.Request, c *call) e
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, wire.InvocationList{Invocations: out})
+	var last int64
+	if len(out) > 0 {
+		last = out[len(out)-1].ID
+	}
+	writeJSON(w, http.StatusOK, wire.InvocationList{Invocations: out, Next: nextInvocation(len(out), f.Limit, last)})
 	return nil
 }
 
@@ -718,6 +737,10 @@ func (a *api) invocations(ctx context.Context, account string, f triggers.Invoca
 // Keys.
 
 func (a *api) listKeys(w http.ResponseWriter, r *http.Request, c *call) error {
+	limit, after, err := listPage(r)
+	if err != nil {
+		return err
+	}
 	keys, err := a.s.ListKeys(r.Context(), c.account)
 	if err != nil {
 		return err
@@ -728,7 +751,11 @@ func (a *api) listKeys(w http.ResponseWriter, r *http.Request, c *call) error {
 			out = append(out, k)
 		}
 	}
-	writeJSON(w, http.StatusOK, wire.KeyList{Keys: out})
+	out, next, err := pageByID(out, func(k Key) string { return k.ID }, limit, after)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, wire.KeyList{Keys: out, Next: next})
 	return nil
 }
 

@@ -29,6 +29,8 @@ type QueueStats struct {
 // QueueList answers a list of queues.
 type QueueList struct {
 	Queues []Queue `json:"queues"`
+	// Next, when set, is the after of the next page; absent on the last page.
+	Next string `json:"next,omitempty"`
 }
 
 // QueueSettings are the settings a queue is created with or changed to
