@@ -24,7 +24,8 @@ func toQueueJSON(q pgqueue.Queue) wire.Queue {
 	return wire.Queue{Name: q.Name, VisibilityTimeoutSeconds: sec(q.Settings.VisibilityTimeout),
 		MaxReceiveCount: q.Settings.MaxReceiveCount, DelaySeconds: sec(q.Settings.Delay),
 		RetentionSeconds: sec(q.Settings.Retention), MaxMessageBytes: q.Settings.MaxMessageBytes,
-		DedupWindowSeconds: sec(q.Settings.DedupWindow), CreatedAt: q.CreatedAt.UTC(), UpdatedAt: q.UpdatedAt.UTC()}
+		DedupWindowSeconds: sec(q.Settings.DedupWindow), RequireReceipt: q.Settings.RequireReceipt,
+		CreatedAt: q.CreatedAt.UTC(), UpdatedAt: q.UpdatedAt.UTC()}
 }
 
 // toStatsJSON is a queue's live counts on the wire.
@@ -87,32 +88,42 @@ var queueOptionRanges = map[string][2]int64{
 }
 
 // decodeQueueOptions parses a create (withName) or update body into the
-// queue's name and the SQL API's options. The SQL API checks the ranges;
-// here every value must be an integer.
-func decodeQueueOptions(body []byte, withName bool) (string, pgqueue.QueueOptions, error) {
+// queue's name, the SQL API's options and require_receipt (nil when not
+// given). The SQL API checks the ranges; here every value must be an
+// integer (require_receipt a boolean).
+func decodeQueueOptions(body []byte, withName bool) (string, pgqueue.QueueOptions, *bool, error) {
 	if err := checkJSON(body); err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return "", nil, badRequest("request body: expected a JSON object of queue settings")
+		return "", nil, nil, badRequest("request body: expected a JSON object of queue settings")
 	}
 	var name string
 	if raw, ok := fields["name"]; ok {
 		if !withName {
-			return "", nil, badRequest("a queue cannot be renamed: leave name out")
+			return "", nil, nil, badRequest("a queue cannot be renamed: leave name out")
 		}
 		if err := json.Unmarshal(raw, &name); err != nil {
-			return "", nil, badRequest("field name: expected a JSON string")
+			return "", nil, nil, badRequest("field name: expected a JSON string")
 		}
 		delete(fields, "name")
 	} else if withName {
-		return "", nil, badRequest("missing name: give the queue's name, 1-80 characters from A-Z a-z 0-9 _ -")
+		return "", nil, nil, badRequest("missing name: give the queue's name, 1-80 characters from A-Z a-z 0-9 _ -")
+	}
+	var requireReceipt *bool
+	if raw, ok := fields["require_receipt"]; ok {
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil || string(raw) == "null" {
+			return "", nil, nil, badRequest("field require_receipt: expected true or false")
+		}
+		requireReceipt = &b
+		delete(fields, "require_receipt")
 	}
 	opts := pgqueue.QueueOptions{}
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if !slices.Contains(queueOptions, k) {
-			return "", nil, badRequest("unknown field %q: use name, %s", truncate(k, 40), strings.Join(queueOptions, ", "))
+			return "", nil, nil, badRequest("unknown field %q: use name, %s, require_receipt", truncate(k, 40), strings.Join(queueOptions, ", "))
 		}
 		lo, hi := int64(-1<<31), int64(1<<31-1)
 		if r, ok := queueOptionRanges[k]; ok {
@@ -120,11 +131,11 @@ func decodeQueueOptions(body []byte, withName bool) (string, pgqueue.QueueOption
 		}
 		v, err := integer(k, string(fields[k]), lo, hi)
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		opts[k] = v
 	}
-	return name, opts, nil
+	return name, opts, requireReceipt, nil
 }
 
 func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -132,7 +143,7 @@ func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	if err != nil {
 		return err
 	}
-	name, opts, err := decodeQueueOptions(body, true)
+	name, opts, requireReceipt, err := decodeQueueOptions(body, true)
 	if err != nil {
 		return err
 	}
@@ -154,6 +165,11 @@ func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	q, err := a.s.queue.CreateQueueWithOptions(r.Context(), c.account, name, opts)
 	if err != nil {
 		return err
+	}
+	if requireReceipt != nil && *requireReceipt {
+		if q, err = a.s.queue.SetRequireReceipt(r.Context(), c.account, name, true); err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusCreated, toQueueJSON(q))
 	return nil
@@ -190,13 +206,18 @@ func (a *api) updateQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	if err != nil {
 		return err
 	}
-	_, opts, err := decodeQueueOptions(body, false)
+	_, opts, requireReceipt, err := decodeQueueOptions(body, false)
 	if err != nil {
 		return err
 	}
 	q, err := a.s.queue.PatchQueue(r.Context(), c.account, c.queue, opts)
 	if err != nil {
 		return err
+	}
+	if requireReceipt != nil && *requireReceipt != q.Settings.RequireReceipt {
+		if q, err = a.s.queue.SetRequireReceipt(r.Context(), c.account, c.queue, *requireReceipt); err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusOK, toQueueJSON(q))
 	return nil

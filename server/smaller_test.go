@@ -1,11 +1,13 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/triggers/webhook"
+	"github.com/sluicehq/sluice/wire"
 )
 
 // TestGitHubReplayUnderFreshDeliveryID: GitHub signs only the body, so a
@@ -71,4 +73,45 @@ func TestFractionalQueueOptionNamesRealRange(t *testing.T) {
 	if !strings.Contains(msg, "60 to 1209600") {
 		t.Fatalf("message %q does not name retention_seconds' range", msg)
 	}
+}
+
+// TestRequireReceipt: a queue with require_receipt refuses to delete a
+// leased message without its receipt (a key with mq:delete cannot ack
+// what another consumer holds); with the receipt, or once the message is
+// not leased, the delete goes through. Off by default.
+func TestRequireReceipt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct, tok := e.admin("open")
+	v := "/v1/accounts/" + acct + "/queues"
+	var q wire.Queue
+	e.do(tok, "POST", v, `{"name":"strict","require_receipt":true}`).expect(201).decode(&q)
+	if !q.RequireReceipt {
+		t.Fatalf("created %+v", q)
+	}
+	for _, name := range []string{"open", "strict"} {
+		e.do(tok, "POST", "/"+acct+"/"+name+"/messages", `[1,2]`).expect(201)
+	}
+	lease := func(name string) wire.Message {
+		m := e.do(tok, "POST", "/"+acct+"/"+name+"/messages/receive", `{"visibility_timeout_seconds":600}`).expect(200).messages()
+		if len(m) != 1 {
+			t.Fatalf("receive from %s: %+v", name, m)
+		}
+		return m[0]
+	}
+	m := lease("open")
+	e.do(tok, "DELETE", fmt.Sprintf("/%s/open/messages/%d", acct, m.Sequence), "").expect(204)
+	m = lease("strict")
+	e.do(tok, "DELETE", fmt.Sprintf("/%s/strict/messages/%d", acct, m.Sequence), "").expectError(400, "invalid_argument")
+	e.do(tok, "DELETE", fmt.Sprintf("/%s/strict/messages/%d?receipt=%s", acct, m.Sequence, m.Receipt), "").expect(204)
+	// A message not leased (never received) is deleted without a receipt.
+	peek := e.do(tok, "GET", "/"+acct+"/strict/messages", "").expect(200).messages()
+	e.do(tok, "DELETE", fmt.Sprintf("/%s/strict/messages/%d", acct, peek[0].Sequence), "").expect(204)
+	// Turned off with a PATCH.
+	q = wire.Queue{}
+	e.do(tok, "PATCH", v+"/strict", `{"require_receipt":false}`).expect(200).decode(&q)
+	if q.RequireReceipt {
+		t.Fatalf("patched %+v", q)
+	}
+	e.do(tok, "PATCH", v+"/strict", `{"require_receipt":1}`).expectError(400, "invalid_argument")
 }
