@@ -10,23 +10,26 @@ INSERT INTO {{schema}}.accounts (number) VALUES ($1) ON CONFLICT DO NOTHING
 
 -- name: create_queue
 SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
-       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at
+       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at, require_receipt
   FROM {{schema}}.account_create_queue($1, $2, $3)
 
 -- name: update_queue
 SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
-       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at
+       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at, require_receipt
   FROM {{schema}}.account_update_queue($1, $2, $3)
+
+-- name: set_require_receipt
+SELECT {{schema}}.account_set_require_receipt($1, $2, $3)
 
 -- name: get_queue
 SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
-       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at
+       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at, require_receipt
   FROM {{schema}}.queues
  WHERE account = $1 AND name = $2
 
 -- name: list_queues
 SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
-       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at
+       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at, require_receipt
   FROM {{schema}}.queues
  WHERE account = $1
  ORDER BY name

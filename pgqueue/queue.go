@@ -32,6 +32,9 @@ type Settings struct {
 	// DedupWindow is how long a deduplication key is remembered (5 minutes,
 	// 0 to 24h).
 	DedupWindow time.Duration
+	// RequireReceipt refuses (ErrInvalidArgument) to delete a leased
+	// message without the receipt of its lease (false).
+	RequireReceipt bool
 }
 
 // DefaultSettings returns the settings a queue gets when created with a
@@ -101,8 +104,10 @@ func scanQueue(row pgx.Row) (Queue, error) {
 	var q Queue
 	var vis, delay, ret, dedup int32
 	var maxRecv, maxBytes int32
-	err := row.Scan(&q.ID, &q.Account, &q.Name, &vis, &maxRecv, &delay, &ret, &maxBytes, &dedup, &q.CreatedAt, &q.UpdatedAt)
+	err := row.Scan(&q.ID, &q.Account, &q.Name, &vis, &maxRecv, &delay, &ret, &maxBytes, &dedup, &q.CreatedAt, &q.UpdatedAt,
+		&q.Settings.RequireReceipt)
 	q.Settings = Settings{
+		RequireReceipt:    q.Settings.RequireReceipt,
 		VisibilityTimeout: time.Duration(vis) * time.Second,
 		MaxReceiveCount:   int(maxRecv),
 		Delay:             time.Duration(delay) * time.Second,
@@ -136,7 +141,19 @@ func (c *Client) CreateQueue(ctx context.Context, account, name string, s Settin
 		return Queue{}, err
 	}
 	q, err := scanQueue(c.pool.QueryRow(ctx, c.q.get("create_queue"), account, name, opts))
+	if err == nil && s.RequireReceipt {
+		return c.SetRequireReceipt(ctx, account, name, true)
+	}
 	return q, convertError("create queue "+quote(name), err)
+}
+
+// SetRequireReceipt turns the queue's RequireReceipt on or off and
+// returns the queue. It fails with ErrQueueNotFound.
+func (c *Client) SetRequireReceipt(ctx context.Context, account, name string, on bool) (Queue, error) {
+	if _, err := c.pool.Exec(ctx, c.q.get("set_require_receipt"), account, name, on); err != nil {
+		return Queue{}, convertError("set require_receipt of queue "+quote(name), err)
+	}
+	return c.GetQueue(ctx, account, name)
 }
 
 // QueueOptions are queue settings keyed as the SQL API's options object
@@ -184,6 +201,9 @@ func (c *Client) UpdateQueue(ctx context.Context, account, name string, s Settin
 		return Queue{}, err
 	}
 	q, err := scanQueue(c.pool.QueryRow(ctx, c.q.get("update_queue"), account, name, opts))
+	if err == nil && q.Settings.RequireReceipt != s.RequireReceipt {
+		return c.SetRequireReceipt(ctx, account, name, s.RequireReceipt)
+	}
 	return q, convertError("update queue "+quote(name), err)
 }
 

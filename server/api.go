@@ -60,14 +60,20 @@ const (
 
 // api is the HTTP API's state: statements, the key cache, metrics.
 type api struct {
-	s       *Server
-	log     zerolog.Logger
-	q       namedsql.Statements
-	keys    *keyCache
-	metrics *metrics
+	s    *Server
+	log  zerolog.Logger
+	q    namedsql.Statements
+	keys *keyCache
+	// authFails rate-limits authentication failures per client address;
+	// keyQueries counts key lookups that reached the database.
+	authFails  *authLimiter
+	keyQueries atomic.Int64
+	metrics    *metrics
 
 	data, manage, hooks, ops *http.ServeMux
 	nextPrune                atomic.Int64 // unix nanos of the next delivery prune
+	// webhookReads holds a token per webhook body being read.
+	webhookReads chan struct{}
 
 	// stopping is closed when an http.Server serving the API shuts down,
 	// which ends long polls at once (with what they have: nothing).
@@ -78,7 +84,8 @@ type api struct {
 
 func newAPI(s *Server) *api {
 	a := &api{s: s, log: s.log, q: namedsql.MustParse(queriesSQL, s.cfg.Schema), keys: newKeyCache(keyCacheTTL),
-		stopping: make(chan struct{})}
+		authFails: newAuthLimiter(s.cfg.AuthFailuresPerMinute),
+		stopping:  make(chan struct{}), webhookReads: make(chan struct{}, s.cfg.WebhookReads)}
 	a.metrics = newMetrics(a)
 	a.routes()
 	return a
@@ -89,6 +96,8 @@ type apiError struct {
 	Status  int
 	Code    string
 	Message string
+	// RetryAfter, when set, is sent as the Retry-After header (seconds).
+	RetryAfter int
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -308,7 +317,7 @@ func (a *api) routes() {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
-	a.ops.Handle("GET /metrics", a.metrics.handler())
+	a.ops.Handle("GET /metrics", a.metrics.accountHandler())
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -329,6 +338,9 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		a.log.Error().Err(err).Str("method", r.Method).Str("path", r.URL.Path).Int("status", e.Status).Msg("http request failed")
 	case e.Status == statusClientClosed:
 		a.log.Debug().Err(err).Str("path", r.URL.Path).Msg("client went away")
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	writeJSON(w, e.Status, wire.ErrorResponse{Error: wire.ErrorBody{Code: e.Code, Message: e.Message}})
 }
@@ -394,8 +406,11 @@ func (a *api) toAPIError(err error) *apiError {
 		return badRequest("%s", trimPkg(err))
 	case errors.Is(err, functions.ErrNoRollback):
 		return errorf(http.StatusConflict, "conflict", "%s", trimPkg(err))
+	case errors.Is(err, webhook.ErrSignatureMismatch):
+		// Not webhook's message, which counts the hook's secrets.
+		return errorf(http.StatusUnauthorized, "invalid_signature", "the signature does not match the body under the hook's secrets")
 	case errors.Is(err, webhook.ErrMissingSignature), errors.Is(err, webhook.ErrMalformedSignature),
-		errors.Is(err, webhook.ErrSignatureMismatch), errors.Is(err, webhook.ErrTimestampOutOfTolerance):
+		errors.Is(err, webhook.ErrTimestampOutOfTolerance):
 		return errorf(http.StatusUnauthorized, "invalid_signature", "%s", trimPkg(err))
 	case errors.Is(err, webhook.ErrMissingDeliveryID):
 		return badRequest("%s", trimPkg(err))

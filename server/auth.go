@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"path"
 	"regexp"
@@ -31,9 +32,11 @@ const (
 	ScopeAdmin  = "mq:admin"
 	ScopeAllMQ  = "mq:*"
 	ScopeDeploy = "functions:deploy"
+	// ScopeMetrics reads GET /metrics: the key's account's series only.
+	ScopeMetrics = "metrics:read"
 )
 
-var knownScopes = []string{ScopeSend, ScopeRecv, ScopeDelete, ScopePurge, ScopeAdmin, ScopeAllMQ, ScopeDeploy}
+var knownScopes = []string{ScopeSend, ScopeRecv, ScopeDelete, ScopePurge, ScopeAdmin, ScopeAllMQ, ScopeDeploy, ScopeMetrics}
 
 // scopeReadFunctions marks routes that read functions: mq:admin or
 // functions:deploy allows them.
@@ -181,11 +184,13 @@ func (k *keyRecord) allowsQueue(queue string) bool {
 	return false
 }
 
-// keyCache remembers keys looked up (and ids not found) for a short TTL.
+// keyCache remembers keys looked up, and ids not found, for a short TTL.
+// The two are bounded apart, so unknown ids (which anyone can make up)
+// never push out the keys in use.
 type keyCache struct {
-	ttl time.Duration
-	mu  sync.Mutex
-	m   map[string]cachedKey
+	ttl           time.Duration
+	mu            sync.Mutex
+	known, absent map[string]cachedKey
 }
 
 type cachedKey struct {
@@ -193,41 +198,62 @@ type cachedKey struct {
 	at  time.Time
 }
 
-const maxCachedKeys = 10000
+// Bounds of the key cache: verified keys and unknown ids.
+const (
+	maxCachedKeys   = 10000
+	maxCachedAbsent = 10000
+)
 
 func newKeyCache(ttl time.Duration) *keyCache {
-	return &keyCache{ttl: ttl, m: map[string]cachedKey{}}
+	return &keyCache{ttl: ttl, known: map[string]cachedKey{}, absent: map[string]cachedKey{}}
 }
 
 func (c *keyCache) get(id string) (*keyRecord, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[id]
+	e, ok := c.known[id]
+	if !ok {
+		e, ok = c.absent[id]
+	}
 	if !ok || time.Since(e.at) > c.ttl {
 		return nil, false
 	}
 	return e.rec, true
 }
 
+// cached reports whether id is a verified key in the cache.
+func (c *keyCache) cached(id string) bool {
+	rec, ok := c.get(id)
+	return ok && rec != nil
+}
+
 func (c *keyCache) put(id string, rec *keyRecord) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) >= maxCachedKeys {
-		for k, e := range c.m {
+	m, max := c.known, maxCachedKeys
+	if rec == nil {
+		m, max = c.absent, maxCachedAbsent
+		delete(c.known, id)
+	} else {
+		delete(c.absent, id)
+	}
+	if len(m) >= max {
+		for k, e := range m {
 			if time.Since(e.at) > c.ttl {
-				delete(c.m, k)
+				delete(m, k)
 			}
 		}
-		if len(c.m) >= maxCachedKeys {
-			clear(c.m)
+		if len(m) >= max {
+			clear(m)
 		}
 	}
-	c.m[id] = cachedKey{rec: rec, at: time.Now()}
+	m[id] = cachedKey{rec: rec, at: time.Now()}
 }
 
 func (c *keyCache) forget(id string) {
 	c.mu.Lock()
-	delete(c.m, id)
+	delete(c.known, id)
+	delete(c.absent, id)
 	c.mu.Unlock()
 }
 
@@ -248,6 +274,7 @@ func (a *api) lookupKey(ctx context.Context, id string) (*keyRecord, error) {
 	var revokedAt *time.Time
 	var desc string
 	var created time.Time
+	a.keyQueries.Add(1)
 	err := a.s.pool.QueryRow(ctx, a.q.Get("get_key"), id).Scan(&rec.account, &rec.hash, &rec.scopes, &rec.queues, &desc, &created, &revokedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		rec = nil
@@ -260,7 +287,9 @@ func (a *api) lookupKey(ctx context.Context, id string) (*keyRecord, error) {
 	return rec, nil
 }
 
-// authenticate verifies the request's access key.
+// authenticate verifies the request's access key. A client address
+// with too many recent failures (see authLimiter) gets 429 without a
+// database query; only keys already verified in the cache still pass.
 func (a *api) authenticate(r *http.Request) (*keyRecord, error) {
 	auth := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(auth, " ")
@@ -269,6 +298,10 @@ func (a *api) authenticate(r *http.Request) (*keyRecord, error) {
 			"missing access key: send Authorization: Bearer <key-id>:<secret>")
 	}
 	id, secret, _ := strings.Cut(strings.TrimSpace(token), ":")
+	client := clientAddr(r)
+	if wait := a.authFails.blocked(client); wait > 0 && !a.keys.cached(id) {
+		return nil, tooManyFailures(wait)
+	}
 	sum := sha256.Sum256([]byte(secret))
 	var rec *keyRecord
 	if len(id) == 23 && strings.HasPrefix(id, "sk_") {
@@ -283,9 +316,108 @@ func (a *api) authenticate(r *http.Request) (*keyRecord, error) {
 	}
 	match := subtle.ConstantTimeCompare(sum[:], want) == 1
 	if rec == nil || !match || rec.revoked {
+		if wait := a.authFails.fail(client); wait > 0 {
+			return nil, tooManyFailures(wait)
+		}
 		return nil, errUnauthorized
 	}
 	return rec, nil
+}
+
+func tooManyFailures(wait time.Duration) error {
+	secs := int(wait.Seconds() + 0.999)
+	return &apiError{Status: http.StatusTooManyRequests, Code: "too_many_requests",
+		Message:    fmt.Sprintf("too many failed authentications from this address: retry in %d s", secs),
+		RetryAfter: secs}
+}
+
+// clientAddr is the request's client IP (the peer's; forwarding headers
+// are not trusted).
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// authLimiter counts authentication failures per client address in a
+// token bucket: burst failures at once, refilled at perMinute a minute.
+// It is per process and holds at most maxAddrs addresses (beyond that the
+// addresses whose budget is full are forgotten, then all of them).
+type authLimiter struct {
+	perMinute, burst float64
+	mu               sync.Mutex
+	m                map[string]*authBucket
+}
+
+type authBucket struct {
+	tokens float64
+	at     time.Time
+}
+
+const maxLimitedAddrs = 10000
+
+func newAuthLimiter(perMinute int) *authLimiter {
+	return &authLimiter{perMinute: float64(perMinute), burst: float64(perMinute), m: map[string]*authBucket{}}
+}
+
+// refill brings b up to date; call with mu held.
+func (l *authLimiter) refill(b *authBucket, now time.Time) {
+	b.tokens = min(l.burst, b.tokens+now.Sub(b.at).Minutes()*l.perMinute)
+	b.at = now
+}
+
+// blocked returns how long addr must wait before its next attempt, 0 if
+// it may try now.
+func (l *authLimiter) blocked(addr string) time.Duration {
+	if l == nil || l.perMinute <= 0 {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.m[addr]
+	if !ok {
+		return 0
+	}
+	l.refill(b, time.Now())
+	if b.tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - b.tokens) / l.perMinute * float64(time.Minute))
+}
+
+// fail records a failure of addr and returns how long it must now wait
+// (0 while it has budget left).
+func (l *authLimiter) fail(addr string) time.Duration {
+	if l == nil || l.perMinute <= 0 {
+		return 0
+	}
+	l.mu.Lock()
+	now := time.Now()
+	b, ok := l.m[addr]
+	if !ok {
+		if len(l.m) >= maxLimitedAddrs {
+			for k, o := range l.m {
+				if l.refill(o, now); o.tokens >= l.burst {
+					delete(l.m, k)
+				}
+			}
+			if len(l.m) >= maxLimitedAddrs {
+				clear(l.m)
+			}
+		}
+		b = &authBucket{tokens: l.burst, at: now}
+		l.m[addr] = b
+	}
+	l.refill(b, now)
+	b.tokens--
+	left := b.tokens
+	l.mu.Unlock()
+	if left >= 0 {
+		return 0
+	}
+	return time.Duration((1 - left) / l.perMinute * float64(time.Minute))
 }
 
 // call is an authorized request: its key and the account it acts on.

@@ -49,6 +49,7 @@ func TestAccessKeys(t *testing.T) {
 	e.do(limited, "POST", "/v1/accounts/"+acct+"/queues", `{"name":"billing2"}`).expectError(403, "forbidden")
 	e.do(limited, "PUT", "/v1/accounts/"+acct+"/triggers/t", `{"kind":"queue","queue":"billing","function":"f"}`).expectError(403, "forbidden")
 	e.do(limited, "POST", "/v1/accounts/"+acct+"/hooks", `{"name":"h","queue":"billing","verify":"none"}`).expectError(403, "forbidden")
+	e.deployTrap(acct, "f")
 	e.do(limited, "PUT", "/v1/accounts/"+acct+"/triggers/t", `{"kind":"queue","queue":"orders-eu","function":"f"}`).expect(200)
 	// A limited key cannot mint a wider one, nor scopes it lacks.
 	e.do(limited, "POST", "/v1/accounts/"+acct+"/keys", `{"scopes":["mq:send"],"queues":["*"]}`).expectError(403, "forbidden")

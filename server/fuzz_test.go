@@ -107,7 +107,7 @@ func FuzzDecodeQueueOptions(f *testing.F) {
 		f.Add([]byte(s), true)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, withName bool) {
-		_, _, err := decodeQueueOptions(body, withName)
+		_, _, _, err := decodeQueueOptions(body, withName)
 		checkDecodeError(t, err)
 	})
 }

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/pgqueue"
@@ -104,15 +107,22 @@ func (s *Server) DeleteHook(ctx context.Context, account, name string) error {
 }
 
 func (a *api) listHooks(w http.ResponseWriter, r *http.Request, c *call) error {
+	limit, after, err := listPage(r)
+	if err != nil {
+		return err
+	}
 	hs, err := a.s.ListHooks(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
-	out := make([]wire.HookInfo, len(hs))
-	for i, h := range hs {
-		out[i] = wire.HookInfo(h)
+	out := make([]wire.HookInfo, 0, len(hs))
+	for _, h := range hs {
+		if c.key.allowsQueue(h.Queue) {
+			out = append(out, wire.HookInfo(h))
+		}
 	}
-	writeJSON(w, http.StatusOK, wire.HookList{Hooks: out})
+	out, next := pageByName(out, func(h wire.HookInfo) string { return h.Name }, limit, after)
+	writeJSON(w, http.StatusOK, wire.HookList{Hooks: out, Next: next})
 	return nil
 }
 
@@ -129,6 +139,20 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request, c *call) error 
 	if pgqueue.ValidName(h.Name) && !c.key.allowsQueue(h.Queue) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s may not send to queue %q", c.key.id, truncate(h.Queue, 90))
 	}
+	if err := a.checkHookAccess(r.Context(), c, h.Name); err != nil {
+		return err
+	}
+	if pgqueue.ValidName(h.Name) {
+		hs, err := a.s.hooks.List(r.Context(), c.account)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(hs, func(o triggers.Hook) bool { return o.Name == h.Name }) {
+			if err := a.checkLimit(r.Context(), c.account, "hooks", len(hs)); err != nil {
+				return err
+			}
+		}
+	}
 	created, err := a.s.PutHook(r.Context(), c.account, h)
 	if err != nil {
 		return err
@@ -142,7 +166,29 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request, c *call) error 
 	return nil
 }
 
+// checkHookAccess refuses a key that may not touch the queue the
+// existing hook name (if any) delivers to.
+func (a *api) checkHookAccess(ctx context.Context, c *call, name string) error {
+	if c.key.allQueues() || !pgqueue.ValidName(name) {
+		return nil
+	}
+	old, _, err := a.s.hooks.Get(ctx, c.account, name)
+	if errors.Is(err, triggers.ErrHookNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !c.key.allowsQueue(old.Queue) {
+		return c.forbidQueues("hook " + name + ", which delivers to " + strconvQuote(old.Queue))
+	}
+	return nil
+}
+
 func (a *api) deleteHook(w http.ResponseWriter, r *http.Request, c *call) error {
+	if err := a.checkHookAccess(r.Context(), c, r.PathValue("name")); err != nil {
+		return err
+	}
 	if err := a.s.DeleteHook(r.Context(), c.account, r.PathValue("name")); err != nil {
 		return err
 	}
@@ -160,22 +206,20 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 	if !accountRE.MatchString(account) || !pgqueue.ValidName(name) {
 		return notFound
 	}
-	if r.ContentLength > maxBodyBytes {
-		return tooLarge(maxBodyBytes)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return tooLarge(maxBodyBytes)
-		}
-		return badRequest("reading the request body: %v", err)
-	}
+	// The hook is looked up before the body is read: requests to unknown
+	// hooks cost no memory.
 	ctx := r.Context()
 	hook, now, err := a.s.hooks.Get(ctx, account, name)
 	if errors.Is(err, triggers.ErrHookNotFound) {
 		return notFound
 	}
+	if err != nil {
+		return err
+	}
+	if r.ContentLength > maxBodyBytes {
+		return tooLarge(maxBodyBytes)
+	}
+	body, err := a.readWebhookBody(w, r)
 	if err != nil {
 		return err
 	}
@@ -198,7 +242,15 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 	if err != nil {
 		return err
 	}
-	seq, dup, err := a.s.hooks.Deliver(ctx, account, name, hook.Queue, d.ID, msg)
+	// GitHub signs the body only, so a captured delivery stays valid under
+	// any X-GitHub-Delivery: deduplicate on the signature instead (the
+	// same body and secret give the same one), which covers a replay of
+	// the same delivery id too.
+	dedupID := d.ID
+	if hook.Verify == string(webhook.SchemeGitHub) {
+		dedupID = "sha256=" + strings.ToLower(strings.TrimPrefix(strings.TrimSpace(r.Header.Get("X-Hub-Signature-256")), "sha256="))
+	}
+	seq, dup, err := a.s.hooks.Deliver(ctx, account, name, hook.Queue, dedupID, msg)
 	if err != nil {
 		return err
 	}
@@ -209,6 +261,33 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 	}
 	writeJSON(w, http.StatusAccepted, wire.WebhookResult{Sequence: seq})
 	return nil
+}
+
+// readWebhookBody reads an unauthenticated webhook body, at most
+// maxBodyBytes, while holding one of the server's webhook read slots
+// (Config.WebhookReads): when all are taken it answers 503 with
+// Retry-After at once rather than hold more bodies in memory.
+func (a *api) readWebhookBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	select {
+	case a.webhookReads <- struct{}{}:
+		defer func() { <-a.webhookReads }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		return nil, errorf(http.StatusServiceUnavailable, "unavailable",
+			"too many webhook deliveries are being read at once; retry later")
+	}
+	// Read in chunks against the limit: a body costs what it sends, not
+	// what its Content-Length claims.
+	var buf bytes.Buffer
+	_, err := io.Copy(&buf, http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge(maxBodyBytes)
+		}
+		return nil, badRequest("reading the request body: %v", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // pruneDeliveries deletes delivery ids older than

@@ -24,7 +24,8 @@ func toQueueJSON(q pgqueue.Queue) wire.Queue {
 	return wire.Queue{Name: q.Name, VisibilityTimeoutSeconds: sec(q.Settings.VisibilityTimeout),
 		MaxReceiveCount: q.Settings.MaxReceiveCount, DelaySeconds: sec(q.Settings.Delay),
 		RetentionSeconds: sec(q.Settings.Retention), MaxMessageBytes: q.Settings.MaxMessageBytes,
-		DedupWindowSeconds: sec(q.Settings.DedupWindow), CreatedAt: q.CreatedAt.UTC(), UpdatedAt: q.UpdatedAt.UTC()}
+		DedupWindowSeconds: sec(q.Settings.DedupWindow), RequireReceipt: q.Settings.RequireReceipt,
+		CreatedAt: q.CreatedAt.UTC(), UpdatedAt: q.UpdatedAt.UTC()}
 }
 
 // toStatsJSON is a queue's live counts on the wire.
@@ -38,6 +39,10 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
+	limit, after, err := listPage(r)
+	if err != nil {
+		return err
+	}
 	queues, err := a.s.queue.ListQueues(r.Context(), c.account)
 	if err != nil {
 		return err
@@ -48,6 +53,7 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 			qs = append(qs, toQueueJSON(q))
 		}
 	}
+	qs, next := pageByName(qs, func(q wire.Queue) string { return q.Name }, limit, after)
 	if live {
 		all, err := a.s.queue.ListStats(r.Context(), c.account)
 		if err != nil {
@@ -64,7 +70,7 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, wire.QueueList{Queues: qs})
+	writeJSON(w, http.StatusOK, wire.QueueList{Queues: qs, Next: next})
 	return nil
 }
 
@@ -73,41 +79,63 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 var queueOptions = []string{"visibility_timeout_seconds", "max_receive_count", "delay_seconds",
 	"retention_seconds", "max_message_bytes", "dedup_window_seconds"}
 
+// queueOptionRanges are the queue options' ranges, as the SQL API checks
+// them (pgqueue's 001 migration), so that a value that is no integer at
+// all is refused naming the range that holds.
+var queueOptionRanges = map[string][2]int64{
+	"visibility_timeout_seconds": {0, 43200}, "max_receive_count": {1, 1000}, "delay_seconds": {0, 43200},
+	"retention_seconds": {60, 1209600}, "max_message_bytes": {1, 1048576}, "dedup_window_seconds": {0, 86400},
+}
+
 // decodeQueueOptions parses a create (withName) or update body into the
-// queue's name and the SQL API's options. The SQL API checks the ranges;
-// here every value must be an integer.
-func decodeQueueOptions(body []byte, withName bool) (string, pgqueue.QueueOptions, error) {
+// queue's name, the SQL API's options and require_receipt (nil when not
+// given). The SQL API checks the ranges; here every value must be an
+// integer (require_receipt a boolean).
+func decodeQueueOptions(body []byte, withName bool) (string, pgqueue.QueueOptions, *bool, error) {
 	if err := checkJSON(body); err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return "", nil, badRequest("request body: expected a JSON object of queue settings")
+		return "", nil, nil, badRequest("request body: expected a JSON object of queue settings")
 	}
 	var name string
 	if raw, ok := fields["name"]; ok {
 		if !withName {
-			return "", nil, badRequest("a queue cannot be renamed: leave name out")
+			return "", nil, nil, badRequest("a queue cannot be renamed: leave name out")
 		}
 		if err := json.Unmarshal(raw, &name); err != nil {
-			return "", nil, badRequest("field name: expected a JSON string")
+			return "", nil, nil, badRequest("field name: expected a JSON string")
 		}
 		delete(fields, "name")
 	} else if withName {
-		return "", nil, badRequest("missing name: give the queue's name, 1-80 characters from A-Z a-z 0-9 _ -")
+		return "", nil, nil, badRequest("missing name: give the queue's name, 1-80 characters from A-Z a-z 0-9 _ -")
+	}
+	var requireReceipt *bool
+	if raw, ok := fields["require_receipt"]; ok {
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil || string(raw) == "null" {
+			return "", nil, nil, badRequest("field require_receipt: expected true or false")
+		}
+		requireReceipt = &b
+		delete(fields, "require_receipt")
 	}
 	opts := pgqueue.QueueOptions{}
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if !slices.Contains(queueOptions, k) {
-			return "", nil, badRequest("unknown field %q: use name, %s", truncate(k, 40), strings.Join(queueOptions, ", "))
+			return "", nil, nil, badRequest("unknown field %q: use name, %s, require_receipt", truncate(k, 40), strings.Join(queueOptions, ", "))
 		}
-		v, err := integer(k, string(fields[k]), -1<<31, 1<<31-1)
+		lo, hi := int64(-1<<31), int64(1<<31-1)
+		if r, ok := queueOptionRanges[k]; ok {
+			lo, hi = r[0], r[1]
+		}
+		v, err := integer(k, string(fields[k]), lo, hi)
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		opts[k] = v
 	}
-	return name, opts, nil
+	return name, opts, requireReceipt, nil
 }
 
 func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -115,7 +143,7 @@ func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	if err != nil {
 		return err
 	}
-	name, opts, err := decodeQueueOptions(body, true)
+	name, opts, requireReceipt, err := decodeQueueOptions(body, true)
 	if err != nil {
 		return err
 	}
@@ -125,9 +153,23 @@ func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	if !c.key.allowsQueue(name) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s", c.key.id, strings.Join(c.key.queues, ", "))
 	}
+	existing, err := a.s.queue.ListQueues(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(existing, func(q pgqueue.Queue) bool { return q.Name == name }) {
+		if err := a.checkLimit(r.Context(), c.account, "queues", len(existing)); err != nil {
+			return err
+		}
+	}
 	q, err := a.s.queue.CreateQueueWithOptions(r.Context(), c.account, name, opts)
 	if err != nil {
 		return err
+	}
+	if requireReceipt != nil && *requireReceipt {
+		if q, err = a.s.queue.SetRequireReceipt(r.Context(), c.account, name, true); err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusCreated, toQueueJSON(q))
 	return nil
@@ -164,13 +206,18 @@ func (a *api) updateQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	if err != nil {
 		return err
 	}
-	_, opts, err := decodeQueueOptions(body, false)
+	_, opts, requireReceipt, err := decodeQueueOptions(body, false)
 	if err != nil {
 		return err
 	}
 	q, err := a.s.queue.PatchQueue(r.Context(), c.account, c.queue, opts)
 	if err != nil {
 		return err
+	}
+	if requireReceipt != nil && *requireReceipt != q.Settings.RequireReceipt {
+		if q, err = a.s.queue.SetRequireReceipt(r.Context(), c.account, c.queue, *requireReceipt); err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusOK, toQueueJSON(q))
 	return nil
@@ -197,15 +244,20 @@ func toFunctionJSON(f functions.Function) wire.Function {
 }
 
 func (a *api) listFunctions(w http.ResponseWriter, r *http.Request, c *call) error {
+	limit, after, err := listPage(r)
+	if err != nil {
+		return err
+	}
 	fs, err := a.s.registry.List(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
+	fs, next := pageByName(fs, func(f functions.Function) string { return f.Name }, limit, after)
 	out := make([]wire.Function, len(fs))
 	for i, f := range fs {
 		out[i] = toFunctionJSON(f)
 	}
-	writeJSON(w, http.StatusOK, wire.FunctionList{Functions: out})
+	writeJSON(w, http.StatusOK, wire.FunctionList{Functions: out, Next: next})
 	return nil
 }
 
@@ -305,6 +357,9 @@ func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) er
 	if err != nil {
 		return err
 	}
+	if err := a.checkDeployLimits(r.Context(), c.account, r.PathValue("name"), module); err != nil {
+		return err
+	}
 	d, err := a.s.registry.Deploy(r.Context(), c.account, r.PathValue("name"), module, cfg, alias)
 	if err != nil {
 		return err
@@ -374,15 +429,22 @@ func toTriggerJSON(t triggers.Trigger) wire.TriggerInfo {
 }
 
 func (a *api) listTriggers(w http.ResponseWriter, r *http.Request, c *call) error {
+	limit, after, err := listPage(r)
+	if err != nil {
+		return err
+	}
 	ts, err := a.s.triggers.List(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
-	out := make([]wire.TriggerInfo, len(ts))
-	for i, t := range ts {
-		out[i] = toTriggerJSON(t)
+	out := make([]wire.TriggerInfo, 0, len(ts))
+	for _, t := range ts {
+		if c.key.allowsQueues(triggerQueues(t)) {
+			out = append(out, toTriggerJSON(t))
+		}
 	}
-	writeJSON(w, http.StatusOK, wire.TriggerList{Triggers: out})
+	out, next := pageByName(out, func(t wire.TriggerInfo) string { return t.Name }, limit, after)
+	writeJSON(w, http.StatusOK, wire.TriggerList{Triggers: out, Next: next})
 	return nil
 }
 
@@ -512,8 +574,31 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	if t.Queue != "" && !c.key.allowsQueue(t.Queue) {
-		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s", c.key.id, strings.Join(c.key.queues, ", "))
+	if !c.key.allowsQueues(triggerQueues(t)) {
+		return c.forbidQueues("trigger " + t.Name + "'s queue " + strconvQuote(t.Queue))
+	}
+	if old, found, err := a.findTrigger(r.Context(), c.account, t.Name); err != nil {
+		return err
+	} else if found && !c.key.allowsQueues(triggerQueues(old)) {
+		return c.forbidQueues("trigger " + t.Name + ", which touches " + strconvQuote(old.Queue))
+	} else if !found {
+		ts, err := a.s.triggers.List(r.Context(), c.account)
+		if err != nil {
+			return err
+		}
+		if err := a.checkLimit(r.Context(), c.account, "triggers", len(ts)); err != nil {
+			return err
+		}
+	}
+	if t.Function != "" {
+		// A trigger of a missing function would only fail at every reload.
+		fs, err := a.s.registry.List(r.Context(), c.account)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(fs, func(f functions.Function) bool { return f.Name == t.Function }) {
+			return badRequest("function %q does not exist in account %s: deploy it before its trigger", truncate(t.Function, 90), c.account)
+		}
 	}
 	changed, err := a.s.triggers.Put(r.Context(), t)
 	if err != nil {
@@ -524,7 +609,13 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 }
 
 func (a *api) deleteTrigger(w http.ResponseWriter, r *http.Request, c *call) error {
-	if err := a.s.triggers.Delete(r.Context(), c.account, r.PathValue("name")); err != nil {
+	name := r.PathValue("name")
+	if old, found, err := a.findTrigger(r.Context(), c.account, name); err != nil {
+		return err
+	} else if found && !c.key.allowsQueues(triggerQueues(old)) {
+		return c.forbidQueues("trigger " + name + ", which touches " + strconvQuote(old.Queue))
+	}
+	if err := a.s.triggers.Delete(r.Context(), c.account, name); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -586,11 +677,15 @@ func (a *api) listInvocations(w http.ResponseWriter, r *http.Request, c *call) e
 			return err
 		}
 	}
-	out, err := a.invocations(r.Context(), c.account, f)
+	out, err := a.visibleInvocations(r.Context(), c, f)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, wire.InvocationList{Invocations: out})
+	var last int64
+	if len(out) > 0 {
+		last = out[len(out)-1].ID
+	}
+	writeJSON(w, http.StatusOK, wire.InvocationList{Invocations: out, Next: nextInvocation(len(out), f.Limit, last)})
 	return nil
 }
 
@@ -599,7 +694,7 @@ func (a *api) getInvocation(w http.ResponseWriter, r *http.Request, c *call) err
 	if err != nil {
 		return err
 	}
-	out, err := a.invocations(r.Context(), c.account, triggers.InvocationFilter{ID: id, Limit: 1})
+	out, err := a.visibleInvocations(r.Context(), c, triggers.InvocationFilter{ID: id, Limit: 1})
 	if err != nil {
 		return err
 	}
@@ -608,6 +703,40 @@ func (a *api) getInvocation(w http.ResponseWriter, r *http.Request, c *call) err
 	}
 	writeJSON(w, http.StatusOK, out[0])
 	return nil
+}
+
+// maxInvocationScans bounds the pages read to fill one page of
+// invocations for a queue-limited key.
+const maxInvocationScans = 10
+
+// visibleInvocations reads the invocations f selects that the key may see
+// (see allowsInvocation), newest first: for a queue-limited key it reads
+// further pages (at most maxInvocationScans) to fill f.Limit.
+func (a *api) visibleInvocations(ctx context.Context, c *call, f triggers.InvocationFilter) ([]wire.Invocation, error) {
+	byTrigger, err := a.invocationQueues(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if byTrigger == nil {
+		return a.invocations(ctx, c.account, f)
+	}
+	out := []wire.Invocation{}
+	for range maxInvocationScans {
+		page, err := a.invocations(ctx, c.account, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range page {
+			if c.allowsInvocation(v, byTrigger) && len(out) < f.Limit {
+				out = append(out, v)
+			}
+		}
+		if len(page) < f.Limit || len(out) >= f.Limit || f.ID != 0 {
+			break
+		}
+		f.BeforeID = page[len(page)-1].ID
+	}
+	return out, nil
 }
 
 // invocations reads the account's invocation log, newest first.
@@ -629,14 +758,25 @@ func (a *api) invocations(ctx context.Context, account string, f triggers.Invoca
 // Keys.
 
 func (a *api) listKeys(w http.ResponseWriter, r *http.Request, c *call) error {
+	limit, after, err := listPage(r)
+	if err != nil {
+		return err
+	}
 	keys, err := a.s.ListKeys(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
-	if keys == nil {
-		keys = []Key{}
+	out := []Key{}
+	for _, k := range keys {
+		if c.key.coversPatterns(k.Queues) {
+			out = append(out, k)
+		}
 	}
-	writeJSON(w, http.StatusOK, wire.KeyList{Keys: keys})
+	out, next, err := pageByID(out, func(k Key) string { return k.ID }, limit, after)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, wire.KeyList{Keys: out, Next: next})
 	return nil
 }
 
@@ -668,6 +808,19 @@ func (a *api) createKey(w http.ResponseWriter, r *http.Request, c *call) error {
 			}
 		}
 	}
+	keys, err := a.s.ListKeys(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	live := 0
+	for _, k := range keys {
+		if k.RevokedAt == nil {
+			live++
+		}
+	}
+	if err := a.checkLimit(r.Context(), c.account, "keys", live); err != nil {
+		return err
+	}
 	id, secret, err := a.s.CreateKey(r.Context(), c.account, req.Scopes, req.Queues, req.Description)
 	if err != nil {
 		return err
@@ -677,7 +830,19 @@ func (a *api) createKey(w http.ResponseWriter, r *http.Request, c *call) error {
 }
 
 func (a *api) revokeKey(w http.ResponseWriter, r *http.Request, c *call) error {
-	if err := a.s.RevokeKey(r.Context(), c.account, r.PathValue("id")); err != nil {
+	id := r.PathValue("id")
+	keys, err := a.s.ListKeys(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	// A key may revoke only keys that hold no more than it does.
+	for _, k := range keys {
+		if k.ID == id && !c.key.covers(k.Scopes, k.Queues) {
+			return errorf(http.StatusForbidden, "forbidden", "access key %s may not revoke %s, which holds scopes or queues it lacks",
+				c.key.id, id)
+		}
+	}
+	if err := a.s.RevokeKey(r.Context(), c.account, id); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -126,6 +126,7 @@ func TestTriggersAndInvocations(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	acct, tok := e.admin("jobs")
+	e.deployTrap(acct, "worker")
 	base := "/v1/accounts/" + acct + "/triggers"
 	var put struct {
 		Name    string
@@ -187,6 +188,7 @@ func TestInvocationFiltersAndGet(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	acct, tok := e.admin("jobs")
+	e.deployTrap(acct, "worker")
 	base := "/v1/accounts/" + acct
 	for _, name := range []string{"a", "b"} {
 		e.do(tok, "PUT", base+"/triggers/"+name, `{"kind":"queue","queue":"jobs","function":"worker","enabled":false}`).expect(200)

@@ -10,11 +10,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sluicehq/sluice/pgqueue"
 )
 
-// Metrics (GET /metrics), on a registry of the server's own:
+// Metrics, on a registry of the server's own. GET /metrics on the API
+// needs a key with ScopeMetrics and shows that key's account only; the
+// listener of Config.MetricsAddr shows everything without a key. An
+// account has at most Config.MetricsSeriesPerAccount queue and function
+// label values; the others are summed under otherLabel.
 //
 //   - sluice_queue_messages{account,queue,state} (gauge; state is ready,
 //     delayed, inflight or dlq) and sluice_queue_oldest_ready_age_seconds:
@@ -48,7 +53,17 @@ type metrics struct {
 	invSeen  map[int64]struct{}
 	depthAt  time.Time
 	depth    []pgqueue.QueueStats // replaced whole, read under mu
+
+	// perAccount caps the queue and function names of one account that
+	// get their own label value; the others are summed under otherLabel.
+	perAccount int
+	lmu        sync.Mutex
+	admitted   map[string]map[string]struct{} // kind/account → names
 }
+
+// otherLabel is the queue or function label of the series beyond an
+// account's cap; no queue or function can be named so.
+const otherLabel = "~other"
 
 const (
 	depthCacheTTL = 5 * time.Second
@@ -69,7 +84,8 @@ var (
 )
 
 func newMetrics(a *api) *metrics {
-	m := &metrics{a: a, reg: prometheus.NewRegistry(), invSeen: map[int64]struct{}{}}
+	m := &metrics{a: a, reg: prometheus.NewRegistry(), invSeen: map[int64]struct{}{},
+		perAccount: a.s.cfg.MetricsSeriesPerAccount, admitted: map[string]map[string]struct{}{}}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_http_requests_total",
 		Help: "HTTP API requests by route and status code."}, []string{"route", "code"})
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_http_request_duration_seconds",
@@ -92,18 +108,23 @@ func (m *metrics) observeRequest(route string, code int, d time.Duration) {
 	m.latency.WithLabelValues(route).Observe(d.Seconds())
 }
 
+// handler serves every account's metrics without a key: what
+// Config.MetricsAddr listens with, for the operator's network only.
 func (m *metrics) handler() http.Handler {
 	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-		err := m.refresh(ctx)
-		cancel()
-		if err != nil {
-			m.errors.Inc()
-			m.a.log.Warn().Err(err).Msg("metrics refresh")
-		}
-		h.ServeHTTP(w, r)
-	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { m.serve(w, r, h) })
+}
+
+// serve refreshes what is read from the database and serves h.
+func (m *metrics) serve(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	err := m.refresh(ctx)
+	cancel()
+	if err != nil {
+		m.errors.Inc()
+		m.a.log.Warn().Err(err).Msg("metrics refresh")
+	}
+	h.ServeHTTP(w, r)
 }
 
 // refresh reads new invocations and, when stale, queue depths.
@@ -120,8 +141,9 @@ func (m *metrics) refresh(ctx context.Context) error {
 			after = v.ID
 			if _, dup := m.invSeen[v.ID]; !dup {
 				m.invSeen[v.ID] = struct{}{}
-				m.invs.WithLabelValues(v.Account, v.Function, v.Outcome).Inc()
-				m.invDur.WithLabelValues(v.Account, v.Function, v.Outcome).Observe(v.DurationMS / 1000)
+				fn := m.label("function", v.Account, v.Function)
+				m.invs.WithLabelValues(v.Account, fn, v.Outcome).Inc()
+				m.invDur.WithLabelValues(v.Account, fn, v.Outcome).Observe(v.DurationMS / 1000)
 			}
 			if prefixSettled = prefixSettled && v.Settled; prefixSettled {
 				floor = v.ID
@@ -160,7 +182,26 @@ func (c depthCollector) Collect(ch chan<- prometheus.Metric) {
 	c.m.mu.Lock()
 	depth := c.m.depth
 	c.m.mu.Unlock()
+	// Queues beyond an account's cap are summed (their age: the oldest).
+	type key struct{ account, queue string }
+	sums := map[key]*pgqueue.QueueStats{}
+	var order []key
 	for _, d := range depth {
+		k := key{d.Account, c.m.label("queue", d.Account, d.Queue)}
+		sum, ok := sums[k]
+		if !ok {
+			sum = &pgqueue.QueueStats{Account: k.account, Queue: k.queue}
+			sums[k] = sum
+			order = append(order, k)
+		}
+		sum.Ready += d.Ready
+		sum.Delayed += d.Delayed
+		sum.Inflight += d.Inflight
+		sum.DLQ += d.DLQ
+		sum.OldestReadyAge = max(sum.OldestReadyAge, d.OldestReadyAge)
+	}
+	for _, k := range order {
+		d := sums[k]
 		for _, s := range []struct {
 			state string
 			n     int64
@@ -169,4 +210,66 @@ func (c depthCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, d.OldestReadyAge.Seconds(), d.Account, d.Queue)
 	}
+}
+
+// label returns name as the kind (queue or function) label of account,
+// or otherLabel once the account has perAccount other names labelled.
+// A name keeps its label for the life of the process.
+func (m *metrics) label(kind, account, name string) string {
+	if m.perAccount <= 0 {
+		return name
+	}
+	m.lmu.Lock()
+	defer m.lmu.Unlock()
+	set := m.admitted[kind+"/"+account]
+	if set == nil {
+		set = map[string]struct{}{}
+		m.admitted[kind+"/"+account] = set
+	}
+	if _, ok := set[name]; ok {
+		return name
+	}
+	if len(set) >= m.perAccount {
+		return otherLabel
+	}
+	set[name] = struct{}{}
+	return name
+}
+
+// accountHandler serves the metrics of one account only, to a request
+// authenticated with a key holding ScopeMetrics (the main API's
+// /metrics): the series labelled with its account, nothing else.
+func (m *metrics) accountHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, err := m.a.authenticate(r)
+		if err == nil && !key.allows(ScopeMetrics) {
+			err = errorf(http.StatusForbidden, "forbidden", "access key %s lacks scope %s", key.id, ScopeMetrics)
+		}
+		if err != nil {
+			m.a.writeError(w, r, err)
+			return
+		}
+		account := key.account
+		g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+			mfs, err := m.reg.Gather()
+			var out []*dto.MetricFamily
+			for _, mf := range mfs {
+				var keep []*dto.Metric
+				for _, metric := range mf.Metric {
+					for _, l := range metric.Label {
+						if l.GetName() == "account" && l.GetValue() == account {
+							keep = append(keep, metric)
+							break
+						}
+					}
+				}
+				if len(keep) > 0 {
+					mf.Metric = keep
+					out = append(out, mf)
+				}
+			}
+			return out, err
+		})
+		m.serve(w, r, promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	})
 }

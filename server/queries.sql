@@ -20,3 +20,14 @@ SELECT id, account, scopes, queues, description, created_at, revoked_at
 UPDATE {{schema}}.access_keys SET revoked_at = coalesce(revoked_at, now())
  WHERE account = $1 AND id = $2
 RETURNING id
+
+-- name: get_account_limits
+SELECT queues, functions, triggers, hooks, keys, module_bytes
+  FROM {{schema}}.account_limits
+ WHERE account = $1
+
+-- name: set_account_limits
+INSERT INTO {{schema}}.account_limits (account, queues, functions, triggers, hooks, keys, module_bytes)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (account) DO UPDATE SET queues = $2, functions = $3, triggers = $4, hooks = $5, keys = $6,
+    module_bytes = $7, updated_at = now()

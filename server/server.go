@@ -45,6 +45,27 @@ type Config struct {
 	MaxConns int32
 	// Logger receives the server's logs.
 	Logger zerolog.Logger
+	// WebhookReads bounds the webhook bodies read at once (default 64,
+	// so at most 64 MiB of unauthenticated bodies in memory); a delivery
+	// beyond it gets 503 with Retry-After.
+	WebhookReads int
+	// MetricsAddr, when set, is a second listener serving GET /metrics
+	// of every account without a key, for the operator's Prometheus (keep
+	// it off the internet). The API's own /metrics needs a key with scope
+	// metrics:read and shows that key's account only.
+	MetricsAddr string
+	// MetricsSeriesPerAccount caps the queue and function label values
+	// of one account in the metrics (default 100); the series of the
+	// others are summed under the label value "~other". Negative: no cap.
+	MetricsSeriesPerAccount int
+	// Limits bound what each account may create through the HTTP API;
+	// zero fields take DefaultLimits. SetAccountLimits overrides them for
+	// one account.
+	Limits AccountLimits
+	// AuthFailuresPerMinute is how many failed authentications a client
+	// address may make a minute (and at once) before it gets 429 with
+	// Retry-After (default 60; negative: no limit).
+	AuthFailuresPerMinute int
 	// Engine tunes the trigger engine; its wiring fields are filled in.
 	Engine triggers.Config
 }
@@ -71,6 +92,9 @@ type Server struct {
 	http    *http.Server
 	ln      net.Listener
 
+	metricsHTTP *http.Server
+	metricsLn   net.Listener
+
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -89,6 +113,16 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 20
+	}
+	cfg.Limits = cfg.Limits.withDefaults(DefaultLimits)
+	if cfg.MetricsSeriesPerAccount == 0 {
+		cfg.MetricsSeriesPerAccount = 100
+	}
+	if cfg.AuthFailuresPerMinute == 0 {
+		cfg.AuthFailuresPerMinute = 60
+	}
+	if cfg.WebhookReads <= 0 {
+		cfg.WebhookReads = 64
 	}
 	if cfg.CacheDir == "" {
 		dir, err := os.UserCacheDir()
@@ -215,8 +249,33 @@ func (s *Server) Start(ctx context.Context) error {
 		}()
 		s.log.Info().Str("addr", ln.Addr().String()).Msg("http api listening")
 	}
+	if s.cfg.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", s.cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("server: listen for metrics on %s: %w", s.cfg.MetricsAddr, err)
+		}
+		s.metricsLn = ln
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", s.api.metrics.handler())
+		s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second}
+		go func() {
+			if err := s.metricsHTTP.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error().Err(err).Msg("metrics server stopped")
+			}
+		}()
+		s.log.Info().Str("addr", ln.Addr().String()).Msg("metrics listening")
+	}
 	s.log.Info().Str("schema", s.cfg.Schema).Msg("sluice serving")
 	return nil
+}
+
+// MetricsAddr is the metrics listener's address once started ("" without
+// one).
+func (s *Server) MetricsAddr() string {
+	if s.metricsLn == nil {
+		return ""
+	}
+	return s.metricsLn.Addr().String()
 }
 
 // Addr is the HTTP API's address once started ("" without one).
@@ -237,6 +296,9 @@ func (s *Server) Stop(ctx context.Context) error {
 			hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			errs = append(errs, s.http.Shutdown(hctx))
 			cancel()
+		}
+		if s.metricsHTTP != nil {
+			errs = append(errs, s.metricsHTTP.Close())
 		}
 		gctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownGrace)
 		errs = append(errs, s.engine.Stop(gctx))

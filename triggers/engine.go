@@ -89,7 +89,9 @@ type Engine struct {
 	runners map[int64]runner
 	runKeys map[int64]string
 	retired []runner // replaced runners still finishing their batches
-	loaded  map[string]*loadedFunction
+	// notStarted: when "trigger not started" was last logged, by trigger id
+	notStarted map[int64]time.Time
+	loaded     map[string]*loadedFunction
 
 	recorder *recorder
 }
@@ -137,7 +139,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		cfg: cfg, log: cfg.Logger, q: q,
-		runners: map[int64]runner{}, runKeys: map[int64]string{}, loaded: map[string]*loadedFunction{},
+		runners: map[int64]runner{}, runKeys: map[int64]string{}, loaded: map[string]*loadedFunction{}, notStarted: map[int64]time.Time{},
 	}
 	e.runCtx, e.runCancel = context.WithCancel(context.Background())
 	e.recorder = newRecorder(cfg.Pool, cfg.Schema, cfg.Logger)
@@ -230,9 +232,14 @@ func (e *Engine) reloadLocked(ctx context.Context) error {
 		}
 		e.stopTrigger(a.ID)
 		if err := e.startTrigger(ctx, a); err != nil {
-			e.log.Error().Err(err).Str("trigger", a.Name).Msg("trigger not started")
+			// Retried at every reload: logged once a minute per trigger.
+			if time.Since(e.notStarted[a.ID]) >= time.Minute {
+				e.notStarted[a.ID] = time.Now()
+				e.log.Error().Err(err).Str("trigger", a.Name).Msg("trigger not started (logged once a minute while it lasts)")
+			}
 			continue
 		}
+		delete(e.notStarted, a.ID)
 		e.runKeys[a.ID] = key
 	}
 	for id := range e.runKeys {
@@ -240,6 +247,7 @@ func (e *Engine) reloadLocked(ctx context.Context) error {
 			e.stopTrigger(id)
 		}
 	}
+	maps.DeleteFunc(e.notStarted, func(id int64, _ time.Time) bool { return !seen[id] })
 	e.retired = slices.DeleteFunc(e.retired, finished)
 	// Close functions no trigger uses any more once no batch runs on them.
 	for key, lf := range e.loaded {

@@ -31,6 +31,8 @@ type FunctionVersion struct {
 // FunctionList answers a list of functions.
 type FunctionList struct {
 	Functions []Function `json:"functions"`
+	// Next, when set, is the after of the next page; absent on the last page.
+	Next string `json:"next,omitempty"`
 }
 
 // Deployment answers a deploy: what it did.

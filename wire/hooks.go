@@ -58,6 +58,8 @@ type HookInfo struct {
 // HookList answers a list of hooks.
 type HookList struct {
 	Hooks []HookInfo `json:"hooks"`
+	// Next, when set, is the after of the next page; absent on the last page.
+	Next string `json:"next,omitempty"`
 }
 
 // WebhookResult answers a webhook delivery: 202 with the sequence of the

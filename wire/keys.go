@@ -17,6 +17,8 @@ type Key struct {
 // KeyList answers a list of keys.
 type KeyList struct {
 	Keys []Key `json:"keys"`
+	// Next, when set, is the after of the next page; absent on the last page.
+	Next string `json:"next,omitempty"`
 }
 
 // CreateKeyRequest is the body of a key's creation.

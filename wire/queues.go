@@ -4,15 +4,18 @@ import "time"
 
 // Queue is a queue's settings, with its counts when asked for.
 type Queue struct {
-	Name                     string    `json:"name"`
-	VisibilityTimeoutSeconds int       `json:"visibility_timeout_seconds"`
-	MaxReceiveCount          int       `json:"max_receive_count"`
-	DelaySeconds             int       `json:"delay_seconds"`
-	RetentionSeconds         int       `json:"retention_seconds"`
-	MaxMessageBytes          int       `json:"max_message_bytes"`
-	DedupWindowSeconds       int       `json:"dedup_window_seconds"`
-	CreatedAt                time.Time `json:"created_at"`
-	UpdatedAt                time.Time `json:"updated_at"`
+	Name                     string `json:"name"`
+	VisibilityTimeoutSeconds int    `json:"visibility_timeout_seconds"`
+	MaxReceiveCount          int    `json:"max_receive_count"`
+	DelaySeconds             int    `json:"delay_seconds"`
+	RetentionSeconds         int    `json:"retention_seconds"`
+	MaxMessageBytes          int    `json:"max_message_bytes"`
+	DedupWindowSeconds       int    `json:"dedup_window_seconds"`
+	// RequireReceipt: a leased message is deleted only with its receipt.
+	// Left out when false.
+	RequireReceipt bool      `json:"require_receipt,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
 	// Stats holds the counts: on a get, and in a list asked for live.
 	Stats *QueueStats `json:"stats,omitempty"`
 }
@@ -29,6 +32,8 @@ type QueueStats struct {
 // QueueList answers a list of queues.
 type QueueList struct {
 	Queues []Queue `json:"queues"`
+	// Next, when set, is the after of the next page; absent on the last page.
+	Next string `json:"next,omitempty"`
 }
 
 // QueueSettings are the settings a queue is created with or changed to

@@ -69,6 +69,8 @@ type TriggerInfo struct {
 // TriggerList answers a list of triggers.
 type TriggerList struct {
 	Triggers []TriggerInfo `json:"triggers"`
+	// Next, when set, is the after of the next page; absent on the last page.
+	Next string `json:"next,omitempty"`
 }
 
 // PutTriggerResult answers a PUT of a trigger: whether anything changed.
@@ -106,4 +108,6 @@ type Invocation struct {
 // InvocationList answers a list of invocations, newest first.
 type InvocationList struct {
 	Invocations []Invocation `json:"invocations"`
+	// Next, when set, is the before_id of the next page; absent on the last page.
+	Next string `json:"next,omitempty"`
 }

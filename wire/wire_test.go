@@ -33,6 +33,7 @@ var goldens = []struct {
 		`{"sequence":7,"body":{"a":1},"headers":null,"created_at":"2026-11-30T12:00:00Z","receive_count":2,"visible_at":"2026-11-30T12:00:30.5Z","receipt":"0190a6e5-7c3b-7d2a-9f3e-1b2c3d4e5f60"}`},
 	{"Message/peeked", wire.Message{Sequence: 1, Body: json.RawMessage(`[1]`), Headers: json.RawMessage(`{"h":"v"}`), CreatedAt: t0, VisibleAt: t0},
 		`{"sequence":1,"body":[1],"headers":{"h":"v"},"created_at":"2026-11-30T12:00:00Z","receive_count":0,"visible_at":"2026-11-30T12:00:00Z"}`},
+	{"QueueList/next", wire.QueueList{Queues: []wire.Queue{}, Next: "orders"}, `{"queues":[],"next":"orders"}`},
 	{"MessageList", wire.MessageList{Messages: []wire.Message{}}, `{"messages":[]}`},
 	{"DeadLetter", wire.DeadLetter{Sequence: 3, Body: json.RawMessage(`"x"`), Headers: json.RawMessage(`null`), CreatedAt: t0,
 		ReceiveCount: 5, FailedAt: t1, Reason: "max_receive_count", LastError: "smtp 451"},

@@ -17,8 +17,11 @@ import (
 // serveFlags are the flags `sluice serve` and `sluice dev` share.
 type serveFlags struct {
 	addr, schema, cacheDir, logLevel, logFormat string
+	metricsAddr                                 string
+	metricsSeries                               int
+	limits                                      server.AccountLimits
 	grace                                       time.Duration
-	maxConns                                    int
+	maxConns, webhookReads, authFailures        int
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat string) {
@@ -27,6 +30,17 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.StringVar(&f.cacheDir, "cache-dir", os.Getenv("SLUICE_CACHE_DIR"), "compiled WASM cache folder [SLUICE_CACHE_DIR]")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGTERM, how long running batches may finish")
 	fs.IntVar(&f.maxConns, "max-conns", 20, "database connection pool size")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", os.Getenv("SLUICE_METRICS_ADDR"), "second listener serving every account's /metrics without a key, for the operator (empty: none) [SLUICE_METRICS_ADDR]")
+	fs.IntVar(&f.metricsSeries, "metrics-series-per-account", 100, "queue and function label values per account in the metrics; the rest are summed under ~other")
+	d := server.DefaultLimits
+	fs.IntVar(&f.limits.Queues, "limit-queues", d.Queues, "queues an account may create through the API")
+	fs.IntVar(&f.limits.Functions, "limit-functions", d.Functions, "functions an account may deploy through the API")
+	fs.IntVar(&f.limits.Triggers, "limit-triggers", d.Triggers, "triggers an account may create through the API")
+	fs.IntVar(&f.limits.Hooks, "limit-hooks", d.Hooks, "webhook hooks an account may create through the API")
+	fs.IntVar(&f.limits.Keys, "limit-keys", d.Keys, "access keys (not revoked) an account may create through the API")
+	fs.Int64Var(&f.limits.ModuleBytes, "limit-module-bytes", d.ModuleBytes, "bytes of distinct modules an account may store")
+	fs.IntVar(&f.authFailures, "auth-failures-per-minute", 60, "failed authentications a client address may make a minute before 429 (negative: no limit)")
+	fs.IntVar(&f.webhookReads, "webhook-reads", 64, "webhook bodies read at once; more get 503 with Retry-After")
 	fs.StringVar(&f.logLevel, "log-level", envOr("SLUICE_LOG_LEVEL", "info"), "debug, info, warn or error [SLUICE_LOG_LEVEL]")
 	fs.StringVar(&f.logFormat, "log-format", envOr("SLUICE_LOG_FORMAT", defaultLogFormat), "json or console [SLUICE_LOG_FORMAT]")
 }
@@ -35,6 +49,8 @@ func (f *serveFlags) config(databaseURL string, logger zerolog.Logger) server.Co
 	return server.Config{
 		DatabaseURL: databaseURL, Schema: f.schema, HTTPAddr: f.addr, CacheDir: f.cacheDir,
 		ShutdownGrace: f.grace, MaxConns: int32(f.maxConns), Logger: logger,
+		WebhookReads: f.webhookReads, AuthFailuresPerMinute: f.authFailures,
+		MetricsAddr: f.metricsAddr, MetricsSeriesPerAccount: f.metricsSeries, Limits: f.limits,
 	}
 }
 

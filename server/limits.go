@@ -1,0 +1,162 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// AccountLimits bound what one account may create through the HTTP API
+// (see SECURITY.md). In Config.Limits a zero field takes its default; in
+// SetAccountLimits a zero field takes the server's value.
+type AccountLimits struct {
+	// Queues an account may have (default 1000).
+	Queues int
+	// Functions (default 100).
+	Functions int
+	// Triggers (default 1000).
+	Triggers int
+	// Hooks (default 100).
+	Hooks int
+	// Keys, not revoked (default 100).
+	Keys int
+	// ModuleBytes is the size of the account's distinct stored modules,
+	// every version of every function (default 512 MiB).
+	ModuleBytes int64
+}
+
+// DefaultLimits are the limits of a server whose Config.Limits leaves
+// them out.
+var DefaultLimits = AccountLimits{Queues: 1000, Functions: 100, Triggers: 1000, Hooks: 100, Keys: 100, ModuleBytes: 512 << 20}
+
+// withDefaults fills the zero fields of l from d.
+func (l AccountLimits) withDefaults(d AccountLimits) AccountLimits {
+	pick := func(v, def int) int {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	l.Queues, l.Functions, l.Triggers = pick(l.Queues, d.Queues), pick(l.Functions, d.Functions), pick(l.Triggers, d.Triggers)
+	l.Hooks, l.Keys = pick(l.Hooks, d.Hooks), pick(l.Keys, d.Keys)
+	if l.ModuleBytes == 0 {
+		l.ModuleBytes = d.ModuleBytes
+	}
+	return l
+}
+
+// SetAccountLimits sets the limits of one account; a zero field takes
+// the server's (Config.Limits). The account must exist.
+func (s *Server) SetAccountLimits(ctx context.Context, account string, l AccountLimits) error {
+	if l.Queues < 0 || l.Functions < 0 || l.Triggers < 0 || l.Hooks < 0 || l.Keys < 0 || l.ModuleBytes < 0 {
+		return fmt.Errorf("server: limits of account %s: %+v: use 0 (the server's) or more", account, l)
+	}
+	null := func(n int64) any {
+		if n == 0 {
+			return nil
+		}
+		return n
+	}
+	_, err := s.pool.Exec(ctx, s.api.q.Get("set_account_limits"), account, null(int64(l.Queues)), null(int64(l.Functions)),
+		null(int64(l.Triggers)), null(int64(l.Hooks)), null(int64(l.Keys)), null(l.ModuleBytes))
+	if err != nil {
+		return fmt.Errorf("server: set limits of account %s: %w", account, err)
+	}
+	return nil
+}
+
+// AccountLimits returns the limits that hold for account: its own where
+// set, the server's otherwise.
+func (s *Server) AccountLimits(ctx context.Context, account string) (AccountLimits, error) {
+	var q, f, t, h, k *int
+	var mb *int64
+	err := s.pool.QueryRow(ctx, s.api.q.Get("get_account_limits"), account).Scan(&q, &f, &t, &h, &k, &mb)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.cfg.Limits, nil
+	}
+	if err != nil {
+		return AccountLimits{}, fmt.Errorf("server: limits of account %s: %w", account, err)
+	}
+	var l AccountLimits
+	deref := func(p *int) int {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	l.Queues, l.Functions, l.Triggers, l.Hooks, l.Keys = deref(q), deref(f), deref(t), deref(h), deref(k)
+	if mb != nil {
+		l.ModuleBytes = *mb
+	}
+	return l.withDefaults(s.cfg.Limits), nil
+}
+
+// limitExceeded is the 403 of a create beyond an account's limit.
+func limitExceeded(account, what string, limit int64) error {
+	return errorf(http.StatusForbidden, "limit_exceeded",
+		"account %s has reached its limit of %d %s; delete some, or ask the operator to raise the limit", account, limit, what)
+}
+
+// checkLimit refuses one more of what when the account has have of them
+// already. The counts are read before the create, so concurrent creates
+// may pass the limit by a few.
+func (a *api) checkLimit(ctx context.Context, account, what string, have int) error {
+	l, err := a.s.AccountLimits(ctx, account)
+	if err != nil {
+		return err
+	}
+	limit := map[string]int{"queues": l.Queues, "functions": l.Functions, "triggers": l.Triggers, "hooks": l.Hooks, "keys": l.Keys}[what]
+	if have >= limit {
+		return limitExceeded(account, what, int64(limit))
+	}
+	return nil
+}
+
+// checkModuleBytes refuses a deploy of module to function name that
+// would take the account's distinct stored modules over its limit, and
+// a new function beyond the functions limit.
+func (a *api) checkDeployLimits(ctx context.Context, account, name string, module []byte) error {
+	l, err := a.s.AccountLimits(ctx, account)
+	if err != nil {
+		return err
+	}
+	fs, err := a.s.registry.List(ctx, account)
+	if err != nil {
+		return err
+	}
+	sizes := map[string]int64{}
+	exists := false
+	for _, f := range fs {
+		exists = exists || f.Name == name
+		vs, err := a.s.registry.Versions(ctx, account, f.Name)
+		if err != nil {
+			return err
+		}
+		for _, v := range vs {
+			sizes[v.SHA256] = int64(v.SizeBytes)
+		}
+	}
+	if !exists && len(fs) >= l.Functions {
+		return limitExceeded(account, "functions", int64(l.Functions))
+	}
+	var total int64
+	for _, n := range sizes {
+		total += n
+	}
+	if _, dup := sizes[sha256Hex(module)]; !dup && total+int64(len(module)) > l.ModuleBytes {
+		return errorf(http.StatusForbidden, "limit_exceeded",
+			"account %s stores %d bytes of modules; this one (%d bytes) would pass its limit of %d bytes; delete old functions, or ask the operator to raise the limit",
+			account, total, len(module), l.ModuleBytes)
+	}
+	return nil
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,67 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/sluicehq/sluice/internal/wasmbuild"
+)
+
+// TestAccountLimits: an account creates at most its limits of queues,
+// functions, triggers, hooks, keys and module bytes through the API
+// (403 limit_exceeded beyond); replacing what exists is not creating; an
+// account's own limits (SetAccountLimits) override the server's.
+func TestAccountLimits(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, func(c *Config) {
+		c.Limits = AccountLimits{Queues: 3, Functions: 1, Triggers: 2, Hooks: 1, Keys: 2}
+	})
+	acct, tok := e.admin("")
+	v := "/v1/accounts/" + acct
+	for i := range 3 {
+		e.do(tok, "POST", v+"/queues", fmt.Sprintf(`{"name":"q%d"}`, i)).expect(201)
+	}
+	e.do(tok, "POST", v+"/queues", `{"name":"q3"}`).expectError(403, "limit_exceeded")
+	e.do(tok, "POST", v+"/queues", `{"name":"q0"}`).expectError(409, "queue_exists")
+
+	trap := wasmbuild.Handwritten("trap")
+	e.deploy(tok, acct, "f", "", trap).expect(201)
+	e.deploy(tok, acct, "g", "", trap).expectError(403, "limit_exceeded")
+	e.deploy(tok, acct, "f", "?memory_mb=32", trap).expect(201) // a new version of f
+
+	for _, n := range []string{"t0", "t1"} {
+		e.do(tok, "PUT", v+"/triggers/"+n, `{"kind":"queue","queue":"q0","function":"f","enabled":false}`).expect(200)
+	}
+	e.do(tok, "PUT", v+"/triggers/t2", `{"kind":"queue","queue":"q0","function":"f","enabled":false}`).expectError(403, "limit_exceeded")
+	e.do(tok, "PUT", v+"/triggers/t1", `{"kind":"queue","queue":"q1","function":"f","enabled":false}`).expect(200)
+
+	e.do(tok, "POST", v+"/hooks", `{"name":"h0","queue":"q0","verify":"none"}`).expect(201)
+	e.do(tok, "POST", v+"/hooks", `{"name":"h1","queue":"q0","verify":"none"}`).expectError(403, "limit_exceeded")
+	e.do(tok, "POST", v+"/hooks", `{"name":"h0","queue":"q1","verify":"none"}`).expect(200)
+
+	// The admin key is one of two.
+	var k struct{ ID, Secret string }
+	e.do(tok, "POST", v+"/keys", `{"scopes":["mq:send"]}`).expect(201).decode(&k)
+	e.do(tok, "POST", v+"/keys", `{"scopes":["mq:send"]}`).expectError(403, "limit_exceeded")
+	e.do(tok, "DELETE", v+"/keys/"+k.ID, "").expect(204) // a revoked key does not count
+	e.do(tok, "POST", v+"/keys", `{"scopes":["mq:send"]}`).expect(201)
+
+	// The account's own limits.
+	ctx := context.Background()
+	if err := e.srv.SetAccountLimits(ctx, acct, AccountLimits{Queues: 5, ModuleBytes: int64(len(trap)) + 10}); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := e.srv.AccountLimits(ctx, acct); err != nil || l.Queues != 5 || l.Functions != 1 {
+		t.Fatalf("limits %+v %v", l, err)
+	}
+	e.do(tok, "POST", v+"/queues", `{"name":"q3"}`).expect(201)
+	e.deploy(tok, acct, "f", "?memory_mb=48", trap).expect(201) // the same module is stored once
+	e.deploy(tok, acct, "f", "", wasmbuild.Handwritten("recursion")).expectError(403, "limit_exceeded")
+	// Another account keeps the server's limits.
+	other, otherTok := e.admin("")
+	for i := range 3 {
+		e.do(otherTok, "POST", "/v1/accounts/"+other+"/queues", fmt.Sprintf(`{"name":"q%d"}`, i)).expect(201)
+	}
+	e.do(otherTok, "POST", "/v1/accounts/"+other+"/queues", `{"name":"q3"}`).expectError(403, "limit_exceeded")
+}
