@@ -77,3 +77,14 @@ SELECT module FROM {{schema}}.wasm_modules WHERE sha256 = $1
 
 -- name: delete_function
 DELETE FROM {{schema}}.functions WHERE account = $1 AND name = $2
+
+-- name: resolve_many
+-- The versions many (account, function, alias) refs point at, in one
+-- statement; refs without such a function or alias yield no row.
+SELECT r.account, r.alias, f.name, v.version, v.wasm_sha256, m.size_bytes, v.memory_mib, v.timeout_ms, v.env,
+       v.capabilities, v.created_at
+  FROM unnest($1::text[], $2::text[], $3::text[]) AS r(account, name, alias)
+  JOIN {{schema}}.functions f ON f.account = r.account AND f.name = r.name
+  JOIN {{schema}}.function_aliases a ON a.function_id = f.id AND a.alias = r.alias
+  JOIN {{schema}}.function_versions v ON v.function_id = f.id AND v.version = a.version
+  JOIN {{schema}}.wasm_modules m ON m.sha256 = v.wasm_sha256

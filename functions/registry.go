@@ -333,6 +333,46 @@ func (r *Registry) Resolve(ctx context.Context, account, name, alias string) (Ve
 	return v, nil
 }
 
+// Ref names an alias of a function in an account.
+type Ref struct {
+	Account, Function, Alias string
+}
+
+// ResolveAll returns, in one statement, the version each ref's alias points
+// at, by ref (an empty Alias means DefaultAlias). Refs whose function or
+// alias does not exist are absent from the result.
+func (r *Registry) ResolveAll(ctx context.Context, refs []Ref) (map[Ref]Version, error) {
+	accounts, names, aliases := make([]string, len(refs)), make([]string, len(refs)), make([]string, len(refs))
+	for i, ref := range refs {
+		if ref.Alias == "" {
+			ref.Alias = DefaultAlias
+		}
+		accounts[i], names[i], aliases[i] = ref.Account, ref.Function, ref.Alias
+	}
+	rows, err := r.pool.Query(ctx, r.q.Get("resolve_many"), accounts, names, aliases)
+	if err != nil {
+		return nil, fmt.Errorf("functions: resolve %d aliases: %w", len(refs), err)
+	}
+	out := make(map[Ref]Version, len(refs))
+	var ref Ref
+	var v Version
+	var sum []byte
+	var tms int64
+	_, err = pgx.ForEachRow(rows, []any{&ref.Account, &ref.Alias, &v.Function, &v.Number, &sum, &v.SizeBytes,
+		&v.MemoryMiB, &tms, &v.Env, &v.Capabilities, &v.CreatedAt}, func() error {
+		ref.Function = v.Function
+		v.SHA256 = hex.EncodeToString(sum)
+		v.Timeout = time.Duration(tms) * time.Millisecond
+		out[ref] = v
+		v = Version{}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("functions: resolve %d aliases: %w", len(refs), err)
+	}
+	return out, nil
+}
+
 // Version returns one version of a function.
 func (r *Registry) Version(ctx context.Context, account, name string, number int) (Version, error) {
 	v, err := scanVersion(r.pool.QueryRow(ctx, r.q.Get("get_version"), account, name, number))

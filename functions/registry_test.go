@@ -201,3 +201,32 @@ func TestCapabilitiesAreVersioned(t *testing.T) {
 		t.Fatalf("a function deployed without capabilities has %+v, want none", got)
 	}
 }
+
+// ResolveAll answers many refs in one statement and leaves out refs with
+// no such function or alias.
+func TestResolveAll(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRegistry(t, nil)
+	if _, err := r.Deploy(ctx, acct, "a", module("a"), cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Deploy(ctx, acct, "b", module("b"), cfg, "canary"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.ResolveAll(ctx, []functions.Ref{
+		{Account: acct, Function: "a"}, {Account: acct, Function: "b", Alias: "canary"},
+		{Account: acct, Function: "b"}, {Account: acct, Function: "missing"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("resolved %d refs (%v), want 2 (a@live and b@canary)", len(got), got)
+	}
+	if v := got[functions.Ref{Account: acct, Function: "a", Alias: "live"}]; v.Number != 1 || v.Function != "a" || v.Timeout != cfg.Timeout {
+		t.Errorf("a@live = %+v, want version 1 of a", v)
+	}
+	if v := got[functions.Ref{Account: acct, Function: "b", Alias: "canary"}]; v.Number != 1 || v.SHA256 == "" {
+		t.Errorf("b@canary = %+v, want version 1 of b", v)
+	}
+}

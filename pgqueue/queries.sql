@@ -182,3 +182,10 @@ ON CONFLICT (queue_id) DO UPDATE SET until = excluded.until
 SELECT coalesce(n_dead_tup, 0)
   FROM pg_stat_user_tables
  WHERE relid = to_regclass($1)
+
+-- name: get_queues
+-- Many queues by (account, name) in one statement; missing ones yield no row.
+SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
+       q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at, q.require_receipt
+  FROM unnest($1::text[], $2::text[]) AS r(account, name)
+  JOIN {{schema}}.queues q ON q.account = r.account AND q.name = r.name

@@ -219,6 +219,33 @@ func (c *Client) GetQueue(ctx context.Context, account, name string) (Queue, err
 	return q, convertError("get queue "+quote(name), err)
 }
 
+// QueueRef names a queue in an account.
+type QueueRef struct {
+	Account, Name string
+}
+
+// GetQueues returns many queues in one statement, by ref; refs of queues
+// that do not exist are absent from the result.
+func (c *Client) GetQueues(ctx context.Context, refs []QueueRef) (map[QueueRef]Queue, error) {
+	accounts, names := make([]string, len(refs)), make([]string, len(refs))
+	for i, r := range refs {
+		accounts[i], names[i] = r.Account, r.Name
+	}
+	rows, err := c.pool.Query(ctx, c.q.get("get_queues"), accounts, names)
+	if err != nil {
+		return nil, convertError(fmt.Sprintf("get %d queues", len(refs)), err)
+	}
+	qs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Queue, error) { return scanQueue(r) })
+	if err != nil {
+		return nil, convertError(fmt.Sprintf("get %d queues", len(refs)), err)
+	}
+	out := make(map[QueueRef]Queue, len(qs))
+	for _, q := range qs {
+		out[QueueRef{Account: q.Account, Name: q.Name}] = q
+	}
+	return out, nil
+}
+
 // ListQueues returns the queues of an account, by name.
 func (c *Client) ListQueues(ctx context.Context, account string) ([]Queue, error) {
 	rows, err := c.pool.Query(ctx, c.q.get("list_queues"), account)

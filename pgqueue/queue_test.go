@@ -367,3 +367,28 @@ func TestEnsureAccountTx(t *testing.T) {
 		t.Fatal("EnsureAccountTx accepted an invalid account number")
 	}
 }
+
+// GetQueues reads many queues in one statement; missing ones are absent.
+func TestGetQueues(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if _, err := e.c.CreateQueue(e.ctx, acct, "a", pgqueue.Settings{VisibilityTimeout: 7 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.CreateQueue(e.ctx, acct, "b", pgqueue.Settings{MaxReceiveCount: 9}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.c.GetQueues(e.ctx, []pgqueue.QueueRef{{Account: acct, Name: "a"}, {Account: acct, Name: "b"}, {Account: acct, Name: "gone"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("got %d queues, want 2 (a and b; gone is absent)", len(got))
+	}
+	if q := got[pgqueue.QueueRef{Account: acct, Name: "a"}]; q.Settings.VisibilityTimeout != 7*time.Second {
+		t.Errorf("a's visibility timeout = %s, want 7s", q.Settings.VisibilityTimeout)
+	}
+	if q := got[pgqueue.QueueRef{Account: acct, Name: "b"}]; q.Settings.MaxReceiveCount != 9 {
+		t.Errorf("b's max receive count = %d, want 9", q.Settings.MaxReceiveCount)
+	}
+}

@@ -204,20 +204,9 @@ func (e *Engine) reloadLocked(ctx context.Context) error {
 	if e.stopping {
 		return nil
 	}
-	rows, err := e.cfg.Pool.Query(ctx, e.q.Get("active_triggers"))
+	list, err := e.activeTriggers(ctx)
 	if err != nil {
-		return fmt.Errorf("triggers: load: %w", err)
-	}
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*active, error) {
-		a := &active{}
-		var tms, vts int64
-		err := row.Scan(append(a.fields(), &a.version, &a.sha256, &a.memoryMiB, &tms, &a.env, &vts, &a.maxReceiveCount)...)
-		a.fromMillis()
-		a.timeout, a.visibility = time.Duration(tms)*time.Millisecond, time.Duration(vts)*time.Second
-		return a, err
-	})
-	if err != nil {
-		return fmt.Errorf("triggers: load: %w", err)
+		return err
 	}
 	for _, lf := range e.loaded {
 		lf.used = false
@@ -257,6 +246,54 @@ func (e *Engine) reloadLocked(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// activeTriggers reads the enabled triggers and what each runs now: the
+// version its function's alias points at (zero when there is none) and,
+// for a queue trigger, the queue's lease settings (zero when the queue is
+// gone). Each table is read by the package that owns it.
+func (e *Engine) activeTriggers(ctx context.Context) ([]*active, error) {
+	rows, err := e.cfg.Pool.Query(ctx, e.q.Get("active_triggers"))
+	if err != nil {
+		return nil, fmt.Errorf("triggers: load: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*active, error) {
+		a := &active{}
+		err := row.Scan(a.fields()...)
+		a.fromMillis()
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("triggers: load: %w", err)
+	}
+	var fns []functions.Ref
+	var queues []pgqueue.QueueRef
+	for _, a := range list {
+		if a.Function != "" {
+			fns = append(fns, functions.Ref{Account: a.Account, Function: a.Function, Alias: a.Alias})
+		}
+		if a.Kind == KindQueue && a.Queue != "" {
+			queues = append(queues, pgqueue.QueueRef{Account: a.Account, Name: a.Queue})
+		}
+	}
+	versions, err := e.cfg.Registry.ResolveAll(ctx, fns)
+	if err != nil {
+		return nil, fmt.Errorf("triggers: load: %w", err)
+	}
+	settings, err := e.cfg.Queue.GetQueues(ctx, queues)
+	if err != nil {
+		return nil, fmt.Errorf("triggers: load: %w", err)
+	}
+	for _, a := range list {
+		if v, ok := versions[functions.Ref{Account: a.Account, Function: a.Function, Alias: a.Alias}]; ok {
+			a.version, a.sha256, a.memoryMiB, a.timeout, a.env = v.Number, v.SHA256, v.MemoryMiB, v.Timeout, v.Env
+			a.capabilities = v.Capabilities
+		}
+		if q, ok := settings[pgqueue.QueueRef{Account: a.Account, Name: a.Queue}]; ok && a.Kind == KindQueue {
+			a.visibility, a.maxReceiveCount = q.Settings.VisibilityTimeout, q.Settings.MaxReceiveCount
+		}
+	}
+	return list, nil
 }
 
 func finished(r runner) bool {

@@ -38,22 +38,16 @@ SELECT id, account, name, kind, coalesce(function, ''), alias, coalesce(queue, '
  ORDER BY name
 
 -- name: active_triggers
--- Every enabled trigger with what it runs now: the version its alias points
--- at and the queue's lease settings. The engine reloads this every second.
-SELECT t.id, t.account, t.name, t.kind, coalesce(t.function, ''), t.alias, coalesce(t.queue, ''), t.dlq,
-       t.batch_size, t.batch_window_ms, t.concurrency, t.ack_policy, t.backoff_initial_ms,
-       t.backoff_max_ms, t.lease_extension, coalesce(t.cron_spec, ''), t.timezone, t.enqueue_body,
-       t.enabled, t.source, t.updated_at,
-       coalesce(v.version, 0), coalesce(encode(v.wasm_sha256, 'hex'), ''), coalesce(v.memory_mib, 0),
-       coalesce(v.timeout_ms, 0), coalesce(v.env, '{}'),
-       coalesce(q.visibility_timeout_seconds, 0), coalesce(q.max_receive_count, 0)
-  FROM {{schema}}.triggers t
-  LEFT JOIN {{schema}}.functions f ON f.account = t.account AND f.name = t.function
-  LEFT JOIN {{schema}}.function_aliases a ON a.function_id = f.id AND a.alias = t.alias
-  LEFT JOIN {{schema}}.function_versions v ON v.function_id = f.id AND v.version = a.version
-  LEFT JOIN {{schema}}.queues q ON q.account = t.account AND q.name = t.queue
- WHERE t.enabled
- ORDER BY t.id
+-- Every enabled trigger. The engine reloads this every second and resolves
+-- what each runs (the version its alias points at, the queue's lease
+-- settings) through the functions and pgqueue Go APIs, one statement each.
+SELECT id, account, name, kind, coalesce(function, ''), alias, coalesce(queue, ''), dlq,
+       batch_size, batch_window_ms, concurrency, ack_policy, backoff_initial_ms,
+       backoff_max_ms, lease_extension, coalesce(cron_spec, ''), timezone, enqueue_body,
+       enabled, source, updated_at
+  FROM {{schema}}.triggers
+ WHERE enabled
+ ORDER BY id
 
 -- name: claim_tick
 INSERT INTO {{schema}}.cron_ticks (trigger_id, scheduled_time, claimed_by) VALUES ($1, $2, $3)
