@@ -165,7 +165,7 @@ SELECT {{schema}}.account_publish($1, $2, $3, $4)
 SELECT {{schema}}.account_subscribe($1, $2, $3, $4)
 
 -- name: publish_batch
-SELECT copies FROM {{schema}}.account_publish_batch($1, $2, $3::jsonb[], $4::jsonb[], $5) AS copies
+SELECT copies FROM {{schema}}.account_publish_batch($1, $2, $3::jsonb[], $4::jsonb[], 0, $5::integer[]) AS copies
 
 -- name: list_topics
 SELECT topic, created_at, queue, filter FROM {{schema}}.account_list_topics($1)

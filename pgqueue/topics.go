@@ -157,25 +157,29 @@ func (c *Client) topics(ctx context.Context, op, query string, args ...any) ([]T
 type Publication struct {
 	Body    json.RawMessage
 	Headers json.RawMessage // a JSON object or nil; subscription filters match it
+	// Delay keeps every copy invisible that long (whole seconds, up to 12
+	// hours), or for its queue's delay_seconds when that is longer.
+	Delay time.Duration
 }
 
 // PublishBatch publishes messages to topic in one transaction, each
-// copied into every queue whose subscription filter its headers match,
-// delayed by delay or the queue's own delay, whichever is longer. It
-// returns the copies made per message, in order.
-func (c *Client) PublishBatch(ctx context.Context, account, topic string, ms []Publication, delay time.Duration) ([]int, error) {
-	return c.PublishBatchTx(ctx, c.pool, account, topic, ms, delay)
+// copied into every queue whose subscription filter its headers match.
+// It returns the copies made per message, in order.
+func (c *Client) PublishBatch(ctx context.Context, account, topic string, ms []Publication) ([]int, error) {
+	return c.PublishBatchTx(ctx, c.pool, account, topic, ms)
 }
 
 // PublishBatchTx is PublishBatch inside the caller's transaction.
-func (c *Client) PublishBatchTx(ctx context.Context, tx DB, account, topic string, ms []Publication, delay time.Duration) ([]int, error) {
+func (c *Client) PublishBatchTx(ctx context.Context, tx DB, account, topic string, ms []Publication) ([]int, error) {
 	op := "publish to topic " + quote(topic)
 	if len(ms) == 0 {
 		return nil, newError(ErrInvalidArgument, "%s: no messages: publish 1 or more", op)
 	}
 	bodies := make([]string, len(ms))
 	headers := make([]*string, len(ms))
+	delays := make([]int32, len(ms))
 	for i, m := range ms {
+		delays[i] = int32(m.Delay / time.Second)
 		if len(m.Body) == 0 {
 			return nil, newError(ErrInvalidArgument, "%s: message %d: empty body: use a JSON value", op, i)
 		}
@@ -185,7 +189,7 @@ func (c *Client) PublishBatchTx(ctx context.Context, tx DB, account, topic strin
 			headers[i] = &h
 		}
 	}
-	rows, err := tx.Query(ctx, c.q.get("publish_batch"), account, topic, bodies, headers, int32(delay/time.Second))
+	rows, err := tx.Query(ctx, c.q.get("publish_batch"), account, topic, bodies, headers, delays)
 	if err != nil {
 		return nil, convertError(op, err)
 	}

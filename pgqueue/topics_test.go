@@ -46,7 +46,7 @@ func TestTopicFiltersListAndBatch(t *testing.T) {
 		{Body: json.RawMessage(`2`), Headers: json.RawMessage(`{"type":"order"}`)},
 		{Body: json.RawMessage(`3`), Headers: json.RawMessage(`{"type":"order","region":"eu","x":1}`)},
 		{Body: json.RawMessage(`4`), Headers: json.RawMessage(`{"type":"refund"}`)},
-	}, 0)
+	})
 	if err != nil || len(ns) != 4 || ns[0] != 1 || ns[1] != 2 || ns[2] != 3 || ns[3] != 1 {
 		t.Fatalf("publish batch: %v %v", ns, err)
 	}
@@ -56,7 +56,7 @@ func TestTopicFiltersListAndBatch(t *testing.T) {
 		}
 	}
 	// A delay keeps every copy invisible.
-	if _, err := e.c.PublishBatch(e.ctx, acct, "orders", []pgqueue.Publication{{Body: json.RawMessage(`5`)}}, time.Hour); err != nil {
+	if _, err := e.c.PublishBatch(e.ctx, acct, "orders", []pgqueue.Publication{{Body: json.RawMessage(`5`), Delay: time.Hour}}); err != nil {
 		t.Fatal(err)
 	}
 	if s := e.stats("all"); s.Delayed != 1 {
@@ -79,10 +79,10 @@ func TestTopicFiltersListAndBatch(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := e.c.PublishBatch(e.ctx, acct, "nope", []pgqueue.Publication{{Body: json.RawMessage(`1`)}}, 0); !errors.Is(err, pgqueue.ErrTopicNotFound) {
+	if _, err := e.c.PublishBatch(e.ctx, acct, "nope", []pgqueue.Publication{{Body: json.RawMessage(`1`)}}); !errors.Is(err, pgqueue.ErrTopicNotFound) {
 		t.Errorf("publish to missing topic: %v", err)
 	}
-	if _, err := e.c.PublishBatch(e.ctx, acct, "orders", nil, 0); !errors.Is(err, pgqueue.ErrInvalidArgument) {
+	if _, err := e.c.PublishBatch(e.ctx, acct, "orders", nil); !errors.Is(err, pgqueue.ErrInvalidArgument) {
 		t.Errorf("empty batch: %v", err)
 	}
 	big := map[string]string{}

@@ -5,7 +5,7 @@ DROP FUNCTION publish_batch(text, jsonb[], integer);
 DROP FUNCTION delete_topic(text);
 DROP FUNCTION subscribe(text, text, jsonb);
 DROP FUNCTION account_list_topics(text);
-DROP FUNCTION account_publish_batch(text, text, jsonb[], jsonb[], integer);
+DROP FUNCTION account_publish_batch(text, text, jsonb[], jsonb[], integer, integer[]);
 DROP FUNCTION account_subscribe(text, text, text, jsonb);
 DROP FUNCTION check_filter(jsonb);
 ALTER TABLE subscriptions DROP COLUMN filter;

@@ -123,11 +123,12 @@ BEGIN
 END
 $$;
 
--- Publish many messages in one transaction: p_headers is an optional
--- per-message array (NULL or shorter = no headers). Returns the copies made
--- per message, in order.
+-- Publish many messages in one transaction: p_headers and p_delays are
+-- optional per-message arrays (NULL or shorter = no headers, and
+-- p_delay_seconds). Returns the copies made per message, in order.
 CREATE FUNCTION account_publish_batch(p_account text, p_topic text, p_bodies jsonb[],
-                                      p_headers jsonb[] DEFAULT NULL, p_delay_seconds integer DEFAULT 0)
+                                      p_headers jsonb[] DEFAULT NULL, p_delay_seconds integer DEFAULT 0,
+                                      p_delays integer[] DEFAULT NULL)
 RETURNS SETOF integer
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
@@ -137,7 +138,8 @@ BEGIN
         PERFORM raise_error('SQ005', 'invalid batch: give 1 or more bodies');
     END IF;
     FOR i IN 1 .. cardinality(p_bodies) LOOP
-        RETURN NEXT publish_message(p_account, p_topic, p_bodies[i], p_headers[i], p_delay_seconds);
+        RETURN NEXT publish_message(p_account, p_topic, p_bodies[i], p_headers[i],
+                                    coalesce(p_delays[i], p_delay_seconds));
     END LOOP;
 END
 $$;
