@@ -68,6 +68,17 @@ var goldens = []struct {
 		{Minute: t0.Add(time.Minute)}}},
 		`{"minutes":[{"minute":"2026-11-30T12:00:00Z","sends":12,"acks":10,"dlq_moves":1,"ready":3,"inflight":1,"delayed":0,"dlq":2},{"minute":"2026-11-30T12:01:00Z","sends":0,"acks":0,"dlq_moves":0,"ready":null,"inflight":null,"delayed":null,"dlq":null}],"queue":"orders"}`},
 
+	{"TopicList", wire.TopicList{Topics: []wire.Topic{{Name: "orders", CreatedAt: t0, Subscriptions: []wire.Subscription{
+		{Queue: "billing", Filter: map[string]string{"type": "order"}}, {Queue: "shipping"}}}}},
+		`{"topics":[{"name":"orders","created_at":"2026-11-30T12:00:00Z","subscriptions":[{"queue":"billing","filter":{"type":"order"}},{"queue":"shipping"}]}]}`},
+	{"CreateTopicRequest", wire.CreateTopicRequest{Name: "orders"}, `{"name":"orders"}`},
+	{"SubscribeRequest", wire.SubscribeRequest{Filter: map[string]string{"type": "order"}}, `{"filter":{"type":"order"}}`},
+	{"PublishResult", wire.PublishResult{Copies: 2}, `{"copies":2}`},
+	{"PublishBatchResult", wire.PublishBatchResult{Copies: []int{2, 0}}, `{"copies":[2,0]}`},
+	{"PublishEntriesRequest", wire.PublishEntriesRequest{Entries: []wire.PublishEntry{{Body: json.RawMessage(`{"a":1}`),
+		Headers: json.RawMessage(`{"type":"order"}`), DelaySeconds: 5}}},
+		`{"entries":[{"body":{"a":1},"headers":{"type":"order"},"delay_seconds":5}]}`},
+
 	{"Function", wire.Function{Name: "send-email", LatestVersion: 2, Aliases: map[string]int{"live": 2}, RollbackTo: map[string]int{"live": 1},
 		CreatedAt: t0, Versions: []wire.FunctionVersion{{Version: 1, SHA256: "ab", SizeBytes: 100, MemoryMB: 64, TimeoutMS: 30000,
 			Env: map[string]string{}, CreatedAt: t0}, {Version: 2, SHA256: "cd", SizeBytes: 200, MemoryMB: 128, TimeoutMS: 1000,
