@@ -528,8 +528,8 @@ func TestTopics(t *testing.T) {
 	if _, err := c.Topics.Create(ctx, "orders"); !client.IsConflict(err) || !errors.Is(err, &client.Error{Code: client.CodeTopicExists}) {
 		t.Fatalf("create twice: %v", err)
 	}
-	must[client.Topic](t)(c.Topics.Subscribe(ctx, "orders", "billing", map[string]string{"type": "order"}))
-	tp := must[client.Topic](t)(c.Topics.Subscribe(ctx, "orders", "shipping", nil))
+	must[client.Topic](t)(c.Topics.Subscribe(ctx, "orders", "billing", client.SubscribeOptions{Filter: map[string]string{"type": "order"}}))
+	tp := must[client.Topic](t)(c.Topics.Subscribe(ctx, "orders", "shipping"))
 	if len(tp.Subscriptions) != 2 || tp.Subscriptions[0].Filter["type"] != "order" {
 		t.Fatalf("subscribed %+v", tp)
 	}
@@ -549,7 +549,7 @@ func TestTopics(t *testing.T) {
 	if ts := must[[]client.Topic](t)(c.Topics.List(ctx)); len(ts) != 1 || len(ts[0].Subscriptions) != 2 {
 		t.Fatalf("list: %+v", ts)
 	}
-	if _, err := c.Topics.Subscribe(ctx, "orders", "missing", nil); !errors.Is(err, &client.Error{Code: client.CodeQueueNotFound}) {
+	if _, err := c.Topics.Subscribe(ctx, "orders", "missing"); !errors.Is(err, &client.Error{Code: client.CodeQueueNotFound}) {
 		t.Errorf("subscribe a missing queue: %v", err)
 	}
 	if _, err := c.Topics.Publish(ctx, "nope", map[string]int{}); !errors.Is(err, &client.Error{Code: client.CodeTopicNotFound}) {

@@ -62,11 +62,20 @@ func (s *TopicsService) Delete(ctx context.Context, name string) error {
 	return s.c.do(ctx, request{method: http.MethodDelete, path: s.c.managePath("topics", name)}, nil)
 }
 
+// SubscribeOptions tune Subscribe.
+type SubscribeOptions struct {
+	// Filter copies only messages whose headers hold every key with
+	// exactly that string value (up to MaxFilterKeys keys; nil: all).
+	Filter map[string]string
+	// Source is "api" ("" means it) or "manifest": owned by sluice
+	// deploy, which removes it when it leaves the manifest.
+	Source string
+}
+
 // Subscribe makes queue receive a copy of the messages published to
-// topic: all of them when filter is empty, else those whose headers hold
-// every key of filter with exactly that string value. Subscribing again
-// replaces the filter. It returns the topic as it now is.
-func (s *TopicsService) Subscribe(ctx context.Context, topic, queue string, filter map[string]string) (Topic, error) {
+// topic (those its filter matches). Subscribing again replaces the filter
+// and source. It returns the topic as it now is.
+func (s *TopicsService) Subscribe(ctx context.Context, topic, queue string, opts ...SubscribeOptions) (Topic, error) {
 	var out Topic
 	if err := checkName("topic", topic); err != nil {
 		return out, err
@@ -74,11 +83,12 @@ func (s *TopicsService) Subscribe(ctx context.Context, topic, queue string, filt
 	if err := checkName("queue", queue); err != nil {
 		return out, err
 	}
-	if len(filter) > MaxFilterKeys {
-		return out, invalidf("filter: name at most %d headers, got %d", MaxFilterKeys, len(filter))
+	o := lastOf(opts)
+	if len(o.Filter) > MaxFilterKeys {
+		return out, invalidf("filter: name at most %d headers, got %d", MaxFilterKeys, len(o.Filter))
 	}
 	err := s.c.do(ctx, request{method: http.MethodPut, path: s.c.managePath("topics", topic, "subscriptions", queue),
-		body: wire.SubscribeRequest{Filter: filter}}, &out)
+		body: wire.SubscribeRequest{Filter: o.Filter, Source: o.Source}}, &out)
 	return out, err
 }
 

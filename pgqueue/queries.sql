@@ -162,16 +162,16 @@ SELECT q.name
 SELECT {{schema}}.account_publish($1, $2, $3, $4)
 
 -- name: subscribe_filter
-SELECT {{schema}}.account_subscribe($1, $2, $3, $4)
+SELECT {{schema}}.account_subscribe($1, $2, $3, $4, $5)
 
 -- name: publish_batch
 SELECT copies FROM {{schema}}.account_publish_batch($1, $2, $3::jsonb[], $4::jsonb[], 0, $5::integer[]) AS copies
 
 -- name: list_topics
-SELECT topic, created_at, queue, filter FROM {{schema}}.account_list_topics($1)
+SELECT topic, created_at, queue, filter, source FROM {{schema}}.account_list_topics($1)
 
 -- name: get_topic
-SELECT topic, created_at, queue, filter FROM {{schema}}.account_list_topics($1) WHERE topic = $2
+SELECT topic, created_at, queue, filter, source FROM {{schema}}.account_list_topics($1) WHERE topic = $2
 
 -- name: sweep
 SELECT {{schema}}.sweep()

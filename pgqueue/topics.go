@@ -28,8 +28,8 @@ func (c *Client) DeleteTopic(ctx context.Context, account, name string) error {
 }
 
 // Subscribe makes queue receive a copy of every message published to topic
-// (both in account), without a filter. Subscribing again removes a filter
-// the subscription had (see SubscribeFilter).
+// (both in account), without a filter, as SourceAPI. Subscribing again
+// removes a filter the subscription had (see SubscribeWith).
 func (c *Client) Subscribe(ctx context.Context, account, topic, queue string) error {
 	_, err := c.pool.Exec(ctx, c.q.get("subscribe"), account, topic, queue)
 	return convertError("subscribe queue "+quote(queue)+" to topic "+quote(topic), err)
@@ -83,14 +83,34 @@ type Topic struct {
 type TopicSubscription struct {
 	Queue  string
 	Filter map[string]string
+	// Source says who made it: SourceAPI or SourceManifest.
+	Source string
 }
 
-// SubscribeFilter subscribes queue to topic with a filter on headers
-// (nil or empty: none), replacing the filter of an existing subscription.
-// A filter names 1 to MaxFilterKeys headers, each mapped to the string a
-// message's header must equal.
-func (c *Client) SubscribeFilter(ctx context.Context, account, topic, queue string, filter map[string]string) error {
+// Who made a subscription (TopicSubscription.Source): anyone, or
+// `sluice deploy`, which removes the ones it made that left the manifest.
+const (
+	SourceAPI      = "api"
+	SourceManifest = "manifest"
+)
+
+// SubscribeOptions tune SubscribeWith.
+type SubscribeOptions struct {
+	// Filter copies only messages whose headers hold every key with
+	// exactly that string value (1 to MaxFilterKeys keys; nil: all).
+	Filter map[string]string
+	// Source is SourceAPI ("" means it) or SourceManifest.
+	Source string
+}
+
+// SubscribeWith subscribes queue to topic with options, replacing the
+// filter and source of an existing subscription.
+func (c *Client) SubscribeWith(ctx context.Context, account, topic, queue string, o SubscribeOptions) error {
 	op := "subscribe queue " + quote(queue) + " to topic " + quote(topic)
+	filter, source := o.Filter, o.Source
+	if source == "" {
+		source = SourceAPI
+	}
 	var f any
 	if len(filter) > 0 {
 		if len(filter) > MaxFilterKeys {
@@ -102,7 +122,7 @@ func (c *Client) SubscribeFilter(ctx context.Context, account, topic, queue stri
 		}
 		f = string(b)
 	}
-	_, err := c.pool.Exec(ctx, c.q.get("subscribe_filter"), account, topic, queue, f)
+	_, err := c.pool.Exec(ctx, c.q.get("subscribe_filter"), account, topic, queue, f, source)
 	return convertError(op, err)
 }
 
@@ -138,8 +158,9 @@ func (c *Client) topics(ctx context.Context, op, query string, args ...any) ([]T
 			at     time.Time
 			queue  *string
 			filter map[string]string
+			source *string
 		)
-		if err := rows.Scan(&name, &at, &queue, &filter); err != nil {
+		if err := rows.Scan(&name, &at, &queue, &filter, &source); err != nil {
 			return nil, convertError(op, err)
 		}
 		if len(out) == 0 || out[len(out)-1].Name != name {
@@ -147,7 +168,7 @@ func (c *Client) topics(ctx context.Context, op, query string, args ...any) ([]T
 		}
 		if queue != nil {
 			t := &out[len(out)-1]
-			t.Subscriptions = append(t.Subscriptions, TopicSubscription{Queue: *queue, Filter: filter})
+			t.Subscriptions = append(t.Subscriptions, TopicSubscription{Queue: *queue, Filter: filter, Source: *source})
 		}
 	}
 	return out, convertError(op, rows.Err())

@@ -21,20 +21,20 @@ func TestTopicFiltersListAndBatch(t *testing.T) {
 	if err := e.c.CreateTopic(e.ctx, acct, "empty"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.c.SubscribeFilter(e.ctx, acct, "orders", "billing", map[string]string{"type": "order"}); err != nil {
+	if err := e.c.SubscribeWith(e.ctx, acct, "orders", "billing", pgqueue.SubscribeOptions{Filter: map[string]string{"type": "order"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.c.SubscribeFilter(e.ctx, acct, "orders", "shipping", map[string]string{"type": "order", "region": "eu"}); err != nil {
+	if err := e.c.SubscribeWith(e.ctx, acct, "orders", "shipping", pgqueue.SubscribeOptions{Filter: map[string]string{"type": "order", "region": "eu"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.c.SubscribeFilter(e.ctx, acct, "orders", "all", nil); err != nil {
+	if err := e.c.SubscribeWith(e.ctx, acct, "orders", "all", pgqueue.SubscribeOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ts, err := e.c.ListTopics(e.ctx, acct)
 	if err != nil || len(ts) != 2 || ts[0].Name != "empty" || len(ts[0].Subscriptions) != 0 || ts[1].Name != "orders" || len(ts[1].Subscriptions) != 3 {
 		t.Fatalf("list: %+v %v", ts, err)
 	}
-	if s := ts[1].Subscriptions; s[0].Queue != "all" || s[0].Filter != nil || s[1].Queue != "billing" || s[1].Filter["type"] != "order" {
+	if s := ts[1].Subscriptions; s[0].Queue != "all" || s[0].Filter != nil || s[0].Source != pgqueue.SourceAPI || s[1].Queue != "billing" || s[1].Filter["type"] != "order" {
 		t.Fatalf("subscriptions: %+v", s)
 	}
 	if _, err := e.c.GetTopic(e.ctx, acct, "nope"); !errors.Is(err, pgqueue.ErrTopicNotFound) {
@@ -70,10 +70,20 @@ func TestTopicFiltersListAndBatch(t *testing.T) {
 		t.Fatalf("resubscribed: %+v %v", tp, err)
 	}
 
+	if err := e.c.SubscribeWith(e.ctx, acct, "orders", "all", pgqueue.SubscribeOptions{Source: pgqueue.SourceManifest}); err != nil {
+		t.Fatal(err)
+	}
+	if tp, err := e.c.GetTopic(e.ctx, acct, "orders"); err != nil || tp.Subscriptions[0].Source != pgqueue.SourceManifest {
+		t.Fatalf("manifest source: %+v %v", tp, err)
+	}
+
 	// Bad inputs.
+	if err := e.c.SubscribeWith(e.ctx, acct, "orders", "all", pgqueue.SubscribeOptions{Source: "cli"}); !errors.Is(err, pgqueue.ErrInvalidArgument) {
+		t.Errorf("bad source: %v", err)
+	}
 	for name, err := range map[string]error{
-		"missing topic": e.c.SubscribeFilter(e.ctx, acct, "nope", "all", nil),
-		"missing queue": e.c.SubscribeFilter(e.ctx, acct, "orders", "nope", nil),
+		"missing topic": e.c.SubscribeWith(e.ctx, acct, "nope", "all", pgqueue.SubscribeOptions{}),
+		"missing queue": e.c.SubscribeWith(e.ctx, acct, "orders", "nope", pgqueue.SubscribeOptions{}),
 	} {
 		if !errors.Is(err, pgqueue.ErrTopicNotFound) && !errors.Is(err, pgqueue.ErrQueueNotFound) {
 			t.Errorf("%s: %v", name, err)
@@ -89,7 +99,7 @@ func TestTopicFiltersListAndBatch(t *testing.T) {
 	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"} {
 		big[k] = k
 	}
-	if err := e.c.SubscribeFilter(e.ctx, acct, "orders", "all", big); !errors.Is(err, pgqueue.ErrInvalidArgument) {
+	if err := e.c.SubscribeWith(e.ctx, acct, "orders", "all", pgqueue.SubscribeOptions{Filter: big}); !errors.Is(err, pgqueue.ErrInvalidArgument) {
 		t.Errorf("11 keys: %v", err)
 	}
 }

@@ -38,7 +38,7 @@ func toTopicJSON(t pgqueue.Topic, k *keyRecord) wire.Topic {
 	out := wire.Topic{Name: t.Name, CreatedAt: t.CreatedAt.UTC(), Subscriptions: []wire.Subscription{}}
 	for _, s := range t.Subscriptions {
 		if k.allowsQueue(s.Queue) {
-			out.Subscriptions = append(out.Subscriptions, wire.Subscription{Queue: s.Queue, Filter: s.Filter})
+			out.Subscriptions = append(out.Subscriptions, wire.Subscription{Queue: s.Queue, Filter: s.Filter, Source: s.Source})
 		}
 	}
 	return out
@@ -132,7 +132,12 @@ func (a *api) subscribe(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	if err := a.s.queue.SubscribeFilter(r.Context(), c.account, name, c.queue, filter); err != nil {
+	switch req.Source {
+	case "", pgqueue.SourceAPI, pgqueue.SourceManifest:
+	default:
+		return badRequest("field source %q: use api or manifest", truncate(req.Source, 40))
+	}
+	if err := a.s.queue.SubscribeWith(r.Context(), c.account, name, c.queue, pgqueue.SubscribeOptions{Filter: filter, Source: req.Source}); err != nil {
 		return err
 	}
 	t, err := a.s.queue.GetTopic(r.Context(), c.account, name)
@@ -225,6 +230,7 @@ func (a *api) publish(w http.ResponseWriter, r *http.Request, c *call) error {
 // decodeFilter, for messages naming the bad key.
 type subscribeRequest struct {
 	Filter json.RawMessage `json:"filter"`
+	Source string          `json:"source"`
 }
 
 // publishEntriesRequest is wire.PublishEntriesRequest with each delay

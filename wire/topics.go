@@ -18,6 +18,9 @@ type Topic struct {
 type Subscription struct {
 	Queue  string            `json:"queue"`
 	Filter map[string]string `json:"filter,omitempty"`
+	// Source is who made it: "api", or "manifest" (sluice deploy, which
+	// removes it when it leaves the manifest).
+	Source string `json:"source"`
 }
 
 // TopicList answers a list of topics.
@@ -31,9 +34,11 @@ type CreateTopicRequest struct {
 }
 
 // SubscribeRequest is the optional body of a subscription's PUT: its
-// filter on headers (none: every message).
+// filter on headers (none: every message) and its source ("api" when
+// left out, or "manifest").
 type SubscribeRequest struct {
 	Filter map[string]string `json:"filter,omitempty"`
+	Source string            `json:"source,omitempty"`
 }
 
 // PublishResult answers the publish of one message: the copies made, one

@@ -69,10 +69,10 @@ var goldens = []struct {
 		`{"minutes":[{"minute":"2026-11-30T12:00:00Z","sends":12,"acks":10,"dlq_moves":1,"ready":3,"inflight":1,"delayed":0,"dlq":2},{"minute":"2026-11-30T12:01:00Z","sends":0,"acks":0,"dlq_moves":0,"ready":null,"inflight":null,"delayed":null,"dlq":null}],"queue":"orders"}`},
 
 	{"TopicList", wire.TopicList{Topics: []wire.Topic{{Name: "orders", CreatedAt: t0, Subscriptions: []wire.Subscription{
-		{Queue: "billing", Filter: map[string]string{"type": "order"}}, {Queue: "shipping"}}}}},
-		`{"topics":[{"name":"orders","created_at":"2026-11-30T12:00:00Z","subscriptions":[{"queue":"billing","filter":{"type":"order"}},{"queue":"shipping"}]}]}`},
+		{Queue: "billing", Filter: map[string]string{"type": "order"}, Source: "api"}, {Queue: "shipping", Source: "manifest"}}}}},
+		`{"topics":[{"name":"orders","created_at":"2026-11-30T12:00:00Z","subscriptions":[{"queue":"billing","filter":{"type":"order"},"source":"api"},{"queue":"shipping","source":"manifest"}]}]}`},
 	{"CreateTopicRequest", wire.CreateTopicRequest{Name: "orders"}, `{"name":"orders"}`},
-	{"SubscribeRequest", wire.SubscribeRequest{Filter: map[string]string{"type": "order"}}, `{"filter":{"type":"order"}}`},
+	{"SubscribeRequest", wire.SubscribeRequest{Filter: map[string]string{"type": "order"}, Source: "manifest"}, `{"filter":{"type":"order"},"source":"manifest"}`},
 	{"PublishResult", wire.PublishResult{Copies: 2}, `{"copies":2}`},
 	{"PublishBatchResult", wire.PublishBatchResult{Copies: []int{2, 0}}, `{"copies":[2,0]}`},
 	{"PublishEntriesRequest", wire.PublishEntriesRequest{Entries: []wire.PublishEntry{{Body: json.RawMessage(`{"a":1}`),

@@ -113,7 +113,7 @@ func topicsSubscribe(ctx context.Context, args []string, stdout, _ io.Writer) er
 	if err != nil {
 		return err
 	}
-	t, err := c.Topics.Subscribe(ctx, pos[0], pos[1], filter)
+	t, err := c.Topics.Subscribe(ctx, pos[0], pos[1], client.SubscribeOptions{Filter: filter})
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,9 @@ DROP FUNCTION delete_topic(text);
 DROP FUNCTION subscribe(text, text, jsonb);
 DROP FUNCTION account_list_topics(text);
 DROP FUNCTION account_publish_batch(text, text, jsonb[], jsonb[], integer, integer[]);
-DROP FUNCTION account_subscribe(text, text, text, jsonb);
+DROP FUNCTION account_subscribe(text, text, text, jsonb, text);
 DROP FUNCTION check_filter(jsonb);
+ALTER TABLE subscriptions DROP COLUMN source;
 ALTER TABLE subscriptions DROP COLUMN filter;
 
 -- Copy a message into every queue subscribed to the topic, in this one

@@ -11,6 +11,11 @@
 ALTER TABLE subscriptions ADD COLUMN filter jsonb
     CHECK (filter IS NULL OR jsonb_typeof(filter) = 'object');
 
+-- Who made the subscription: 'api' (anyone) or 'manifest' (sluice deploy,
+-- which removes the subscriptions it made that left the manifest).
+ALTER TABLE subscriptions ADD COLUMN source text NOT NULL DEFAULT 'api'
+    CHECK (source IN ('api', 'manifest'));
+
 -- Check a subscription filter; '{}' and NULL mean no filter (NULL).
 CREATE FUNCTION check_filter(p_filter jsonb) RETURNS jsonb
 LANGUAGE plpgsql IMMUTABLE SET search_path FROM CURRENT AS $$
@@ -44,10 +49,11 @@ BEGIN
 END
 $$;
 
--- Subscribing again replaces the filter (NULL: none).
+-- Subscribing again replaces the filter (NULL: none) and the source.
 DROP FUNCTION subscribe(text, text);
 DROP FUNCTION account_subscribe(text, text, text);
-CREATE FUNCTION account_subscribe(p_account text, p_topic text, p_queue text, p_filter jsonb DEFAULT NULL) RETURNS void
+CREATE FUNCTION account_subscribe(p_account text, p_topic text, p_queue text, p_filter jsonb DEFAULT NULL,
+                                  p_source text DEFAULT 'api') RETURNS void
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
     tid bigint;
@@ -58,8 +64,11 @@ BEGIN
     IF NOT FOUND THEN PERFORM topic_not_found(p_account, p_topic); END IF;
     qid := queue_id(p_account, p_queue);
     f := check_filter(p_filter);
-    INSERT INTO subscriptions AS s (topic_id, queue_id, filter) VALUES (tid, qid, f)
-    ON CONFLICT (topic_id, queue_id) DO UPDATE SET filter = excluded.filter;
+    IF p_source IS NULL OR p_source NOT IN ('api', 'manifest') THEN
+        PERFORM raise_error('SQ005', format('invalid subscription source %s: use api or manifest', coalesce(to_json(p_source)::text, 'NULL')));
+    END IF;
+    INSERT INTO subscriptions AS s (topic_id, queue_id, filter, source) VALUES (tid, qid, f, p_source)
+    ON CONFLICT (topic_id, queue_id) DO UPDATE SET filter = excluded.filter, source = excluded.source;
 END
 $$;
 
@@ -147,9 +156,9 @@ $$;
 -- The account's topics with their subscriptions: one row per subscription,
 -- and one row with queue NULL for a topic without any; by topic, then queue.
 CREATE FUNCTION account_list_topics(p_account text)
-RETURNS TABLE (topic text, created_at timestamptz, queue text, filter jsonb)
+RETURNS TABLE (topic text, created_at timestamptz, queue text, filter jsonb, source text)
 LANGUAGE sql STABLE SET search_path FROM CURRENT AS $$
-    SELECT t.name, t.created_at, q.name, s.filter
+    SELECT t.name, t.created_at, q.name, s.filter, s.source
       FROM topics t
       LEFT JOIN subscriptions s ON s.topic_id = t.id
       LEFT JOIN queues q ON q.id = s.queue_id
@@ -177,7 +186,7 @@ BEGIN ATOMIC
     SELECT account_publish_batch('000000000001', publish_batch.topic, publish_batch.bodies, NULL, publish_batch.delay_seconds);
 END;
 
-CREATE FUNCTION list_topics() RETURNS TABLE (topic text, created_at timestamptz, queue text, filter jsonb)
+CREATE FUNCTION list_topics() RETURNS TABLE (topic text, created_at timestamptz, queue text, filter jsonb, source text)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT * FROM account_list_topics('000000000001');
