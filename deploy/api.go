@@ -96,3 +96,21 @@ func (t apiTarget) DeleteHook(ctx context.Context, name string) error {
 	}
 	return nil
 }
+
+func (t apiTarget) Topics(ctx context.Context) ([]TopicInfo, error) {
+	return t.c.Topics.List(ctx)
+}
+
+func (t apiTarget) CreateTopic(ctx context.Context, name string) error {
+	_, err := t.c.Topics.Create(ctx, name)
+	return err
+}
+
+func (t apiTarget) Subscribe(ctx context.Context, topic, queue string) error {
+	_, err := t.c.Topics.Subscribe(ctx, topic, queue, client.SubscribeOptions{Source: triggers.SourceManifest})
+	return err
+}
+
+func (t apiTarget) Unsubscribe(ctx context.Context, topic, queue string) error {
+	return t.c.Topics.Unsubscribe(ctx, topic, queue)
+}

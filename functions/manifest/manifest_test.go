@@ -99,6 +99,10 @@ func TestParseRejects(t *testing.T) {
 		{"cron batch", "triggers: [{cron: '@daily', function: f, batch_size: 5}]", "are for queue triggers"},
 		{"hook scheme", "hooks: {h: {queue: q, verify: md5}}", `verify "md5": use one of standard, github, stripe, none`},
 		{"hook secret", "hooks: {h: {queue: q, verify: stripe}}", "needs secret_env"},
+		{"topic name", "topics: {'a b': {subscribers: [q]}}", `topic name "a b"`},
+		{"topic subscriber", "topics: {t: {subscribers: ['a/b']}}", `queue name "a/b"`},
+		{"topic subscriber twice", "topics: {t: {subscribers: [q, q]}}", "queue q is listed twice"},
+		{"topic key", "topics: {t: {subscriber: [q]}}", "subscriber"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,0 +1,82 @@
+package deploy_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/client/clienttest"
+	"github.com/sluicehq/sluice/deploy"
+)
+
+// Topics in a manifest: created, their subscribers subscribed (owned by
+// the manifest); a subscriber dropped from the manifest is unsubscribed,
+// one made through the API is left alone; the topic is never deleted.
+// Both targets make the same changes.
+func TestApplyTopics(t *testing.T) {
+	t.Parallel()
+	for _, via := range []string{"db", "api"} {
+		t.Run(via, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			srv := clienttest.New(t)
+			c := srv.Client(t)
+			apply := func(yaml string) string {
+				t.Helper()
+				m := parseManifest(t, yaml)
+				var changes []deploy.Change
+				var err error
+				if via == "db" {
+					changes, err = applyDB(ctx, srv, c.Account(), m)
+				} else {
+					changes, err = deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil))
+				}
+				if err != nil {
+					t.Fatalf("apply: %v after %s", err, changeList(changes))
+				}
+				return changeList(changes)
+			}
+			v1 := "queues:\n  billing: {}\n  shipping: {}\n  audit: {}\ntopics:\n  orders: {subscribers: [billing, shipping]}\n"
+			got := apply(v1)
+			for _, w := range []string{"topic orders: created", "topic orders: subscribed (queue billing)", "topic orders: subscribed (queue shipping)"} {
+				if !strings.Contains(got, w) {
+					t.Errorf("first apply %q lacks %q", got, w)
+				}
+			}
+			if again := apply(v1); again != "" {
+				t.Errorf("second apply changed %s", again)
+			}
+			// A subscription made by hand stays when the manifest drops others.
+			if _, err := c.Topics.Subscribe(ctx, "orders", "audit"); err != nil {
+				t.Fatal(err)
+			}
+			got = apply("queues:\n  billing: {}\n  shipping: {}\n  audit: {}\ntopics:\n  orders: {subscribers: [billing]}\n")
+			if got != "topic orders: unsubscribed (queue shipping no longer in the manifest)" {
+				t.Errorf("edited apply: %s", got)
+			}
+			tp, err := c.Topics.Get(ctx, "orders")
+			if err != nil || len(tp.Subscriptions) != 2 || tp.Subscriptions[0].Queue != "audit" || tp.Subscriptions[0].Source != "api" ||
+				tp.Subscriptions[1].Queue != "billing" || tp.Subscriptions[1].Source != "manifest" {
+				t.Fatalf("topic after edit: %+v %v", tp, err)
+			}
+			// Topics leaving the manifest keep existing, without the manifest's subscriptions.
+			if got := apply("queues:\n  billing: {}\n"); got != "topic orders: unsubscribed (queue billing no longer in the manifest)" {
+				t.Errorf("apply without topics: %s", got)
+			}
+			if _, err := c.Topics.Get(ctx, "orders"); err != nil {
+				t.Errorf("topic gone: %v", err)
+			}
+			// A subscriber that is not a queue fails the apply.
+			m := parseManifest(t, "topics:\n  orders: {subscribers: [missing]}\n")
+			var applyErr error
+			if via == "db" {
+				_, applyErr = applyDB(ctx, srv, c.Account(), m)
+			} else {
+				_, applyErr = deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil))
+			}
+			if applyErr == nil || !strings.Contains(applyErr.Error(), "missing") {
+				t.Errorf("missing subscriber: %v", applyErr)
+			}
+		})
+	}
+}
