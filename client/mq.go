@@ -153,13 +153,23 @@ func (s *MQService) SendBatch(ctx context.Context, queue string, bodies []any, o
 	if err != nil {
 		return nil, err
 	}
+	raws, err := encodeBodies(bodies)
+	if err != nil {
+		return nil, err
+	}
+	return s.sendBatch(ctx, queue, raws, q)
+}
+
+// encodeBodies encodes each body of a batch as encodeBody does.
+func encodeBodies(bodies []any) ([]json.RawMessage, error) {
 	raws := make([]json.RawMessage, len(bodies))
 	for i, body := range bodies {
+		var err error
 		if raws[i], err = encodeBody(body); err != nil {
 			return nil, fmt.Errorf("message %d of the batch: %w", i, err)
 		}
 	}
-	return s.sendBatch(ctx, queue, raws, q)
+	return raws, nil
 }
 
 func (s *MQService) sendBatch(ctx context.Context, queue string, bodies []json.RawMessage, q url.Values) ([]int64, error) {

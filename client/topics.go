@@ -157,11 +157,9 @@ func (s *TopicsService) PublishBatch(ctx context.Context, topic string, bodies [
 	if err != nil {
 		return nil, err
 	}
-	raws := make([]json.RawMessage, len(bodies))
-	for i, body := range bodies {
-		if raws[i], err = encodeBody(body); err != nil {
-			return nil, fmt.Errorf("message %d of the batch: %w", i, err)
-		}
+	raws, err := encodeBodies(bodies)
+	if err != nil {
+		return nil, err
 	}
 	return s.publishBatch(ctx, topic, raws, q)
 }

@@ -72,11 +72,16 @@ func (a *api) createTopic(w http.ResponseWriter, r *http.Request, c *call) error
 	if err := a.s.queue.CreateTopic(r.Context(), c.account, req.Name); err != nil {
 		return err
 	}
-	t, err := a.s.queue.GetTopic(r.Context(), c.account, req.Name)
+	return a.writeTopic(w, r, c, http.StatusCreated, req.Name)
+}
+
+// writeTopic answers with topic name as it now is.
+func (a *api) writeTopic(w http.ResponseWriter, r *http.Request, c *call, status int, name string) error {
+	t, err := a.s.queue.GetTopic(r.Context(), c.account, name)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, toTopicJSON(t, c.key))
+	writeJSON(w, status, toTopicJSON(t, c.key))
 	return nil
 }
 
@@ -85,12 +90,7 @@ func (a *api) getTopic(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.s.queue.GetTopic(r.Context(), c.account, name)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, toTopicJSON(t, c.key))
-	return nil
+	return a.writeTopic(w, r, c, http.StatusOK, name)
 }
 
 func (a *api) deleteTopic(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -140,12 +140,7 @@ func (a *api) subscribe(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err := a.s.queue.SubscribeWith(r.Context(), c.account, name, c.queue, pgqueue.SubscribeOptions{Filter: filter, Source: req.Source}); err != nil {
 		return err
 	}
-	t, err := a.s.queue.GetTopic(r.Context(), c.account, name)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, toTopicJSON(t, c.key))
-	return nil
+	return a.writeTopic(w, r, c, http.StatusOK, name)
 }
 
 // decodeFilter checks a subscription filter: an object of up to
