@@ -9,27 +9,31 @@ SELECT {{schema}}.create_account($1, $2)
 INSERT INTO {{schema}}.accounts (number) VALUES ($1) ON CONFLICT DO NOTHING
 
 -- name: create_queue
-SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
-       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at
-  FROM {{schema}}.account_create_queue($1, $2, $3)
+SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
+       q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at,
+       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
+  FROM {{schema}}.account_create_queue($1, $2, $3) q
 
 -- name: update_queue
-SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
-       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at
-  FROM {{schema}}.account_update_queue($1, $2, $3)
+SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
+       q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at,
+       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
+  FROM {{schema}}.account_update_queue($1, $2, $3) q
 
 -- name: get_queue
-SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
-       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at
-  FROM {{schema}}.queues
- WHERE account = $1 AND name = $2
+SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
+       q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at,
+       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
+  FROM {{schema}}.queues q
+ WHERE q.account = $1 AND q.name = $2
 
 -- name: list_queues
-SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
-       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at
-  FROM {{schema}}.queues
- WHERE account = $1
- ORDER BY name
+SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
+       q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at,
+       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
+  FROM {{schema}}.queues q
+ WHERE q.account = $1
+ ORDER BY q.name
 
 -- name: delete_queue
 SELECT {{schema}}.account_delete_queue($1, $2)
