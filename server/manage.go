@@ -24,7 +24,8 @@ func toQueueJSON(q pgqueue.Queue) wire.Queue {
 	return wire.Queue{Name: q.Name, VisibilityTimeoutSeconds: sec(q.Settings.VisibilityTimeout),
 		MaxReceiveCount: q.Settings.MaxReceiveCount, DelaySeconds: sec(q.Settings.Delay),
 		RetentionSeconds: sec(q.Settings.Retention), MaxMessageBytes: q.Settings.MaxMessageBytes,
-		DedupWindowSeconds: sec(q.Settings.DedupWindow), CreatedAt: q.CreatedAt.UTC(), UpdatedAt: q.UpdatedAt.UTC()}
+		DedupWindowSeconds: sec(q.Settings.DedupWindow), DeadLetterQueue: q.Settings.DeadLetterQueue,
+		CreatedAt: q.CreatedAt.UTC(), UpdatedAt: q.UpdatedAt.UTC()}
 }
 
 // toStatsJSON is a queue's live counts on the wire.
@@ -73,6 +74,18 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 var queueOptions = []string{"visibility_timeout_seconds", "max_receive_count", "delay_seconds",
 	"retention_seconds", "max_message_bytes", "dedup_window_seconds"}
 
+// deadLetterQueueOption names the queue that receives a queue's dead
+// letters: a queue name, or "" or null for the dead-letter table.
+const deadLetterQueueOption = "dead_letter_queue"
+
+// checkDeadLetterQueue refuses a dead-letter queue the key may not reach.
+func checkDeadLetterQueue(c *call, opts pgqueue.QueueOptions) error {
+	if dlq, ok := opts[deadLetterQueueOption].(string); ok && !c.key.allowsQueue(dlq) {
+		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s: dead_letter_queue %q is not among them", c.key.id, strings.Join(c.key.queues, ", "), dlq)
+	}
+	return nil
+}
+
 // decodeQueueOptions parses a create (withName) or update body into the
 // queue's name and the SQL API's options. The SQL API checks the ranges;
 // here every value must be an integer.
@@ -98,8 +111,22 @@ func decodeQueueOptions(body []byte, withName bool) (string, pgqueue.QueueOption
 	}
 	opts := pgqueue.QueueOptions{}
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if k == deadLetterQueueOption {
+			var dlq *string
+			if err := json.Unmarshal(fields[k], &dlq); err != nil {
+				return "", nil, badRequest("field dead_letter_queue: expected a queue name, or \"\" or null for the dead-letter table")
+			}
+			opts[k] = nil
+			if dlq != nil && *dlq != "" {
+				if err := checkQueueName(*dlq); err != nil {
+					return "", nil, err
+				}
+				opts[k] = *dlq
+			}
+			continue
+		}
 		if !slices.Contains(queueOptions, k) {
-			return "", nil, badRequest("unknown field %q: use name, %s", truncate(k, 40), strings.Join(queueOptions, ", "))
+			return "", nil, badRequest("unknown field %q: use name, %s, %s", truncate(k, 40), strings.Join(queueOptions, ", "), deadLetterQueueOption)
 		}
 		v, err := integer(k, string(fields[k]), -1<<31, 1<<31-1)
 		if err != nil {
@@ -124,6 +151,9 @@ func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	}
 	if !c.key.allowsQueue(name) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s", c.key.id, strings.Join(c.key.queues, ", "))
+	}
+	if err := checkDeadLetterQueue(c, opts); err != nil {
+		return err
 	}
 	q, err := a.s.queue.CreateQueueWithOptions(r.Context(), c.account, name, opts)
 	if err != nil {
@@ -166,6 +196,9 @@ func (a *api) updateQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	}
 	_, opts, err := decodeQueueOptions(body, false)
 	if err != nil {
+		return err
+	}
+	if err := checkDeadLetterQueue(c, opts); err != nil {
 		return err
 	}
 	q, err := a.s.queue.PatchQueue(r.Context(), c.account, c.queue, opts)

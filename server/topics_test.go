@@ -85,3 +85,31 @@ func TestTopics(t *testing.T) {
 	e.do(tok, "DELETE", base+"/orders", "").expect(204)
 	e.do(tok, "DELETE", base+"/orders", "").expectError(404, "topic_not_found")
 }
+
+func TestDeadLetterQueueSetting(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct, tok := e.admin("dead")
+	base := "/v1/accounts/" + acct + "/queues"
+	var q wire.Queue
+	e.do(tok, "POST", base, `{"name":"work","max_receive_count":1,"dead_letter_queue":"dead"}`).expect(201).decode(&q)
+	if q.DeadLetterQueue != "dead" {
+		t.Fatalf("created %+v", q)
+	}
+	e.do(tok, "GET", base+"/work", "").expect(200).decode(&q)
+	if q.DeadLetterQueue != "dead" {
+		t.Fatalf("get %+v", q)
+	}
+	e.do(tok, "PATCH", base+"/work", `{"dead_letter_queue":"nope"}`).expectError(400, "invalid_argument")
+	e.do(tok, "PATCH", base+"/work", `{"dead_letter_queue":"work"}`).expectError(400, "invalid_argument")
+	e.do(tok, "PATCH", base+"/work", `{"dead_letter_queue":7}`).expectError(400, "invalid_argument")
+	e.do(tok, "PATCH", base+"/work", `{"dead_letter_queue":"a b"}`).expectError(400, "invalid_name")
+	e.do(tok, "PATCH", base+"/dead", `{"dead_letter_queue":"work"}`).expectError(400, "invalid_argument") // a cycle
+	limited := e.key(acct, []string{"mq:admin"}, "work")
+	e.do(limited, "PATCH", base+"/work", `{"dead_letter_queue":"dead"}`).expectError(403, "forbidden")
+	var cleared wire.Queue
+	e.do(tok, "PATCH", base+"/work", `{"dead_letter_queue":null}`).expect(200).decode(&cleared)
+	if cleared.DeadLetterQueue != "" || cleared.MaxReceiveCount != 1 {
+		t.Fatalf("cleared %+v", cleared)
+	}
+}

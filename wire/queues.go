@@ -4,15 +4,18 @@ import "time"
 
 // Queue is a queue's settings, with its counts when asked for.
 type Queue struct {
-	Name                     string    `json:"name"`
-	VisibilityTimeoutSeconds int       `json:"visibility_timeout_seconds"`
-	MaxReceiveCount          int       `json:"max_receive_count"`
-	DelaySeconds             int       `json:"delay_seconds"`
-	RetentionSeconds         int       `json:"retention_seconds"`
-	MaxMessageBytes          int       `json:"max_message_bytes"`
-	DedupWindowSeconds       int       `json:"dedup_window_seconds"`
-	CreatedAt                time.Time `json:"created_at"`
-	UpdatedAt                time.Time `json:"updated_at"`
+	Name                     string `json:"name"`
+	VisibilityTimeoutSeconds int    `json:"visibility_timeout_seconds"`
+	MaxReceiveCount          int    `json:"max_receive_count"`
+	DelaySeconds             int    `json:"delay_seconds"`
+	RetentionSeconds         int    `json:"retention_seconds"`
+	MaxMessageBytes          int    `json:"max_message_bytes"`
+	DedupWindowSeconds       int    `json:"dedup_window_seconds"`
+	// DeadLetterQueue names the queue that receives this queue's dead
+	// letters as messages; "" (left out) when they go to its DLQ table.
+	DeadLetterQueue string    `json:"dead_letter_queue,omitempty"`
+	CreatedAt       time.Time `json:"created_at"`
+	UpdatedAt       time.Time `json:"updated_at"`
 	// Stats holds the counts: on a get, and in a list asked for live.
 	Stats *QueueStats `json:"stats,omitempty"`
 }
@@ -47,6 +50,10 @@ type QueueSettings struct {
 	MaxMessageBytes *int `json:"max_message_bytes,omitempty"`
 	// DedupWindowSeconds is how long a dedup key counts (0 to 86400; 300).
 	DedupWindowSeconds *int `json:"dedup_window_seconds,omitempty"`
+	// DeadLetterQueue names another queue of the account that receives
+	// this queue's dead letters as new messages; "" sends them to the
+	// queue's dead-letter table again (the default).
+	DeadLetterQueue *string `json:"dead_letter_queue,omitempty"`
 }
 
 // CreateQueueRequest is the body of a queue's creation.

@@ -61,6 +61,9 @@ var goldens = []struct {
 		RetentionSeconds: ptr(60), MaxMessageBytes: ptr(1024), DedupWindowSeconds: ptr(10)},
 		`{"visibility_timeout_seconds":0,"max_receive_count":3,"delay_seconds":1,"retention_seconds":60,"max_message_bytes":1024,"dedup_window_seconds":10}`},
 	{"QueueSettings/none", wire.QueueSettings{}, `{}`},
+	{"QueueSettings/dead_letter_queue", wire.QueueSettings{DeadLetterQueue: ptr("dead")}, `{"dead_letter_queue":"dead"}`},
+	{"Queue/dead_letter_queue", wire.Queue{Name: "q", DeadLetterQueue: "dead", CreatedAt: t0, UpdatedAt: t0},
+		`{"name":"q","visibility_timeout_seconds":0,"max_receive_count":0,"delay_seconds":0,"retention_seconds":0,"max_message_bytes":0,"dedup_window_seconds":0,"dead_letter_queue":"dead","created_at":"2026-11-30T12:00:00Z","updated_at":"2026-11-30T12:00:00Z"}`},
 	{"CreateQueueRequest", wire.CreateQueueRequest{Name: "orders", QueueSettings: wire.QueueSettings{MaxReceiveCount: ptr(3)}},
 		`{"name":"orders","max_receive_count":3}`},
 	{"MinuteStatsList", wire.MinuteStatsList{Queue: "orders", Minutes: []wire.MinuteStats{
