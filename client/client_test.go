@@ -568,3 +568,20 @@ func TestTopics(t *testing.T) {
 		t.Errorf("get deleted: %v", err)
 	}
 }
+
+func TestDeadLetterQueueSetting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := clienttest.New(t).Client(t)
+	must[client.Queue](t)(c.Queues.Create(ctx, "dead", client.QueueSettings{}))
+	q := must[client.Queue](t)(c.Queues.Create(ctx, "work", client.QueueSettings{DeadLetterQueue: client.String("dead")}))
+	if q.DeadLetterQueue != "dead" {
+		t.Fatalf("created %+v", q)
+	}
+	if _, err := c.Queues.Update(ctx, "work", client.QueueSettings{DeadLetterQueue: client.String("missing")}); !client.IsInvalid(err) {
+		t.Errorf("a missing dead-letter queue: %v", err)
+	}
+	if q := must[client.Queue](t)(c.Queues.Update(ctx, "work", client.QueueSettings{DeadLetterQueue: client.String("")})); q.DeadLetterQueue != "" {
+		t.Errorf("cleared %+v", q)
+	}
+}

@@ -48,3 +48,24 @@ func TestCLITopics(t *testing.T) {
 		t.Errorf("list after delete: %q", out)
 	}
 }
+
+func TestCLIDeadLetterQueueFlag(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.ok("queues", "create", "dead")
+	if out := c.ok("queues", "create", "work", "--dead-letter-queue", "dead"); !strings.Contains(out, "dead-letter queue") {
+		t.Errorf("create: %q", out)
+	}
+	var q client.Queue
+	c.json(&q, "queues", "get", "work")
+	if q.DeadLetterQueue != "dead" {
+		t.Errorf("get: %+v", q)
+	}
+	c.fails(1, `invalid dead_letter_queue "work"`, "queues", "update", "work", "--dead-letter-queue", "work")
+	c.fails(1, `no such queue`, "queues", "update", "work", "--dead-letter-queue", "missing")
+	var cleared client.Queue
+	c.json(&cleared, "queues", "update", "work", "--dead-letter-queue", "")
+	if cleared.Name != "work" || cleared.DeadLetterQueue != "" {
+		t.Errorf("cleared: %+v", cleared)
+	}
+}
