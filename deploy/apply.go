@@ -92,7 +92,7 @@ type Target interface {
 // with it.
 func Apply(ctx context.Context, target Target, account string, m *manifest.Manifest, modules Modules) ([]Change, error) {
 	var changes []Change
-	for _, name := range slices.Sorted(maps.Keys(m.Queues)) {
+	for _, name := range queueOrder(m.Queues) {
 		action, err := target.ApplyQueue(ctx, name, m.Queues[name])
 		if err != nil {
 			return changes, fmt.Errorf("queue %s: %w", name, err)
@@ -145,6 +145,31 @@ func Apply(ctx context.Context, target Target, account string, m *manifest.Manif
 		}
 	}
 	return changes, nil
+}
+
+// queueOrder lists the manifest's queues by name, except that a queue
+// named as another's dead_letter_queue comes before it, so that it exists
+// when the other is created. (The manifest refuses cycles.)
+func queueOrder(qs map[string]manifest.Queue) []string {
+	var out []string
+	done := map[string]bool{}
+	var visit func(name string)
+	visit = func(name string) {
+		if done[name] {
+			return
+		}
+		done[name] = true
+		if dlq := qs[name].DeadLetterQueue; dlq != nil {
+			if _, ok := qs[*dlq]; ok {
+				visit(*dlq)
+			}
+		}
+		out = append(out, name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(qs)) {
+		visit(name)
+	}
+	return out
 }
 
 func applyTopics(ctx context.Context, target Target, m *manifest.Manifest) ([]Change, error) {
@@ -278,6 +303,9 @@ func queueSettings(base pgqueue.Settings, q manifest.Queue) pgqueue.Settings {
 	}
 	if q.MaxMessageBytes != nil {
 		base.MaxMessageBytes = *q.MaxMessageBytes
+	}
+	if q.DeadLetterQueue != nil {
+		base.DeadLetterQueue = *q.DeadLetterQueue
 	}
 	return base
 }

@@ -80,3 +80,45 @@ func TestApplyTopics(t *testing.T) {
 		})
 	}
 }
+
+// A manifest may declare a queue and its dead-letter queue together, in
+// any order of names; both targets apply it the same way.
+func TestApplyDeadLetterQueue(t *testing.T) {
+	t.Parallel()
+	for _, via := range []string{"db", "api"} {
+		t.Run(via, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			srv := clienttest.New(t)
+			c := srv.Client(t)
+			apply := func(yaml string) string {
+				t.Helper()
+				m := parseManifest(t, yaml)
+				var changes []deploy.Change
+				var err error
+				if via == "db" {
+					changes, err = applyDB(ctx, srv, c.Account(), m)
+				} else {
+					changes, err = deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil))
+				}
+				if err != nil {
+					t.Fatalf("apply: %v after %s", err, changeList(changes))
+				}
+				return changeList(changes)
+			}
+			v1 := "queues:\n  a-work: {dead_letter_queue: z-dead}\n  z-dead: {}\n"
+			if got := apply(v1); got != "queue z-dead: created; queue a-work: created" {
+				t.Errorf("first apply: %s", got)
+			}
+			if q, err := c.Queues.Get(ctx, "a-work"); err != nil || q.DeadLetterQueue != "z-dead" {
+				t.Fatalf("a-work: %+v %v", q, err)
+			}
+			if got := apply(v1); got != "" {
+				t.Errorf("second apply: %s", got)
+			}
+			if got := apply("queues:\n  a-work: {dead_letter_queue: \"\"}\n  z-dead: {}\n"); got != "queue a-work: updated" {
+				t.Errorf("cleared: %s", got)
+			}
+		})
+	}
+}

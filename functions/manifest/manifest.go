@@ -69,6 +69,9 @@ type Queue struct {
 	RetentionSeconds         *int `yaml:"retention_seconds" json:"retention_seconds,omitempty"`
 	MaxMessageBytes          *int `yaml:"max_message_bytes" json:"max_message_bytes,omitempty"`
 	DedupWindowSeconds       *int `yaml:"dedup_window_seconds" json:"dedup_window_seconds,omitempty"`
+	// DeadLetterQueue names another queue that receives this queue's dead
+	// letters as messages ("": back to the dead-letter table).
+	DeadLetterQueue *string `yaml:"dead_letter_queue" json:"dead_letter_queue,omitempty"`
 }
 
 // Function declares a function: where its module comes from and its limits.
@@ -225,6 +228,24 @@ func (m *Manifest) check() error {
 	}
 	for _, name := range sortedKeys(m.Queues) {
 		validName("queue", name)
+		dlq := m.Queues[name].DeadLetterQueue
+		if dlq == nil || *dlq == "" {
+			continue
+		}
+		validName("queue", *dlq)
+		// Follow the chain through the manifest's queues: it must not
+		// come back to this one.
+		for hop, seen := *dlq, 0; seen <= len(m.Queues); seen++ {
+			if hop == name {
+				bad("queue %s: dead_letter_queue %s leads back to %s: a queue cannot be its own dead-letter queue, directly or through others", name, *dlq, name)
+				break
+			}
+			next := m.Queues[hop].DeadLetterQueue
+			if next == nil || *next == "" {
+				break
+			}
+			hop = *next
+		}
 	}
 	for _, name := range sortedKeys(m.Functions) {
 		validName("function", name)
