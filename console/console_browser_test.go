@@ -946,3 +946,23 @@ func TestBrowserTopics(t *testing.T) {
 		t.Errorf("billing holds %d messages, %v", len(ms), err)
 	}
 }
+
+// A queue's Overview says where its dead letters go.
+func TestBrowserDeadLetterQueueSetting(t *testing.T) {
+	t.Parallel()
+	ts, account, token, c := setup(t)
+	ctx := context.Background()
+	createQueue(t, c, "dead", 5)
+	if _, err := c.Queues.Create(ctx, "work", client.QueueSettings{DeadLetterQueue: client.String("dead")}); err != nil {
+		t.Fatal(err)
+	}
+	p := newPage(t)
+	p.signIn(ts.URL, account, token)
+	p.do("open work", chromedp.Navigate(ts.URL+"/console/#/queues/work"), chromedp.WaitVisible(chromedp.CSS(`#overview-settings dd[data-setting="dead_letter_queue"]`)))
+	if got := p.text(`#overview-settings dd[data-setting="dead_letter_queue"]`); got != "queue dead" {
+		t.Errorf("work's dead letters go to %q", got)
+	}
+	p.do("open dead", chromedp.Navigate(ts.URL+"/console/#/queues/dead"))
+	p.wait("dead's setting", `(document.querySelector('#overview-settings dd[data-setting="dead_letter_queue"]') || {}).textContent === "the DLQ tab"`)
+	p.shot("dead-letter-queue")
+}

@@ -29,7 +29,8 @@
 //     Create a queue: name validated as you type, settings prefilled with
 //     their defaults.
 //   - A queue (#/queues/{q}/{tab}): counts and settings in the header, and
-//     tabs Overview (the default: settings, and charts of the last hour
+//     tabs Overview (the default: settings, where dead letters go (a
+//     dead-letter queue, linked, or the DLQ tab), and charts of the last hour
 //     from .../stats: sends, acks and DLQ moves per minute, and depth as
 //     ready + inflight, with axis labels, a legend and per-minute hover
 //     titles; refreshed with the page every 30 s), Messages (send one JSON
