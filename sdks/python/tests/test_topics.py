@@ -47,3 +47,20 @@ def test_topics_fan_out_with_filters(client: Sluice) -> None:
     finally:
         client.queues.delete(billing)
         client.queues.delete(shipping)
+
+
+def test_dead_letter_queue_setting(client: Sluice) -> None:
+    dead, work = new_name("dead"), new_name("work")
+    client.queues.create(dead)
+    try:
+        q = client.queues.create(work, dead_letter_queue=dead)
+        assert q.dead_letter_queue == dead
+        assert client.queues.get(work).dead_letter_queue == dead
+        with pytest.raises(InvalidArgument):
+            client.queues.update(work, dead_letter_queue=work)
+        with pytest.raises(InvalidArgument):
+            client.queues.update(work, dead_letter_queue=new_name("missing"))
+        assert client.queues.update(work, dead_letter_queue="").dead_letter_queue is None
+    finally:
+        client.queues.delete(work)
+        client.queues.delete(dead)

@@ -142,6 +142,9 @@ class Queue(_Record):
     created_at: datetime
     updated_at: datetime
     stats: Optional[QueueStats] = None
+    #: The queue that receives this queue's dead letters as messages, or
+    #: None when they go to its dead-letter table.
+    dead_letter_queue: Optional[str] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Queue":
@@ -157,6 +160,7 @@ class Queue(_Record):
             created_at=_time(d, "created_at"),
             updated_at=_time(d, "updated_at"),
             stats=QueueStats.from_json(stats) if isinstance(stats, dict) else None,
+            dead_letter_queue=d.get("dead_letter_queue") or None,
         )
 
 
