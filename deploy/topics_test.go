@@ -5,9 +5,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/client/clienttest"
 	"github.com/sluicehq/sluice/deploy"
+	"github.com/sluicehq/sluice/functions/manifest"
 )
+
+// applyVia applies m to c's account through the database ("db") or the
+// HTTP API ("api").
+func applyVia(ctx context.Context, via string, srv *clienttest.Server, c *client.Client, m *manifest.Manifest) ([]deploy.Change, error) {
+	if via == "db" {
+		return applyDB(ctx, srv, c.Account(), m)
+	}
+	return deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil))
+}
 
 // Topics in a manifest: created, their subscribers subscribed (owned by
 // the manifest); a subscriber dropped from the manifest is unsubscribed,
@@ -23,14 +34,7 @@ func TestApplyTopics(t *testing.T) {
 			c := srv.Client(t)
 			apply := func(yaml string) string {
 				t.Helper()
-				m := parseManifest(t, yaml)
-				var changes []deploy.Change
-				var err error
-				if via == "db" {
-					changes, err = applyDB(ctx, srv, c.Account(), m)
-				} else {
-					changes, err = deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil))
-				}
+				changes, err := applyVia(ctx, via, srv, c, parseManifest(t, yaml))
 				if err != nil {
 					t.Fatalf("apply: %v after %s", err, changeList(changes))
 				}
@@ -67,13 +71,7 @@ func TestApplyTopics(t *testing.T) {
 				t.Errorf("topic gone: %v", err)
 			}
 			// A subscriber that is not a queue fails the apply.
-			m := parseManifest(t, "topics:\n  orders: {subscribers: [missing]}\n")
-			var applyErr error
-			if via == "db" {
-				_, applyErr = applyDB(ctx, srv, c.Account(), m)
-			} else {
-				_, applyErr = deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil))
-			}
+			_, applyErr := applyVia(ctx, via, srv, c, parseManifest(t, "topics:\n  orders: {subscribers: [missing]}\n"))
 			if applyErr == nil || !strings.Contains(applyErr.Error(), "missing") {
 				t.Errorf("missing subscriber: %v", applyErr)
 			}
@@ -93,14 +91,7 @@ func TestApplyDeadLetterQueue(t *testing.T) {
 			c := srv.Client(t)
 			apply := func(yaml string) string {
 				t.Helper()
-				m := parseManifest(t, yaml)
-				var changes []deploy.Change
-				var err error
-				if via == "db" {
-					changes, err = applyDB(ctx, srv, c.Account(), m)
-				} else {
-					changes, err = deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil))
-				}
+				changes, err := applyVia(ctx, via, srv, c, parseManifest(t, yaml))
 				if err != nil {
 					t.Fatalf("apply: %v after %s", err, changeList(changes))
 				}
