@@ -45,6 +45,8 @@ type Client struct {
 	Keys *KeysService
 	// Hooks manages webhook endpoints.
 	Hooks *HooksService
+	// Topics manages topics (fan-out) and publishes to them.
+	Topics *TopicsService
 
 	base      *url.URL
 	auth      string
@@ -128,6 +130,7 @@ func New(endpoint, keyID, secret string, opts ...Option) (*Client, error) {
 	c.Invocations = &InvocationsService{c}
 	c.Keys = &KeysService{c}
 	c.Hooks = &HooksService{c}
+	c.Topics = &TopicsService{c}
 	return c, nil
 }
 

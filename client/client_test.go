@@ -549,3 +549,74 @@ func TestMessageOptions(t *testing.T) {
 		t.Fatalf("TTL out of range: %v", err)
 	}
 }
+
+func TestTopics(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := clienttest.New(t)
+	c := srv.Client(t)
+	must[client.Queue](t)(c.Queues.Create(ctx, "billing", client.QueueSettings{}))
+	must[client.Queue](t)(c.Queues.Create(ctx, "shipping", client.QueueSettings{}))
+	if tp := must[client.Topic](t)(c.Topics.Create(ctx, "orders")); tp.Name != "orders" {
+		t.Fatalf("created %+v", tp)
+	}
+	if _, err := c.Topics.Create(ctx, "orders"); !client.IsConflict(err) || !errors.Is(err, &client.Error{Code: client.CodeTopicExists}) {
+		t.Fatalf("create twice: %v", err)
+	}
+	must[client.Topic](t)(c.Topics.Subscribe(ctx, "orders", "billing", client.SubscribeOptions{Filter: map[string]string{"type": "order"}}))
+	tp := must[client.Topic](t)(c.Topics.Subscribe(ctx, "orders", "shipping"))
+	if len(tp.Subscriptions) != 2 || tp.Subscriptions[0].Filter["type"] != "order" {
+		t.Fatalf("subscribed %+v", tp)
+	}
+	if n := must[int](t)(c.Topics.Publish(ctx, "orders", map[string]int{"n": 1})); n != 1 {
+		t.Fatalf("publish: %d", n)
+	}
+	if n := must[int](t)(c.Topics.Publish(ctx, "orders", "text", client.PublishOptions{DelaySeconds: 60})); n != 1 {
+		t.Fatalf("publish a string: %d", n)
+	}
+	if n := must[[]int](t)(c.Topics.PublishBatch(ctx, "orders", []any{1, 2})); len(n) != 2 {
+		t.Fatalf("publish batch: %v", n)
+	}
+	n := must[[]int](t)(c.Topics.PublishEntries(ctx, "orders", []client.PublishEntry{{Body: json.RawMessage(`{}`), Headers: json.RawMessage(`{"type":"order"}`)}}))
+	if len(n) != 1 || n[0] != 2 {
+		t.Fatalf("publish entries: %v", n)
+	}
+	if ts := must[[]client.Topic](t)(c.Topics.List(ctx)); len(ts) != 1 || len(ts[0].Subscriptions) != 2 {
+		t.Fatalf("list: %+v", ts)
+	}
+	if _, err := c.Topics.Subscribe(ctx, "orders", "missing"); !errors.Is(err, &client.Error{Code: client.CodeQueueNotFound}) {
+		t.Errorf("subscribe a missing queue: %v", err)
+	}
+	if _, err := c.Topics.Publish(ctx, "nope", map[string]int{}); !errors.Is(err, &client.Error{Code: client.CodeTopicNotFound}) {
+		t.Errorf("publish to a missing topic: %v", err)
+	}
+	if err := c.Topics.Unsubscribe(ctx, "orders", "shipping"); err != nil {
+		t.Fatal(err)
+	}
+	if tp := must[client.Topic](t)(c.Topics.Get(ctx, "orders")); len(tp.Subscriptions) != 1 {
+		t.Fatalf("after unsubscribe: %+v", tp)
+	}
+	if err := c.Topics.Delete(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Topics.Get(ctx, "orders"); !client.IsNotFound(err) {
+		t.Errorf("get deleted: %v", err)
+	}
+}
+
+func TestDeadLetterQueueSetting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := clienttest.New(t).Client(t)
+	must[client.Queue](t)(c.Queues.Create(ctx, "dead", client.QueueSettings{}))
+	q := must[client.Queue](t)(c.Queues.Create(ctx, "work", client.QueueSettings{DeadLetterQueue: client.String("dead")}))
+	if q.DeadLetterQueue != "dead" {
+		t.Fatalf("created %+v", q)
+	}
+	if _, err := c.Queues.Update(ctx, "work", client.QueueSettings{DeadLetterQueue: client.String("missing")}); !client.IsInvalid(err) {
+		t.Errorf("a missing dead-letter queue: %v", err)
+	}
+	if q := must[client.Queue](t)(c.Queues.Update(ctx, "work", client.QueueSettings{DeadLetterQueue: client.String("")})); q.DeadLetterQueue != "" {
+		t.Errorf("cleared %+v", q)
+	}
+}

@@ -10,7 +10,8 @@
 //
 // Its fields group the calls: c.MQ is the data plane (Send, SendBatch, SendEntries,
 // Receive, Delete, ChangeVisibility, Purge, Peek, ReceiveDLQ, DeleteDLQ,
-// PurgeDLQ, Redrive); c.Queues, c.Functions, c.Triggers, c.Invocations,
+// PurgeDLQ, Redrive); c.Topics publishes to topics and manages them;
+// c.Queues, c.Functions, c.Triggers, c.Invocations,
 // c.Keys and c.Hooks manage the account. Every call takes a context first;
 // cancel it to abandon a long-poll receive.
 //

@@ -22,6 +22,8 @@ const (
 	CodeMessageNotFound      = wire.CodeMessageNotFound
 	CodeNotFound             = wire.CodeNotFound
 	CodeQueueExists          = wire.CodeQueueExists
+	CodeTopicNotFound        = wire.CodeTopicNotFound
+	CodeTopicExists          = wire.CodeTopicExists
 	CodeConflict             = wire.CodeConflict
 	CodeStaleReceipt         = wire.CodeStaleReceipt
 	CodeMessageTooLarge      = wire.CodeMessageTooLarge

@@ -189,11 +189,9 @@ func (s *MQService) SendBatch(ctx context.Context, queue string, bodies []any, o
 	if err != nil {
 		return nil, err
 	}
-	raws := make([]json.RawMessage, len(bodies))
-	for i, body := range bodies {
-		if raws[i], err = encodeBody(body); err != nil {
-			return nil, fmt.Errorf("message %d of the batch: %w", i, err)
-		}
+	raws, err := encodeBodies(bodies)
+	if err != nil {
+		return nil, err
 	}
 	if o.Headers != nil {
 		entries := make([]SendEntry, len(raws))
@@ -203,6 +201,18 @@ func (s *MQService) SendBatch(ctx context.Context, queue string, bodies []any, o
 		return s.SendEntries(ctx, queue, entries)
 	}
 	return s.sendBatch(ctx, queue, raws, q)
+}
+
+// encodeBodies encodes each body of a batch as encodeBody does.
+func encodeBodies(bodies []any) ([]json.RawMessage, error) {
+	raws := make([]json.RawMessage, len(bodies))
+	for i, body := range bodies {
+		var err error
+		if raws[i], err = encodeBody(body); err != nil {
+			return nil, fmt.Errorf("message %d of the batch: %w", i, err)
+		}
+	}
+	return raws, nil
 }
 
 // entry is one message with these options, as an entry.

@@ -29,6 +29,10 @@ type QueueSettings wire.QueueSettings
 // Int returns a pointer to v, for QueueSettings.
 func Int(v int) *int { return &v }
 
+// String returns a pointer to v, for QueueSettings.DeadLetterQueue ("":
+// back to the dead-letter table).
+func String(v string) *string { return &v }
+
 // Check refuses a setting out of its range (the server checks again).
 func (s QueueSettings) Check() error {
 	for _, f := range []struct {

@@ -943,3 +943,69 @@ func TestBrowserSendWithOptions(t *testing.T) {
 		t.Fatalf("send with the same dedup key: %d, %v; want %d", seq, err, ms[0].Sequence)
 	}
 }
+
+func TestBrowserTopics(t *testing.T) {
+	t.Parallel()
+	ts, account, token, c := setup(t)
+	ctx := context.Background()
+	createQueue(t, c, "billing", 5)
+	createQueue(t, c, "shipping", 5)
+	if _, err := c.Topics.Create(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Topics.Subscribe(ctx, "orders", "billing", client.SubscribeOptions{Filter: map[string]string{"type": "order"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Topics.Subscribe(ctx, "orders", "shipping"); err != nil {
+		t.Fatal(err)
+	}
+
+	p := newPage(t)
+	p.signIn(ts.URL, account, token)
+	p.do("open topics", chromedp.Click(chromedp.CSS(`#nav a[data-section="topics"]`)), chromedp.WaitVisible(chromedp.CSS("#topics table")))
+	if got := p.text(`#topics tr[data-queue="billing"]`); !strings.Contains(got, "type = order") || !strings.Contains(got, "orders") {
+		t.Errorf("billing row: %q", got)
+	}
+	if got := p.text(`#topics tr[data-queue="shipping"]`); !strings.Contains(got, "every message") {
+		t.Errorf("shipping row: %q", got)
+	}
+	p.shot("topics")
+
+	// A message without headers goes to shipping only; with the header to both.
+	p.fill("#publish-body", `{"n": 12345678901234567890}`)
+	p.do("publish", chromedp.Click(chromedp.CSS("#publish")))
+	p.wait("published once", `document.getElementById("publish-result").textContent === "Published to orders: 1 copy"`)
+	p.fill("#publish-headers", `{"type": "order"}`)
+	p.do("publish with headers", chromedp.Click(chromedp.CSS("#publish")))
+	p.wait("published twice", `document.getElementById("publish-result").textContent === "Published to orders: 2 copies"`)
+	p.fill("#publish-headers", `[1]`)
+	p.do("publish bad headers", chromedp.Click(chromedp.CSS("#publish")))
+	p.wait("bad headers refused", `document.getElementById("publish-result").textContent === "headers must be a JSON object"`)
+	p.shot("published")
+	if ms, err := c.MQ.Peek(ctx, "shipping", 10); err != nil || len(ms) != 2 || !strings.Contains(string(ms[0].Body), "12345678901234567890") {
+		t.Errorf("shipping holds %+v, %v", ms, err)
+	}
+	if ms, err := c.MQ.Peek(ctx, "billing", 10); err != nil || len(ms) != 1 {
+		t.Errorf("billing holds %d messages, %v", len(ms), err)
+	}
+}
+
+// A queue's Overview says where its dead letters go.
+func TestBrowserDeadLetterQueueSetting(t *testing.T) {
+	t.Parallel()
+	ts, account, token, c := setup(t)
+	ctx := context.Background()
+	createQueue(t, c, "dead", 5)
+	if _, err := c.Queues.Create(ctx, "work", client.QueueSettings{DeadLetterQueue: client.String("dead")}); err != nil {
+		t.Fatal(err)
+	}
+	p := newPage(t)
+	p.signIn(ts.URL, account, token)
+	p.do("open work", chromedp.Navigate(ts.URL+"/console/#/queues/work"), chromedp.WaitVisible(chromedp.CSS(`#overview-settings dd[data-setting="dead_letter_queue"]`)))
+	if got := p.text(`#overview-settings dd[data-setting="dead_letter_queue"]`); got != "queue dead" {
+		t.Errorf("work's dead letters go to %q", got)
+	}
+	p.do("open dead", chromedp.Navigate(ts.URL+"/console/#/queues/dead"))
+	p.wait("dead's setting", `(document.querySelector('#overview-settings dd[data-setting="dead_letter_queue"]') || {}).textContent === "the DLQ tab"`)
+	p.shot("dead-letter-queue")
+}

@@ -1,5 +1,5 @@
 // Package console is Sluice's web console: an operator's view of queues,
-// messages, dead letters, triggers, functions and invocations, served by
+// messages, dead letters, topics, triggers, functions and invocations, served by
 // `sluice serve` at /console/.
 //
 // The console is plain HTML, CSS and JavaScript modules embedded in the
@@ -16,12 +16,12 @@
 // router), js/api.js (session and API calls), js/dom.js (DOM helpers that
 // only ever insert text, for HTML and SVG), js/chart.js (line charts as
 // inline SVG built with DOM calls), and the pages js/queues.js,
-// js/queue.js, js/functions.js and js/invocations.js.
+// js/queue.js, js/topics.js, js/functions.js and js/invocations.js.
 //
 // # What exists
 //
 //   - Sign-in with account + key, checked against the API; sign-out clears
-//     the session. Nav links: Queues, Functions, Invocations.
+//     the session. Nav links: Queues, Topics, Functions, Invocations.
 //   - Queues: names at once, then ready / inflight / delayed / DLQ counts
 //     and oldest ready age from ?live=true; refreshed every 30 s and on the
 //     Refresh button, keeping the previous numbers until new ones arrive.
@@ -29,7 +29,8 @@
 //     Create a queue: name validated as you type, settings prefilled with
 //     their defaults.
 //   - A queue (#/queues/{q}/{tab}): counts and settings in the header, and
-//     tabs Overview (the default: settings, and charts of the last hour
+//     tabs Overview (the default: settings, where dead letters go (a
+//     dead-letter queue, linked, or the DLQ tab), and charts of the last hour
 //     from .../stats: sends, acks and DLQ moves per minute, and depth as
 //     ready + inflight, with axis labels, a legend and per-minute hover
 //     titles; refreshed with the page every 30 s), Messages (send one JSON
@@ -45,6 +46,11 @@
 //     size, error and stderr), Settings (a save PATCHes only the changed
 //     fields) and API (curl, CLI and Go client snippets for this queue with
 //     this server's URL; the secret is never shown).
+//   - Topics (#/topics): each topic's subscribed queues (linked) with
+//     their header filters and source, and a Publish form (a topic, one
+//     JSON body sent as typed, optional headers as a JSON object) through
+//     .../messages/entries, showing the copies made. Creating topics and
+//     subscribing are left to the CLI, API and manifest.
 //   - Functions (#/functions): name, latest version, aliases. A function
 //     (#/functions/{name}): its aliases with a Rollback button each
 //     (confirmed; POST .../rollback), its versions (sha256 prefix, size,
@@ -70,7 +76,8 @@
 // poison example (a message sent in the console dies through the
 // function's failures, live is pointed at a fixed version, Redrive
 // selected, processed; Triggers tab, Invocations filters, one
-// invocation's stderr). An uncaught JavaScript exception fails them.
+// invocation's stderr), and topics (subscriptions with filters, publish
+// with and without headers). An uncaught JavaScript exception fails them.
 // Compiled WASM is shared across runs in the user cache folder
 // (sluice/console-test-compiled), since compiling a Go module under -race
 // takes tens of seconds. Screenshots go to

@@ -25,6 +25,7 @@ func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue
 		VisibilityTimeoutSeconds: q.VisibilityTimeoutSeconds, MaxReceiveCount: q.MaxReceiveCount,
 		DelaySeconds: q.DelaySeconds, RetentionSeconds: q.RetentionSeconds,
 		MaxMessageBytes: q.MaxMessageBytes, DedupWindowSeconds: q.DedupWindowSeconds,
+		DeadLetterQueue: q.DeadLetterQueue,
 	}
 	cur, err := t.c.Queues.Get(ctx, name)
 	if client.IsNotFound(err) {
@@ -37,7 +38,8 @@ func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue
 	differs := func(p *int, v int) bool { return p != nil && *p != v }
 	if !differs(want.VisibilityTimeoutSeconds, cur.VisibilityTimeoutSeconds) && !differs(want.MaxReceiveCount, cur.MaxReceiveCount) &&
 		!differs(want.DelaySeconds, cur.DelaySeconds) && !differs(want.RetentionSeconds, cur.RetentionSeconds) &&
-		!differs(want.MaxMessageBytes, cur.MaxMessageBytes) && !differs(want.DedupWindowSeconds, cur.DedupWindowSeconds) {
+		!differs(want.MaxMessageBytes, cur.MaxMessageBytes) && !differs(want.DedupWindowSeconds, cur.DedupWindowSeconds) &&
+		(want.DeadLetterQueue == nil || *want.DeadLetterQueue == cur.DeadLetterQueue) {
 		return "", nil
 	}
 	_, err = t.c.Queues.Update(ctx, name, want)
@@ -95,4 +97,22 @@ func (t apiTarget) DeleteHook(ctx context.Context, name string) error {
 		return err
 	}
 	return nil
+}
+
+func (t apiTarget) Topics(ctx context.Context) ([]TopicInfo, error) {
+	return t.c.Topics.List(ctx)
+}
+
+func (t apiTarget) CreateTopic(ctx context.Context, name string) error {
+	_, err := t.c.Topics.Create(ctx, name)
+	return err
+}
+
+func (t apiTarget) Subscribe(ctx context.Context, topic, queue string) error {
+	_, err := t.c.Topics.Subscribe(ctx, topic, queue, client.SubscribeOptions{Source: triggers.SourceManifest})
+	return err
+}
+
+func (t apiTarget) Unsubscribe(ctx context.Context, topic, queue string) error {
+	return t.c.Topics.Unsubscribe(ctx, topic, queue)
 }

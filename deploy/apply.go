@@ -17,9 +17,9 @@ import (
 
 // Change is one thing an Apply changed, e.g. "queue emails: created".
 type Change struct {
-	Kind   string // queue, function, trigger, hook
+	Kind   string // queue, topic, function, trigger, hook
 	Name   string
-	Action string // created, updated, applied, deployed, alias moved, removed
+	Action string // created, updated, applied, deployed, alias moved, removed, subscribed, unsubscribed
 	Detail string
 }
 
@@ -46,6 +46,10 @@ type Hook = wire.CreateHookRequest
 // HookInfo is a listed hook: its secrets are never shown, only counted.
 type HookInfo = wire.HookInfo
 
+// TopicInfo is a listed topic with its subscriptions and who made each
+// (source "api" or "manifest").
+type TopicInfo = wire.Topic
+
 // Target is where Apply makes a manifest real, for one account: the
 // database directly (DBTarget) or the HTTP API (APITarget). Each method
 // is one step of the apply.
@@ -66,10 +70,19 @@ type Target interface {
 	PutHook(ctx context.Context, h Hook) (created bool, err error)
 	Hooks(ctx context.Context) ([]HookInfo, error)
 	DeleteHook(ctx context.Context, name string) error
+	// Topics lists the topics with their subscriptions; CreateTopic
+	// creates one; Subscribe subscribes a queue without a filter, owned
+	// by the manifest; Unsubscribe removes a subscription.
+	Topics(ctx context.Context) ([]TopicInfo, error)
+	CreateTopic(ctx context.Context, name string) error
+	Subscribe(ctx context.Context, topic, queue string) error
+	Unsubscribe(ctx context.Context, topic, queue string) error
 }
 
 // Apply makes the target's account match the manifest: creates or
-// updates its queues, declares its webhook hooks, deploys its functions
+// updates its queues, creates its topics and subscribes their queues
+// (removing subscriptions it made that the manifest no longer declares;
+// topics themselves are never deleted), declares its webhook hooks, deploys its functions
 // (with modules from modules; a new version only when module or config
 // changed), and puts the triggers it declares; what the manifest owned and
 // no longer declares (triggers and hooks with source "manifest") is
@@ -79,7 +92,7 @@ type Target interface {
 // with it.
 func Apply(ctx context.Context, target Target, account string, m *manifest.Manifest, modules Modules) ([]Change, error) {
 	var changes []Change
-	for _, name := range slices.Sorted(maps.Keys(m.Queues)) {
+	for _, name := range queueOrder(m.Queues) {
 		action, err := target.ApplyQueue(ctx, name, m.Queues[name])
 		if err != nil {
 			return changes, fmt.Errorf("queue %s: %w", name, err)
@@ -87,6 +100,11 @@ func Apply(ctx context.Context, target Target, account string, m *manifest.Manif
 		if action != "" {
 			changes = append(changes, Change{Kind: "queue", Name: name, Action: action})
 		}
+	}
+	topicChanges, err := applyTopics(ctx, target, m)
+	changes = append(changes, topicChanges...)
+	if err != nil {
+		return changes, err
 	}
 	hookChanges, err := applyHooks(ctx, target, m)
 	changes = append(changes, hookChanges...)
@@ -124,6 +142,82 @@ func Apply(ctx context.Context, target Target, account string, m *manifest.Manif
 				return changes, fmt.Errorf("trigger %s: %w", t.Name, err)
 			}
 			changes = append(changes, Change{Kind: "trigger", Name: t.Name, Action: "removed", Detail: "no longer in the manifest"})
+		}
+	}
+	return changes, nil
+}
+
+// queueOrder lists the manifest's queues by name, except that a queue
+// named as another's dead_letter_queue comes before it, so that it exists
+// when the other is created. (The manifest refuses cycles.)
+func queueOrder(qs map[string]manifest.Queue) []string {
+	var out []string
+	done := map[string]bool{}
+	var visit func(name string)
+	visit = func(name string) {
+		if done[name] {
+			return
+		}
+		done[name] = true
+		if dlq := qs[name].DeadLetterQueue; dlq != nil {
+			if _, ok := qs[*dlq]; ok {
+				visit(*dlq)
+			}
+		}
+		out = append(out, name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(qs)) {
+		visit(name)
+	}
+	return out
+}
+
+func applyTopics(ctx context.Context, target Target, m *manifest.Manifest) ([]Change, error) {
+	before, err := target.Topics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	old := map[string]TopicInfo{}
+	for _, t := range before {
+		old[t.Name] = t
+	}
+	var changes []Change
+	for _, name := range slices.Sorted(maps.Keys(m.Topics)) {
+		cur, ok := old[name]
+		if !ok {
+			if err := target.CreateTopic(ctx, name); err != nil {
+				return changes, fmt.Errorf("topic %s: %w", name, err)
+			}
+			changes = append(changes, Change{Kind: "topic", Name: name, Action: "created"})
+		}
+		have := map[string]wire.Subscription{}
+		for _, s := range cur.Subscriptions {
+			have[s.Queue] = s
+		}
+		for _, q := range m.Topics[name].Subscribers {
+			if s, ok := have[q]; ok && s.Source == triggers.SourceManifest && len(s.Filter) == 0 {
+				continue
+			}
+			if err := target.Subscribe(ctx, name, q); err != nil {
+				return changes, fmt.Errorf("topic %s: subscribe queue %s: %w", name, q, err)
+			}
+			changes = append(changes, Change{Kind: "topic", Name: name, Action: "subscribed", Detail: "queue " + q})
+		}
+	}
+	for _, t := range before {
+		declared := map[string]bool{}
+		for _, q := range m.Topics[t.Name].Subscribers {
+			declared[q] = true
+		}
+		for _, s := range t.Subscriptions {
+			if s.Source != triggers.SourceManifest || declared[s.Queue] {
+				continue
+			}
+			if err := target.Unsubscribe(ctx, t.Name, s.Queue); err != nil {
+				return changes, fmt.Errorf("topic %s: unsubscribe queue %s: %w", t.Name, s.Queue, err)
+			}
+			changes = append(changes, Change{Kind: "topic", Name: t.Name, Action: "unsubscribed",
+				Detail: "queue " + s.Queue + " no longer in the manifest"})
 		}
 	}
 	return changes, nil
@@ -209,6 +303,9 @@ func queueSettings(base pgqueue.Settings, q manifest.Queue) pgqueue.Settings {
 	}
 	if q.MaxMessageBytes != nil {
 		base.MaxMessageBytes = *q.MaxMessageBytes
+	}
+	if q.DeadLetterQueue != nil {
+		base.DeadLetterQueue = *q.DeadLetterQueue
 	}
 	return base
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/triggers"
+	"github.com/sluicehq/sluice/wire"
 )
 
 // HookStore is the webhook hook API DBTarget needs, for any account.
@@ -23,7 +24,7 @@ type HookStore interface {
 
 // Stores are the Go APIs a DBTarget works through, all on one database.
 type Stores struct {
-	Queue    *pgqueue.Client     // queues
+	Queue    *pgqueue.Client     // queues and topics
 	Registry *functions.Registry // function versions and aliases
 	Triggers *triggers.Store     // triggers
 	// Hooks holds the webhook hooks; for now the server's hook API (see
@@ -95,4 +96,28 @@ func (t *dbTarget) Hooks(ctx context.Context) ([]HookInfo, error) {
 
 func (t *dbTarget) DeleteHook(ctx context.Context, name string) error {
 	return t.s.Hooks.DeleteHook(ctx, t.account, name)
+}
+
+func (t *dbTarget) Topics(ctx context.Context) ([]TopicInfo, error) {
+	ts, err := t.s.Queue.ListTopics(ctx, t.account)
+	out := make([]TopicInfo, len(ts))
+	for i, tp := range ts {
+		out[i] = TopicInfo{Name: tp.Name, CreatedAt: tp.CreatedAt, Subscriptions: make([]wire.Subscription, len(tp.Subscriptions))}
+		for j, s := range tp.Subscriptions {
+			out[i].Subscriptions[j] = wire.Subscription{Queue: s.Queue, Filter: s.Filter, Source: s.Source}
+		}
+	}
+	return out, err
+}
+
+func (t *dbTarget) CreateTopic(ctx context.Context, name string) error {
+	return t.s.Queue.CreateTopic(ctx, t.account, name)
+}
+
+func (t *dbTarget) Subscribe(ctx context.Context, topic, queue string) error {
+	return t.s.Queue.SubscribeWith(ctx, t.account, topic, queue, pgqueue.SubscribeOptions{Source: pgqueue.SourceManifest})
+}
+
+func (t *dbTarget) Unsubscribe(ctx context.Context, topic, queue string) error {
+	return t.s.Queue.Unsubscribe(ctx, t.account, topic, queue)
 }

@@ -31,7 +31,12 @@
 // after it) and a dedup key (a repeat send within the queue's dedup window,
 // 5 minutes by default, returns the first sequence and stores nothing).
 // Topics copy a published message into every subscribed queue in one
-// transaction. All times come from the database clock.
+// transaction, optionally filtered per subscription on exact header values
+// (SubscribeWith, evaluated in SQL); PublishBatch publishes several with
+// headers and delays. A queue's DeadLetterQueue setting sends its dead
+// letters (sweeper, Fail) into another queue as new messages, with a
+// "sluice_dead_letter" header naming where and why they died, instead of
+// the dead-letter table. All times come from the database clock.
 //
 // The SQL API (see migrations/001_queue_core.up.sql) names are the public
 // contract: sluice.create_queue, send, send_batch, receive, delete,
@@ -57,6 +62,9 @@
 // with account_send_entries and account_receive_delete as their account
 // forms (ReceiveOptions.Delete calls account_receive_delete; SendBatch
 // already carries each NewMessage's options through account_send_batch).
+// 005 adds subscription filters and sources, delete_topic, publish_batch,
+// list_topics (and their account_ forms) and the dead_letter_queue queue
+// option; 006 adds the require_receipt queue option.
 //
 // # Errors
 //

@@ -9,30 +9,34 @@ SELECT {{schema}}.create_account($1, $2)
 INSERT INTO {{schema}}.accounts (number) VALUES ($1) ON CONFLICT DO NOTHING
 
 -- name: create_queue
-SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
-       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at, require_receipt
-  FROM {{schema}}.account_create_queue($1, $2, $3)
+SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
+       q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at, q.require_receipt,
+       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
+  FROM {{schema}}.account_create_queue($1, $2, $3) q
 
 -- name: update_queue
-SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
-       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at, require_receipt
-  FROM {{schema}}.account_update_queue($1, $2, $3)
+SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
+       q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at, q.require_receipt,
+       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
+  FROM {{schema}}.account_update_queue($1, $2, $3) q
 
 -- name: set_require_receipt
 SELECT {{schema}}.account_set_require_receipt($1, $2, $3)
 
 -- name: get_queue
-SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
-       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at, require_receipt
-  FROM {{schema}}.queues
- WHERE account = $1 AND name = $2
+SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
+       q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at, q.require_receipt,
+       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
+  FROM {{schema}}.queues q
+ WHERE q.account = $1 AND q.name = $2
 
 -- name: list_queues
-SELECT id, account, name, visibility_timeout_seconds, max_receive_count, delay_seconds,
-       retention_seconds, max_message_bytes, dedup_window_seconds, created_at, updated_at, require_receipt
-  FROM {{schema}}.queues
- WHERE account = $1
- ORDER BY name
+SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
+       q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at, q.require_receipt,
+       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
+  FROM {{schema}}.queues q
+ WHERE q.account = $1
+ ORDER BY q.name
 
 -- name: delete_queue
 SELECT {{schema}}.account_delete_queue($1, $2)
@@ -168,6 +172,18 @@ SELECT q.name
 -- name: publish
 SELECT {{schema}}.account_publish($1, $2, $3, $4)
 
+-- name: subscribe_filter
+SELECT {{schema}}.account_subscribe($1, $2, $3, $4, $5)
+
+-- name: publish_batch
+SELECT copies FROM {{schema}}.account_publish_batch($1, $2, $3::jsonb[], $4::jsonb[], 0, $5::integer[]) AS copies
+
+-- name: list_topics
+SELECT topic, created_at, queue, filter, source FROM {{schema}}.account_list_topics($1)
+
+-- name: get_topic
+SELECT topic, created_at, queue, filter, source FROM {{schema}}.account_list_topics($1) WHERE topic = $2
+
 -- name: sweep
 SELECT {{schema}}.sweep()
 
@@ -186,6 +202,7 @@ SELECT coalesce(n_dead_tup, 0)
 -- name: get_queues
 -- Many queues by (account, name) in one statement; missing ones yield no row.
 SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
-       q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at, q.require_receipt
+       q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at, q.require_receipt,
+       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
   FROM unnest($1::text[], $2::text[]) AS r(account, name)
   JOIN {{schema}}.queues q ON q.account = r.account AND q.name = r.name

@@ -35,6 +35,10 @@ type Settings struct {
 	// RequireReceipt refuses (ErrInvalidArgument) to delete a leased
 	// message without the receipt of its lease (false).
 	RequireReceipt bool
+	// DeadLetterQueue names another queue of the account that receives
+	// this queue's dead letters as new messages (an SQS redrive policy);
+	// "" keeps them in the dead-letter table (receive-dlq, redrive).
+	DeadLetterQueue string
 }
 
 // DefaultSettings returns the settings a queue gets when created with a
@@ -90,13 +94,18 @@ func (s Settings) options() ([]byte, error) {
 			return nil, newError(ErrInvalidArgument, "invalid %s %v: use a non-negative duration", d.what, d.v)
 		}
 	}
-	return json.Marshal(map[string]int{
+	var dlq any // null: the dead-letter table
+	if s.DeadLetterQueue != "" {
+		dlq = s.DeadLetterQueue
+	}
+	return json.Marshal(map[string]any{
 		"visibility_timeout_seconds": seconds(s.VisibilityTimeout),
 		"max_receive_count":          s.MaxReceiveCount,
 		"delay_seconds":              seconds(s.Delay),
 		"retention_seconds":          seconds(s.Retention),
 		"max_message_bytes":          s.MaxMessageBytes,
 		"dedup_window_seconds":       seconds(s.DedupWindow),
+		"dead_letter_queue":          dlq,
 	})
 }
 
@@ -104,8 +113,9 @@ func scanQueue(row pgx.Row) (Queue, error) {
 	var q Queue
 	var vis, delay, ret, dedup int32
 	var maxRecv, maxBytes int32
+	var dlq *string
 	err := row.Scan(&q.ID, &q.Account, &q.Name, &vis, &maxRecv, &delay, &ret, &maxBytes, &dedup, &q.CreatedAt, &q.UpdatedAt,
-		&q.Settings.RequireReceipt)
+		&q.Settings.RequireReceipt, &dlq)
 	q.Settings = Settings{
 		RequireReceipt:    q.Settings.RequireReceipt,
 		VisibilityTimeout: time.Duration(vis) * time.Second,
@@ -114,6 +124,9 @@ func scanQueue(row pgx.Row) (Queue, error) {
 		Retention:         time.Duration(ret) * time.Second,
 		MaxMessageBytes:   int(maxBytes),
 		DedupWindow:       time.Duration(dedup) * time.Second,
+	}
+	if dlq != nil {
+		q.Settings.DeadLetterQueue = *dlq
 	}
 	return q, err
 }
@@ -159,10 +172,12 @@ func (c *Client) SetRequireReceipt(ctx context.Context, account, name string, on
 // QueueOptions are queue settings keyed as the SQL API's options object
 // names them (visibility_timeout_seconds, max_receive_count,
 // delay_seconds, retention_seconds, max_message_bytes,
-// dedup_window_seconds): whole seconds and counts. A key left out keeps
-// its default (create) or its current value (update). The SQL API checks
-// the names and ranges and fails with ErrInvalidArgument.
-type QueueOptions map[string]int64
+// dedup_window_seconds: whole seconds and counts, as integers;
+// dead_letter_queue: a queue name, or nil or "" for the dead-letter
+// table). A key left out keeps its default (create) or its current value
+// (update). The SQL API checks the names, types and ranges and fails with
+// ErrInvalidArgument.
+type QueueOptions map[string]any
 
 // CreateQueueWithOptions creates queue name in account with the options
 // given; unlike CreateQueue, a given zero stays zero. It fails like
@@ -185,9 +200,9 @@ func (o QueueOptions) json() []byte {
 	if o == nil {
 		return []byte("{}")
 	}
-	b, err := json.Marshal(map[string]int64(o))
+	b, err := json.Marshal(map[string]any(o))
 	if err != nil {
-		// A map of strings to integers always marshals.
+		// Integers, strings and nil always marshal.
 		panic(fmt.Sprintf("pgqueue: marshal queue options: %v", err))
 	}
 	return b

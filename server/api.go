@@ -276,6 +276,8 @@ func (a *api) routes() {
 	a.handle(d, "DELETE /{account}/{queue}/dlq/{sequence}", "mq:delete", a.deleteDLQ)
 	a.handle(d, "DELETE /{account}/{queue}/dlq", "mq:purge", a.purgeDLQ)
 	a.handle(d, "POST /{account}/{queue}/dlq/redrive", "mq:admin", a.redrive)
+	a.handle(d, "POST /{account}/topics/{topic}/messages", "mq:send", a.publish)
+	a.handle(d, "POST /{account}/topics/{topic}/messages/entries", "mq:send", a.publishEntries)
 
 	m, v := a.manage, "/v1/accounts/{account}"
 	a.handle(m, "GET "+v+"/queues", "mq:receive", a.listQueues)
@@ -284,6 +286,12 @@ func (a *api) routes() {
 	a.handle(m, "GET "+v+"/queues/{queue}/stats", "mq:receive", a.queueMinuteStats)
 	a.handle(m, "PATCH "+v+"/queues/{queue}", "mq:admin", a.updateQueue)
 	a.handle(m, "DELETE "+v+"/queues/{queue}", "mq:admin", a.deleteQueue)
+	a.handle(m, "GET "+v+"/topics", "mq:receive", a.listTopics)
+	a.handle(m, "POST "+v+"/topics", "mq:admin", a.createTopic)
+	a.handle(m, "GET "+v+"/topics/{topic}", "mq:receive", a.getTopic)
+	a.handle(m, "DELETE "+v+"/topics/{topic}", "mq:admin", a.deleteTopic)
+	a.handle(m, "PUT "+v+"/topics/{topic}/subscriptions/{queue}", "mq:admin", a.subscribe)
+	a.handle(m, "DELETE "+v+"/topics/{topic}/subscriptions/{queue}", "mq:admin", a.unsubscribe)
 	a.handle(m, "GET "+v+"/functions", scopeReadFunctions, a.listFunctions)
 	a.handle(m, "GET "+v+"/functions/{name}", scopeReadFunctions, a.getFunction)
 	a.handle(m, "POST "+v+"/functions/{name}/versions", "functions:deploy", a.deployFunction)
@@ -364,8 +372,8 @@ var pgqueueKinds = []struct {
 	{pgqueue.ErrInvalidArgument, http.StatusBadRequest, "invalid_argument"},
 	{pgqueue.ErrStaleReceipt, http.StatusConflict, "stale_receipt"},
 	{pgqueue.ErrMessageNotFound, http.StatusNotFound, "message_not_found"},
-	{pgqueue.ErrTopicNotFound, http.StatusNotFound, "not_found"},
-	{pgqueue.ErrTopicExists, http.StatusConflict, "conflict"},
+	{pgqueue.ErrTopicNotFound, http.StatusNotFound, "topic_not_found"},
+	{pgqueue.ErrTopicExists, http.StatusConflict, "topic_exists"},
 	{pgqueue.ErrAccountNotFound, http.StatusNotFound, "not_found"},
 	{pgqueue.ErrAccountExists, http.StatusConflict, "conflict"},
 }

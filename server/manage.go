@@ -25,6 +25,7 @@ func toQueueJSON(q pgqueue.Queue) wire.Queue {
 		MaxReceiveCount: q.Settings.MaxReceiveCount, DelaySeconds: sec(q.Settings.Delay),
 		RetentionSeconds: sec(q.Settings.Retention), MaxMessageBytes: q.Settings.MaxMessageBytes,
 		DedupWindowSeconds: sec(q.Settings.DedupWindow), RequireReceipt: q.Settings.RequireReceipt,
+		DeadLetterQueue: q.Settings.DeadLetterQueue,
 		CreatedAt: q.CreatedAt.UTC(), UpdatedAt: q.UpdatedAt.UTC()}
 }
 
@@ -87,6 +88,18 @@ var queueOptionRanges = map[string][2]int64{
 	"retention_seconds": {60, 1209600}, "max_message_bytes": {1, 1048576}, "dedup_window_seconds": {0, 86400},
 }
 
+// deadLetterQueueOption names the queue that receives a queue's dead
+// letters: a queue name, or "" or null for the dead-letter table.
+const deadLetterQueueOption = "dead_letter_queue"
+
+// checkDeadLetterQueue refuses a dead-letter queue the key may not reach.
+func checkDeadLetterQueue(c *call, opts pgqueue.QueueOptions) error {
+	if dlq, ok := opts[deadLetterQueueOption].(string); ok && !c.key.allowsQueue(dlq) {
+		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s: dead_letter_queue %q is not among them", c.key.id, strings.Join(c.key.queues, ", "), dlq)
+	}
+	return nil
+}
+
 // decodeQueueOptions parses a create (withName) or update body into the
 // queue's name, the SQL API's options and require_receipt (nil when not
 // given). The SQL API checks the ranges; here every value must be an
@@ -122,8 +135,22 @@ func decodeQueueOptions(body []byte, withName bool) (string, pgqueue.QueueOption
 	}
 	opts := pgqueue.QueueOptions{}
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if k == deadLetterQueueOption {
+			var dlq *string
+			if err := json.Unmarshal(fields[k], &dlq); err != nil {
+				return "", nil, nil, badRequest("field dead_letter_queue: expected a queue name, or \"\" or null for the dead-letter table")
+			}
+			opts[k] = nil
+			if dlq != nil && *dlq != "" {
+				if err := checkQueueName(*dlq); err != nil {
+					return "", nil, nil, err
+				}
+				opts[k] = *dlq
+			}
+			continue
+		}
 		if !slices.Contains(queueOptions, k) {
-			return "", nil, nil, badRequest("unknown field %q: use name, %s, require_receipt", truncate(k, 40), strings.Join(queueOptions, ", "))
+			return "", nil, nil, badRequest("unknown field %q: use name, %s, require_receipt, %s", truncate(k, 40), strings.Join(queueOptions, ", "), deadLetterQueueOption)
 		}
 		lo, hi := int64(-1<<31), int64(1<<31-1)
 		if r, ok := queueOptionRanges[k]; ok {
@@ -161,6 +188,9 @@ func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error
 		if err := a.checkLimit(r.Context(), c.account, "queues", len(existing)); err != nil {
 			return err
 		}
+	}
+	if err := checkDeadLetterQueue(c, opts); err != nil {
+		return err
 	}
 	q, err := a.s.queue.CreateQueueWithOptions(r.Context(), c.account, name, opts)
 	if err != nil {
@@ -208,6 +238,9 @@ func (a *api) updateQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	}
 	_, opts, requireReceipt, err := decodeQueueOptions(body, false)
 	if err != nil {
+		return err
+	}
+	if err := checkDeadLetterQueue(c, opts); err != nil {
 		return err
 	}
 	q, err := a.s.queue.PatchQueue(r.Context(), c.account, c.queue, opts)

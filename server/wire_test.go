@@ -44,9 +44,12 @@ func TestRequestFormsMatchWire(t *testing.T) {
 		{jsonNames(reflect.TypeFor[visibilityRequest]()), jsonNames(reflect.TypeFor[wire.VisibilityRequest]())},
 		{jsonNames(reflect.TypeFor[redriveRequest]()), jsonNames(reflect.TypeFor[wire.RedriveRequest]())},
 		{jsonNames(reflect.TypeFor[setAliasRequest]()), jsonNames(reflect.TypeFor[wire.SetAliasRequest]())},
+		{jsonNames(reflect.TypeFor[subscribeRequest]()), jsonNames(reflect.TypeFor[wire.SubscribeRequest]())},
+		{jsonNames(reflect.TypeFor[publishEntriesRequest]()), jsonNames(reflect.TypeFor[wire.PublishEntriesRequest]())},
+		{jsonNames(reflect.TypeFor[publishEntry]()), jsonNames(reflect.TypeFor[wire.PublishEntry]())},
 		// A listed trigger's updated_at is the server's to set.
 		{jsonNames(reflect.TypeFor[triggerRequest]()), without(jsonNames(reflect.TypeFor[wire.Trigger]()), "updated_at")},
-		{slices.Sorted(slices.Values(append([]string{"name"}, queueOptions...))), jsonNames(reflect.TypeFor[wire.CreateQueueRequest]())},
+		{slices.Sorted(slices.Values(append([]string{"name", deadLetterQueueOption}, queueOptions...))), jsonNames(reflect.TypeFor[wire.CreateQueueRequest]())},
 	} {
 		if !slices.Equal(c.form, c.wire) {
 			t.Errorf("the server decodes %v, the wire type has %v", c.form, c.wire)
@@ -60,7 +63,8 @@ func TestErrorCodesAreWire(t *testing.T) {
 	known := []string{wire.CodeInvalidJSON, wire.CodeInvalidArgument, wire.CodeInvalidName, wire.CodeUnsupportedMediaType,
 		wire.CodeUnauthorized, wire.CodeForbidden, wire.CodeQueueNotFound, wire.CodeMessageNotFound, wire.CodeNotFound,
 		wire.CodeMethodNotAllowed, wire.CodeQueueExists, wire.CodeConflict, wire.CodeStaleReceipt, wire.CodeMessageTooLarge,
-		wire.CodeBodyTooLarge, wire.CodeInvalidSignature, wire.CodeInternal, wire.CodeUnavailable}
+		wire.CodeBodyTooLarge, wire.CodeInvalidSignature, wire.CodeInternal, wire.CodeUnavailable,
+		wire.CodeTopicNotFound, wire.CodeTopicExists}
 	var codes []string
 	for _, k := range pgqueueKinds {
 		codes = append(codes, k.code)

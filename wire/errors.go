@@ -13,6 +13,8 @@ const (
 	CodeNotFound             = "not_found"
 	CodeMethodNotAllowed     = "method_not_allowed"
 	CodeQueueExists          = "queue_exists"
+	CodeTopicNotFound        = "topic_not_found"
+	CodeTopicExists          = "topic_exists"
 	CodeConflict             = "conflict"
 	CodeStaleReceipt         = "stale_receipt"
 	CodeMessageTooLarge      = "message_too_large"

@@ -13,9 +13,12 @@ type Queue struct {
 	DedupWindowSeconds       int    `json:"dedup_window_seconds"`
 	// RequireReceipt: a leased message is deleted only with its receipt.
 	// Left out when false.
-	RequireReceipt bool      `json:"require_receipt,omitempty"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	RequireReceipt bool `json:"require_receipt,omitempty"`
+	// DeadLetterQueue names the queue that receives this queue's dead
+	// letters as messages; "" (left out) when they go to its DLQ table.
+	DeadLetterQueue string    `json:"dead_letter_queue,omitempty"`
+	CreatedAt       time.Time `json:"created_at"`
+	UpdatedAt       time.Time `json:"updated_at"`
 	// Stats holds the counts: on a get, and in a list asked for live.
 	Stats *QueueStats `json:"stats,omitempty"`
 }
@@ -52,6 +55,10 @@ type QueueSettings struct {
 	MaxMessageBytes *int `json:"max_message_bytes,omitempty"`
 	// DedupWindowSeconds is how long a dedup key counts (0 to 86400; 300).
 	DedupWindowSeconds *int `json:"dedup_window_seconds,omitempty"`
+	// DeadLetterQueue names another queue of the account that receives
+	// this queue's dead letters as new messages; "" sends them to the
+	// queue's dead-letter table again (the default).
+	DeadLetterQueue *string `json:"dead_letter_queue,omitempty"`
 }
 
 // CreateQueueRequest is the body of a queue's creation.

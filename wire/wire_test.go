@@ -66,12 +66,26 @@ var goldens = []struct {
 		RetentionSeconds: ptr(60), MaxMessageBytes: ptr(1024), DedupWindowSeconds: ptr(10)},
 		`{"visibility_timeout_seconds":0,"max_receive_count":3,"delay_seconds":1,"retention_seconds":60,"max_message_bytes":1024,"dedup_window_seconds":10}`},
 	{"QueueSettings/none", wire.QueueSettings{}, `{}`},
+	{"QueueSettings/dead_letter_queue", wire.QueueSettings{DeadLetterQueue: ptr("dead")}, `{"dead_letter_queue":"dead"}`},
+	{"Queue/dead_letter_queue", wire.Queue{Name: "q", DeadLetterQueue: "dead", CreatedAt: t0, UpdatedAt: t0},
+		`{"name":"q","visibility_timeout_seconds":0,"max_receive_count":0,"delay_seconds":0,"retention_seconds":0,"max_message_bytes":0,"dedup_window_seconds":0,"dead_letter_queue":"dead","created_at":"2026-11-30T12:00:00Z","updated_at":"2026-11-30T12:00:00Z"}`},
 	{"CreateQueueRequest", wire.CreateQueueRequest{Name: "orders", QueueSettings: wire.QueueSettings{MaxReceiveCount: ptr(3)}},
 		`{"name":"orders","max_receive_count":3}`},
 	{"MinuteStatsList", wire.MinuteStatsList{Queue: "orders", Minutes: []wire.MinuteStats{
 		{Minute: t0, Sends: 12, Acks: 10, DLQMoves: 1, Ready: ptr[int64](3), Inflight: ptr[int64](1), Delayed: ptr[int64](0), DLQ: ptr[int64](2)},
 		{Minute: t0.Add(time.Minute)}}},
 		`{"minutes":[{"minute":"2026-11-30T12:00:00Z","sends":12,"acks":10,"dlq_moves":1,"ready":3,"inflight":1,"delayed":0,"dlq":2},{"minute":"2026-11-30T12:01:00Z","sends":0,"acks":0,"dlq_moves":0,"ready":null,"inflight":null,"delayed":null,"dlq":null}],"queue":"orders"}`},
+
+	{"TopicList", wire.TopicList{Topics: []wire.Topic{{Name: "orders", CreatedAt: t0, Subscriptions: []wire.Subscription{
+		{Queue: "billing", Filter: map[string]string{"type": "order"}, Source: "api"}, {Queue: "shipping", Source: "manifest"}}}}},
+		`{"topics":[{"name":"orders","created_at":"2026-11-30T12:00:00Z","subscriptions":[{"queue":"billing","filter":{"type":"order"},"source":"api"},{"queue":"shipping","source":"manifest"}]}]}`},
+	{"CreateTopicRequest", wire.CreateTopicRequest{Name: "orders"}, `{"name":"orders"}`},
+	{"SubscribeRequest", wire.SubscribeRequest{Filter: map[string]string{"type": "order"}, Source: "manifest"}, `{"filter":{"type":"order"},"source":"manifest"}`},
+	{"PublishResult", wire.PublishResult{Copies: 2}, `{"copies":2}`},
+	{"PublishBatchResult", wire.PublishBatchResult{Copies: []int{2, 0}}, `{"copies":[2,0]}`},
+	{"PublishEntriesRequest", wire.PublishEntriesRequest{Entries: []wire.PublishEntry{{Body: json.RawMessage(`{"a":1}`),
+		Headers: json.RawMessage(`{"type":"order"}`), DelaySeconds: 5}}},
+		`{"entries":[{"body":{"a":1},"headers":{"type":"order"},"delay_seconds":5}]}`},
 
 	{"Function", wire.Function{Name: "send-email", LatestVersion: 2, Aliases: map[string]int{"live": 2}, RollbackTo: map[string]int{"live": 1},
 		CreatedAt: t0, Versions: []wire.FunctionVersion{{Version: 1, SHA256: "ab", SizeBytes: 100, MemoryMB: 64, TimeoutMS: 30000,

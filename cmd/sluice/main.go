@@ -40,6 +40,7 @@ func commands() []command {
 		{"login", "save the API endpoint and access key the other commands use", runLogin},
 		{"queues", "list, show, create, update or delete queues", runQueues},
 		{"mq", "send, receive, delete, peek, purge messages; read, purge or redrive DLQs", runMQ},
+		{"topics", "list, create or delete topics, subscribe queues, publish", runTopics},
 		{"functions", "list functions, show versions, deploy, set aliases, roll back", runFunctions},
 		{"invocations", "list recent function invocations", runInvocations},
 		{"keys", "create, list or revoke access keys", runKeys},

@@ -87,8 +87,11 @@ func queueOut(f *cliFlags, w io.Writer, q client.Queue, verb string) error {
 			"retention", seconds(q.RetentionSeconds),
 			"max message bytes", strconv.Itoa(q.MaxMessageBytes),
 			"dedup window", seconds(q.DedupWindowSeconds),
-			"created", stamp(q.CreatedAt),
 		}
+		if q.DeadLetterQueue != "" {
+			kv = append(kv, "dead-letter queue", q.DeadLetterQueue)
+		}
+		kv = append(kv, "created", stamp(q.CreatedAt))
 		if s := q.Stats; s != nil {
 			c := statsCells(s)
 			kv = append(kv, "ready", c[0], "inflight", c[1], "delayed", c[2], "dlq", c[3], "oldest ready", c[4])
@@ -115,6 +118,7 @@ func queuesGet(ctx context.Context, args []string, stdout, _ io.Writer) error {
 type settingsFlags struct {
 	f      *cliFlags
 	values map[string]*int
+	dlq    *string
 }
 
 // queueSettingFlags are the queue setting flags with their ranges.
@@ -135,6 +139,7 @@ func newSettingsFlags(f *cliFlags) *settingsFlags {
 	for _, q := range queueSettingFlags {
 		s.values[q.flag] = f.Int(q.flag, 0, q.usage)
 	}
+	s.dlq = f.String("dead-letter-queue", "", "another queue that receives the dead letters as messages (\"\" on update: back to the DLQ table)")
 	return s
 }
 
@@ -163,6 +168,10 @@ func (s *settingsFlags) settings() (client.QueueSettings, int, error) {
 		MaxMessageBytes:          pick("max-message-bytes"),
 		DedupWindowSeconds:       pick("dedup-window-seconds"),
 	}
+	if s.f.set("dead-letter-queue") {
+		n++
+		out.DeadLetterQueue = s.dlq
+	}
 	return out, n, nil
 }
 
@@ -180,7 +189,7 @@ func queuesUpdate(ctx context.Context, args []string, stdout, _ io.Writer) error
 
 func queueWrite(ctx context.Context, args []string, stdout io.Writer, verb, done string,
 	call func(context.Context, *client.Client, string, client.QueueSettings) (client.Queue, error)) error {
-	f := newCLIFlags("queues "+verb, "NAME [--visibility-timeout S] [--max-receive-count N] [--delay-seconds S] [--retention-seconds S] [--max-message-bytes N] [--dedup-window-seconds S]")
+	f := newCLIFlags("queues "+verb, "NAME [--visibility-timeout S] [--max-receive-count N] [--delay-seconds S] [--retention-seconds S] [--max-message-bytes N] [--dedup-window-seconds S] [--dead-letter-queue Q]")
 	sf := newSettingsFlags(f)
 	pos, err := f.parse(args, stdout, "NAME")
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package manifest reads an app manifest, `sluice.yaml`: the queues,
-// functions, triggers and webhook hooks of one application, declared so that
+// functions, triggers, webhook hooks and topics of one application, declared so that
 // `sluice deploy` can apply them idempotently.
 //
 //	queues:
@@ -16,6 +16,8 @@
 //	  - {cron: "@every 1m", enqueue: {queue: emails, body: {kind: digest}}}
 //	hooks:
 //	  github: {queue: emails, verify: github, secret_env: GITHUB_WEBHOOK_SECRET}
+//	topics:
+//	  orders: {subscribers: [emails]}
 //
 // Parse checks everything that can be checked without a database: names,
 // ranges, references between sections, cron specs and time zones. Unknown
@@ -51,6 +53,7 @@ type Manifest struct {
 	Functions map[string]Function `yaml:"functions"`
 	Triggers  []Trigger           `yaml:"triggers"`
 	Hooks     map[string]Hook     `yaml:"hooks"`
+	Topics    map[string]Topic    `yaml:"topics"`
 
 	// Dir is the folder the manifest was read from; relative paths in it
 	// are resolved against it.
@@ -66,6 +69,9 @@ type Queue struct {
 	RetentionSeconds         *int `yaml:"retention_seconds" json:"retention_seconds,omitempty"`
 	MaxMessageBytes          *int `yaml:"max_message_bytes" json:"max_message_bytes,omitempty"`
 	DedupWindowSeconds       *int `yaml:"dedup_window_seconds" json:"dedup_window_seconds,omitempty"`
+	// DeadLetterQueue names another queue that receives this queue's dead
+	// letters as messages ("": back to the dead-letter table).
+	DeadLetterQueue *string `yaml:"dead_letter_queue" json:"dead_letter_queue,omitempty"`
 }
 
 // Function declares a function: where its module comes from and its limits.
@@ -125,6 +131,14 @@ type Hook struct {
 	// SecretEnv names the environment variables holding the signing
 	// secrets (several for rotation). Secrets never live in the manifest.
 	SecretEnv stringList `yaml:"secret_env"`
+}
+
+// Topic declares a topic and the queues subscribed to it (without
+// filters). Applying creates the topic if needed and subscribes the
+// queues; a subscription the manifest made and no longer declares is
+// removed. Topics are never deleted by an apply.
+type Topic struct {
+	Subscribers []string `yaml:"subscribers"`
 }
 
 // Duration is a time.Duration written as "1500ms", "10s", "2m".
@@ -214,6 +228,24 @@ func (m *Manifest) check() error {
 	}
 	for _, name := range sortedKeys(m.Queues) {
 		validName("queue", name)
+		dlq := m.Queues[name].DeadLetterQueue
+		if dlq == nil || *dlq == "" {
+			continue
+		}
+		validName("queue", *dlq)
+		// Follow the chain through the manifest's queues: it must not
+		// come back to this one.
+		for hop, seen := *dlq, 0; seen <= len(m.Queues); seen++ {
+			if hop == name {
+				bad("queue %s: dead_letter_queue %s leads back to %s: a queue cannot be its own dead-letter queue, directly or through others", name, *dlq, name)
+				break
+			}
+			next := m.Queues[hop].DeadLetterQueue
+			if next == nil || *next == "" {
+				break
+			}
+			hop = *next
+		}
 	}
 	for _, name := range sortedKeys(m.Functions) {
 		validName("function", name)
@@ -311,6 +343,17 @@ func (m *Manifest) check() error {
 		}
 		if h.Verify != "none" && len(h.SecretEnv) == 0 {
 			bad("hook %s: verify %s needs secret_env (the variable holding the signing secret)", name, h.Verify)
+		}
+	}
+	for _, name := range sortedKeys(m.Topics) {
+		validName("topic", name)
+		seen := map[string]bool{}
+		for _, q := range m.Topics[name].Subscribers {
+			validName("queue", q)
+			if seen[q] {
+				bad("topic %s: queue %s is listed twice in subscribers", name, q)
+			}
+			seen[q] = true
 		}
 	}
 	if len(errs) > 0 {

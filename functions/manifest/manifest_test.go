@@ -99,6 +99,13 @@ func TestParseRejects(t *testing.T) {
 		{"cron batch", "triggers: [{cron: '@daily', function: f, batch_size: 5}]", "are for queue triggers"},
 		{"hook scheme", "hooks: {h: {queue: q, verify: md5}}", `verify "md5": use one of standard, github, stripe, none`},
 		{"hook secret", "hooks: {h: {queue: q, verify: stripe}}", "needs secret_env"},
+		{"dead-letter queue itself", "queues: {q: {dead_letter_queue: q}}", "cannot be its own dead-letter queue"},
+		{"dead-letter queue cycle", "queues: {a: {dead_letter_queue: b}, b: {dead_letter_queue: a}}", "dead_letter_queue b leads back to a"},
+		{"dead-letter queue name", "queues: {a: {dead_letter_queue: 'x/y'}}", `queue name "x/y"`},
+		{"topic name", "topics: {'a b': {subscribers: [q]}}", `topic name "a b"`},
+		{"topic subscriber", "topics: {t: {subscribers: ['a/b']}}", `queue name "a/b"`},
+		{"topic subscriber twice", "topics: {t: {subscribers: [q, q]}}", "queue q is listed twice"},
+		{"topic key", "topics: {t: {subscriber: [q]}}", "subscriber"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

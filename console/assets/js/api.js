@@ -108,6 +108,10 @@ export const api = {
   redrive: (name) => call("POST", `${queueURL(session(), name)}/dlq/redrive`, { body: {} }),
   redriveSelected: (name, sequences) => call("POST", `${queueURL(session(), name)}/dlq/redrive`, { body: { sequences } }),
   queueStats: (name, minutes) => call("GET", `${mgmt(session())}/queues/${enc(name)}/stats`, { query: { minutes } }),
+  listTopics: () => call("GET", `${mgmt(session())}/topics`),
+  /** publishEntries sends rawJSON, a {"entries": [...]} document, to topic. */
+  publishEntries: (topic, rawJSON) =>
+    call("POST", `/${enc(session().account)}/topics/${enc(topic)}/messages/entries`, { raw: rawJSON }),
   listTriggers: () => call("GET", `${mgmt(session())}/triggers`),
   listFunctions: () => call("GET", `${mgmt(session())}/functions`),
   getFunction: (name) => call("GET", `${mgmt(session())}/functions/${enc(name)}`),

@@ -6,6 +6,7 @@ import * as queues from "./queues.js";
 import * as queue from "./queue.js";
 import * as functions from "./functions.js";
 import * as invocations from "./invocations.js";
+import * as topics from "./topics.js";
 
 const main = document.getElementById("main");
 const who = document.getElementById("who");
@@ -70,7 +71,7 @@ function route() {
   const [path, query] = location.hash.replace(/^#\/?/, "").split("?", 2);
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const params = new URLSearchParams(query || "");
-  const section = ["functions", "invocations"].includes(parts[0]) ? parts[0] : "queues";
+  const section = ["functions", "invocations", "topics"].includes(parts[0]) ? parts[0] : "queues";
   for (const a of nav.querySelectorAll("a")) {
     if (a.dataset.section === section) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
@@ -79,6 +80,8 @@ function route() {
     unmount = queue.mount(main, parts[1], parts[2] || "overview");
   } else if (parts[0] === "functions") {
     unmount = parts[1] ? functions.mountOne(main, parts[1]) : functions.mount(main);
+  } else if (parts[0] === "topics") {
+    unmount = topics.mount(main);
   } else if (parts[0] === "invocations") {
     unmount = parts[1] ? invocations.mountOne(main, parts[1]) : invocations.mount(main, params);
   } else {

@@ -123,6 +123,9 @@ function overviewTab(root, name, changed, alive) {
     if (q.status === "fulfilled") {
       replace(settings, h("dl", { class: "fields" }, QUEUE_DEFAULTS.map(([key, label]) =>
         [h("dt", {}, label), h("dd", { "data-setting": key }, num(q.value[key]))]),
+      h("dt", {}, "Dead letters go to"), h("dd", { "data-setting": "dead_letter_queue" }, q.value.dead_letter_queue
+        ? h("a", { href: "#/queues/" + encodeURIComponent(q.value.dead_letter_queue) }, "queue " + q.value.dead_letter_queue)
+        : "the DLQ tab"),
       h("dt", {}, "Created"), h("dd", {}, time(q.value.created_at)),
       h("dt", {}, "Updated"), h("dd", {}, time(q.value.updated_at))));
     } else replace(settings, errorBox(q.reason));

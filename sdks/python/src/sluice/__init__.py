@@ -38,18 +38,22 @@ from ._errors import (
     SluiceError,
     SluiceTimeoutError,
     StaleReceipt,
+    TopicExists,
+    TopicNotFound,
     Unauthorized,
     Unavailable,
     UnsupportedMediaType,
 )
-from ._models import DeadLetter, Message, MinuteStats, Queue, QueueStats
+from ._models import DeadLetter, Message, MinuteStats, Queue, QueueStats, Subscription, Topic
 from ._mq import MQ, AsyncMQ, Body
 from ._queues import AsyncQueues, Queues
+from ._topics import AsyncTopics, Topics
 from ._version import __version__
 
 __all__ = [
     "AsyncMQ",
     "AsyncQueues",
+    "AsyncTopics",
     "AsyncSluice",
     "Body",
     "BodyTooLarge",
@@ -87,6 +91,11 @@ __all__ = [
     "SluiceError",
     "SluiceTimeoutError",
     "StaleReceipt",
+    "Subscription",
+    "Topic",
+    "TopicExists",
+    "TopicNotFound",
+    "Topics",
     "Unauthorized",
     "Unavailable",
     "UnsupportedMediaType",

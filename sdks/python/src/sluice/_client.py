@@ -12,6 +12,7 @@ import httpx
 from ._base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, BaseClient, Call
 from ._mq import MQ, AsyncMQ
 from ._queues import AsyncQueues, Queues
+from ._topics import AsyncTopics, Topics
 
 T = TypeVar("T")
 S = TypeVar("S", bound="Sluice")
@@ -59,6 +60,8 @@ class Sluice(BaseClient):
         self.mq = MQ(self)
         #: Queue management.
         self.queues = Queues(self)
+        #: Topics (fan-out) and publishing.
+        self.topics = Topics(self)
 
     @classmethod
     def from_env(
@@ -134,6 +137,8 @@ class AsyncSluice(BaseClient):
         self.mq = AsyncMQ(self)
         #: Queue management.
         self.queues = AsyncQueues(self)
+        #: Topics (fan-out) and publishing.
+        self.topics = AsyncTopics(self)
 
     @classmethod
     def from_env(

@@ -133,6 +133,10 @@ class QueueNotFound(NotFound):
     default_code = "queue_not_found"
 
 
+class TopicNotFound(NotFound):
+    default_code = "topic_not_found"
+
+
 class MessageNotFound(NotFound):
     """The message (or dead letter) is not there: deleted, or never was."""
 
@@ -147,6 +151,10 @@ class Conflict(SluiceError):
 
 class QueueExists(Conflict):
     default_code = "queue_exists"
+
+
+class TopicExists(Conflict):
+    default_code = "topic_exists"
 
 
 class StaleReceipt(Conflict):
@@ -196,9 +204,11 @@ _BY_CODE: Dict[str, Type[SluiceError]] = {
         Forbidden,
         NotFound,
         QueueNotFound,
+        TopicNotFound,
         MessageNotFound,
         Conflict,
         QueueExists,
+        TopicExists,
         StaleReceipt,
         RateLimited,
         InternalError,

@@ -142,6 +142,9 @@ class Queue(_Record):
     created_at: datetime
     updated_at: datetime
     stats: Optional[QueueStats] = None
+    #: The queue that receives this queue's dead letters as messages, or
+    #: None when they go to its dead-letter table.
+    dead_letter_queue: Optional[str] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Queue":
@@ -157,6 +160,7 @@ class Queue(_Record):
             created_at=_time(d, "created_at"),
             updated_at=_time(d, "updated_at"),
             stats=QueueStats.from_json(stats) if isinstance(stats, dict) else None,
+            dead_letter_queue=d.get("dead_letter_queue") or None,
         )
 
 
@@ -203,6 +207,40 @@ def _opt_int(v: Any) -> Optional[int]:
 
 
 R = TypeVar("R", Message, DeadLetter, Queue, MinuteStats)
+
+
+@dataclass(frozen=True)
+class Subscription(_Record):
+    """A queue subscribed to a topic. ``filter`` (None: every message)
+    copies only messages whose headers hold each name with exactly that
+    string value; ``source`` is ``"api"`` or ``"manifest"`` (made by
+    ``sluice deploy``)."""
+
+    queue: str
+    filter: Optional[Dict[str, str]]
+    source: str
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Subscription":
+        f = d.get("filter")
+        return cls(queue=d["queue"], filter=dict(f) if isinstance(f, dict) else None, source=d.get("source") or "api")
+
+
+@dataclass(frozen=True)
+class Topic(_Record):
+    """A topic with the queues subscribed to it."""
+
+    name: str
+    created_at: datetime
+    subscriptions: List[Subscription]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Topic":
+        return cls(
+            name=d["name"],
+            created_at=_time(d, "created_at"),
+            subscriptions=[Subscription.from_json(s) for s in d.get("subscriptions") or []],
+        )
 
 
 def list_of(cls: Type[R], data: Any, key: str) -> List[R]:

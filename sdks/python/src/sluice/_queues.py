@@ -48,9 +48,13 @@ def settings(
     retention_seconds: Optional[Seconds],
     max_message_bytes: Optional[int],
     dedup_window_seconds: Optional[Seconds],
+    dead_letter_queue: Optional[str] = None,
 ) -> Dict[str, Any]:
     """The settings given (not None), as the API names them."""
     out: Dict[str, Any] = {}
+    if dead_letter_queue is not None:
+        # "" sends the dead letters back to the queue's dead-letter table.
+        out["dead_letter_queue"] = check_name("queue", dead_letter_queue) if dead_letter_queue != "" else ""
     for name, value in (
         ("visibility_timeout_seconds", visibility_timeout_seconds),
         ("delay_seconds", delay_seconds),
@@ -73,8 +77,9 @@ class Queues:
     ``visibility_timeout_seconds`` (0 to 43200; 30), ``max_receive_count``
     (1 to 1000; 5), ``delay_seconds`` (0 to 43200; 0), ``retention_seconds``
     (60 to 1209600; 345600), ``max_message_bytes`` (1 to 1048576; 262144),
-    ``dedup_window_seconds`` (0 to 86400; 300). Durations take seconds or a
-    timedelta.
+    ``dedup_window_seconds`` (0 to 86400; 300), ``dead_letter_queue``
+    (another queue that receives the dead letters as messages; ``""``: back
+    to the dead-letter table). Durations take seconds or a timedelta.
     """
 
     def __init__(self, client: "Sluice") -> None:
@@ -99,9 +104,11 @@ class Queues:
         retention_seconds: Optional[Seconds] = None,
         max_message_bytes: Optional[int] = None,
         dedup_window_seconds: Optional[Seconds] = None,
+        dead_letter_queue: Optional[str] = None,
     ) -> Queue:
         """Creates a queue (:class:`QueueExists` if it exists)."""
-        s = settings(visibility_timeout_seconds, max_receive_count, delay_seconds, retention_seconds, max_message_bytes, dedup_window_seconds)
+        s = settings(visibility_timeout_seconds, max_receive_count, delay_seconds, retention_seconds, max_message_bytes,
+                     dedup_window_seconds, dead_letter_queue)
         return self._client._run(self._calls.create(name, s))
 
     def update(
@@ -114,9 +121,11 @@ class Queues:
         retention_seconds: Optional[Seconds] = None,
         max_message_bytes: Optional[int] = None,
         dedup_window_seconds: Optional[Seconds] = None,
+        dead_letter_queue: Optional[str] = None,
     ) -> Queue:
         """Changes the settings given, atomically; returns the queue as it now is."""
-        s = settings(visibility_timeout_seconds, max_receive_count, delay_seconds, retention_seconds, max_message_bytes, dedup_window_seconds)
+        s = settings(visibility_timeout_seconds, max_receive_count, delay_seconds, retention_seconds, max_message_bytes,
+                     dedup_window_seconds, dead_letter_queue)
         return self._client._run(self._calls.update(name, s))
 
     def delete(self, name: str) -> None:
@@ -154,9 +163,11 @@ class AsyncQueues:
         retention_seconds: Optional[Seconds] = None,
         max_message_bytes: Optional[int] = None,
         dedup_window_seconds: Optional[Seconds] = None,
+        dead_letter_queue: Optional[str] = None,
     ) -> Queue:
         """See :meth:`Queues.create`."""
-        s = settings(visibility_timeout_seconds, max_receive_count, delay_seconds, retention_seconds, max_message_bytes, dedup_window_seconds)
+        s = settings(visibility_timeout_seconds, max_receive_count, delay_seconds, retention_seconds, max_message_bytes,
+                     dedup_window_seconds, dead_letter_queue)
         return await self._client._run(self._calls.create(name, s))
 
     async def update(
@@ -169,9 +180,11 @@ class AsyncQueues:
         retention_seconds: Optional[Seconds] = None,
         max_message_bytes: Optional[int] = None,
         dedup_window_seconds: Optional[Seconds] = None,
+        dead_letter_queue: Optional[str] = None,
     ) -> Queue:
         """See :meth:`Queues.update`."""
-        s = settings(visibility_timeout_seconds, max_receive_count, delay_seconds, retention_seconds, max_message_bytes, dedup_window_seconds)
+        s = settings(visibility_timeout_seconds, max_receive_count, delay_seconds, retention_seconds, max_message_bytes,
+                     dedup_window_seconds, dead_letter_queue)
         return await self._client._run(self._calls.update(name, s))
 
     async def delete(self, name: str) -> None:

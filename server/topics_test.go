@@ -1,0 +1,115 @@
+package server
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/wire"
+)
+
+func TestTopics(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct, tok := e.admin("billing")
+	e.do(tok, "POST", "/v1/accounts/"+acct+"/queues", `{"name":"shipping"}`).expect(201)
+	base := "/v1/accounts/" + acct + "/topics"
+
+	var tp wire.Topic
+	e.do(tok, "POST", base, `{"name":"orders"}`).expect(201).decode(&tp)
+	if tp.Name != "orders" || tp.CreatedAt.IsZero() || tp.Subscriptions == nil || len(tp.Subscriptions) != 0 {
+		t.Fatalf("created %+v", tp)
+	}
+	e.do(tok, "POST", base, `{"name":"orders"}`).expectError(409, "topic_exists")
+	e.do(tok, "POST", base, `{"name":"a b"}`).expectError(400, "invalid_name")
+	e.do(tok, "POST", base, `{"name":"x","other":1}`).expectError(400, "invalid_argument")
+
+	e.do(tok, "PUT", base+"/orders/subscriptions/billing", `{"filter":{"type":"order"}}`).expect(200).decode(&tp)
+	if len(tp.Subscriptions) != 1 || tp.Subscriptions[0].Filter["type"] != "order" {
+		t.Fatalf("subscribed %+v", tp)
+	}
+	e.do(tok, "PUT", base+"/orders/subscriptions/shipping", "").expect(200)
+	var list wire.TopicList
+	e.do(tok, "GET", base, "").expect(200).decode(&list)
+	if len(list.Topics) != 1 || len(list.Topics[0].Subscriptions) != 2 || list.Topics[0].Subscriptions[1].Filter != nil {
+		t.Fatalf("list %+v", list)
+	}
+
+	// Publish: one message, a batch, entries with headers.
+	var one wire.PublishResult
+	e.do(tok, "POST", "/"+acct+"/topics/orders/messages", `{"n":1}`).expect(201).decode(&one)
+	if one.Copies != 1 {
+		t.Fatalf("publish one: %+v", one)
+	}
+	var batch wire.PublishBatchResult
+	e.do(tok, "POST", "/"+acct+"/topics/orders/messages?delay_seconds=60", `[1,2]`).expect(201).decode(&batch)
+	if len(batch.Copies) != 2 || batch.Copies[0] != 1 {
+		t.Fatalf("publish batch: %+v", batch)
+	}
+	e.do(tok, "POST", "/"+acct+"/topics/orders/messages/entries",
+		`{"entries":[{"body":{"n":2},"headers":{"type":"order"}},{"body":3,"headers":{"type":"refund"},"delay_seconds":5}]}`).expect(201).decode(&batch)
+	if len(batch.Copies) != 2 || batch.Copies[0] != 2 || batch.Copies[1] != 1 {
+		t.Fatalf("publish entries: %+v", batch)
+	}
+	msgs := e.do(tok, "GET", "/"+acct+"/billing/messages", "").expect(200).messages()
+	if len(msgs) != 1 || !strings.Contains(string(msgs[0].Headers), "order") {
+		t.Fatalf("billing got %+v", msgs)
+	}
+
+	// Bad inputs.
+	e.do(tok, "POST", "/"+acct+"/topics/nope/messages", `{}`).expectError(404, "topic_not_found")
+	e.do(tok, "PUT", base+"/nope/subscriptions/billing", "").expectError(404, "topic_not_found")
+	e.do(tok, "PUT", base+"/orders/subscriptions/missing", "").expectError(404, "queue_not_found")
+	e.do(tok, "PUT", base+"/orders/subscriptions/billing", `{"filter":{"type":1}}`).expectError(400, "invalid_argument")
+	e.do(tok, "PUT", base+"/orders/subscriptions/billing", `{"filter":["type"]}`).expectError(400, "invalid_argument")
+	e.do(tok, "POST", "/"+acct+"/topics/orders/messages?dedup_key=k", `{}`).expectError(400, "invalid_argument")
+	e.do(tok, "POST", "/"+acct+"/topics/orders/messages/entries", `{"entries":[]}`).expectError(400, "invalid_argument")
+	e.do(tok, "POST", "/"+acct+"/topics/orders/messages/entries", `{"entries":[{"body":1,"headers":[1]}]}`).expectError(400, "invalid_argument")
+	e.do(tok, "POST", "/"+acct+"/topics/orders/messages/entries", `{"entries":[{"body":1,"delay_seconds":-1}]}`).expectError(400, "invalid_argument")
+	e.do(tok, "GET", base+"/nope", "").expectError(404, "topic_not_found")
+
+	// Scopes and queue patterns.
+	sender := e.key(acct, []string{"mq:send"}, "nothing-*")
+	e.do(sender, "POST", "/"+acct+"/topics/orders/messages", `{}`).expect(201)
+	e.do(sender, "POST", base, `{"name":"x"}`).expectError(403, "forbidden")
+	limited := e.key(acct, []string{"mq:admin", "mq:receive"}, "bill*")
+	e.do(limited, "PUT", base+"/orders/subscriptions/shipping", "").expectError(403, "forbidden")
+	e.do(limited, "PUT", base+"/orders/subscriptions/billing", "").expect(200).decode(&tp)
+	if len(tp.Subscriptions) != 1 || tp.Subscriptions[0].Queue != "billing" {
+		t.Fatalf("limited key sees %+v", tp)
+	}
+	if msg := e.do(limited, "DELETE", base+"/orders", "").expectError(403, "forbidden"); !strings.Contains(msg, "other queues") {
+		t.Fatalf("limited delete: %s", msg)
+	}
+
+	e.do(tok, "DELETE", base+"/orders/subscriptions/shipping", "").expect(204)
+	e.do(tok, "DELETE", base+"/orders", "").expect(204)
+	e.do(tok, "DELETE", base+"/orders", "").expectError(404, "topic_not_found")
+}
+
+func TestDeadLetterQueueSetting(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct, tok := e.admin("dead")
+	base := "/v1/accounts/" + acct + "/queues"
+	var q wire.Queue
+	e.do(tok, "POST", base, `{"name":"work","max_receive_count":1,"dead_letter_queue":"dead"}`).expect(201).decode(&q)
+	if q.DeadLetterQueue != "dead" {
+		t.Fatalf("created %+v", q)
+	}
+	e.do(tok, "GET", base+"/work", "").expect(200).decode(&q)
+	if q.DeadLetterQueue != "dead" {
+		t.Fatalf("get %+v", q)
+	}
+	e.do(tok, "PATCH", base+"/work", `{"dead_letter_queue":"nope"}`).expectError(400, "invalid_argument")
+	e.do(tok, "PATCH", base+"/work", `{"dead_letter_queue":"work"}`).expectError(400, "invalid_argument")
+	e.do(tok, "PATCH", base+"/work", `{"dead_letter_queue":7}`).expectError(400, "invalid_argument")
+	e.do(tok, "PATCH", base+"/work", `{"dead_letter_queue":"a b"}`).expectError(400, "invalid_name")
+	e.do(tok, "PATCH", base+"/dead", `{"dead_letter_queue":"work"}`).expectError(400, "invalid_argument") // a cycle
+	limited := e.key(acct, []string{"mq:admin"}, "work")
+	e.do(limited, "PATCH", base+"/work", `{"dead_letter_queue":"dead"}`).expectError(403, "forbidden")
+	var cleared wire.Queue
+	e.do(tok, "PATCH", base+"/work", `{"dead_letter_queue":null}`).expect(200).decode(&cleared)
+	if cleared.DeadLetterQueue != "" || cleared.MaxReceiveCount != 1 {
+		t.Fatalf("cleared %+v", cleared)
+	}
+}
