@@ -26,7 +26,7 @@ func toQueueJSON(q pgqueue.Queue) wire.Queue {
 		RetentionSeconds: sec(q.Settings.Retention), MaxMessageBytes: q.Settings.MaxMessageBytes,
 		DedupWindowSeconds: sec(q.Settings.DedupWindow), RequireReceipt: q.Settings.RequireReceipt,
 		DeadLetterQueue: q.Settings.DeadLetterQueue,
-		CreatedAt: q.CreatedAt.UTC(), UpdatedAt: q.UpdatedAt.UTC()}
+		CreatedAt:       q.CreatedAt.UTC(), UpdatedAt: q.UpdatedAt.UTC()}
 }
 
 // toStatsJSON is a queue's live counts on the wire.
