@@ -42,7 +42,13 @@ func (f *Function) classify(ctx context.Context, err error, inst *instance, iio 
 			}
 			return &BatchFailure{Kind: FailureExit, Message: "exit_code: module exited with status 0 during sluice_handle"}
 		case sys.ExitCodeDeadlineExceeded, sys.ExitCodeContextCanceled:
-			return f.contextFailure(ctx)
+			// wazero's statuses for a done context, but a guest can exit
+			// with them too (proc_exit(0xFFFFFFFF)): only the context
+			// itself says the run was stopped.
+			if ctx.Err() != nil {
+				return f.contextFailure(ctx)
+			}
+			fallthrough
 		default:
 			if memHit {
 				return f.memoryFailure()

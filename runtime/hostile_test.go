@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -337,4 +338,26 @@ func TestRuntimeCloseStopsRunningBatch(t *testing.T) {
 	if res.Failure == nil || res.Failure.Kind != runtime.FailureCanceled {
 		t.Fatalf("failure %+v, want canceled", res.Failure)
 	}
+}
+
+// TestSpoofedCancelExit: a guest exiting with the status wazero uses for a
+// canceled context or a passed deadline (proc_exit(0xFFFFFFFF),
+// proc_exit(0xEFFFFFFF)) fails with exit_code like any other status; only
+// a real cancellation of the host's context counts as canceled.
+func TestSpoofedCancelExit(t *testing.T) {
+	t.Parallel()
+	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+		rt, _ := newRuntime(t)
+		f := load(t, rt, hostile, mode, runtime.FunctionConfig{})
+		for _, code := range []int32{-1, -268435457} { // 0xFFFFFFFF, 0xEFFFFFFF
+			res := invoke(t, f, batch(fmt.Sprintf(`{"do":"exit","code":%d}`, code), `{}`))
+			wantFailure(t, res, runtime.FailureExit, fmt.Sprintf("status %d", uint32(code)))
+			if res.Failure.ExitCode != uint32(code) {
+				t.Fatalf("ExitCode = %#x, want %#x", res.Failure.ExitCode, uint32(code))
+			}
+		}
+		if res := invoke(t, f, do("ack")); !res.OK() {
+			t.Fatalf("after the spoofed exits: %v", res.Failure)
+		}
+	})
 }

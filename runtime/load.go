@@ -11,14 +11,22 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/sluicehq/sluice/runtime/internal/guard"
 )
 
 // Load compiles wasm (once per distinct module, by SHA-256) and prepares it
 // to run with cfg. It fails when the module imports anything the host does
 // not provide, exports neither a command's nor a reactor's entry points, or
-// needs more memory at start than cfg allows; the error names the culprit.
+// needs more memory at start than cfg allows, in its linear memory or its
+// tables (see capTables); the error names the culprit.
 func (r *Runtime) Load(ctx context.Context, wasm []byte, cfg FunctionConfig) (*Function, error) {
 	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("load function %s v%d: %w", cfg.Name, cfg.Version, err)
+	}
+	limit := uint64(cfg.MemoryMiB) << 20
+	wasm, err = capTables(wasm, limit)
 	if err != nil {
 		return nil, fmt.Errorf("load function %s v%d: %w", cfg.Name, cfg.Version, err)
 	}
@@ -26,7 +34,6 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte, cfg FunctionConfig) (*F
 	if err != nil {
 		return nil, fmt.Errorf("load function %s v%d: %w", cfg.Name, cfg.Version, err)
 	}
-	limit := uint64(cfg.MemoryMiB) << 20
 	kind, err := r.inspect(code.cm, limit)
 	if err != nil {
 		r.release(ctx, code)
@@ -69,6 +76,31 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte, cfg FunctionConfig) (*F
 	r.functions[f] = struct{}{}
 	r.mu.Unlock()
 	return f, nil
+}
+
+// capTables counts a module's tables against the memory limit: wazero
+// holds every table entry in host memory (guard.TableEntryBytes each),
+// outside the linear memory limitedMemory caps. The tables' initial sizes
+// must fit the limit, and their maxima are lowered so that, grown as far
+// as table.grow then allows, all of them together still do: a guest's
+// tables and its linear memory each hold at most the limit.
+func capTables(wasm []byte, limit uint64) ([]byte, error) {
+	capped, err := guard.CapTables(wasm, limit/guard.TableEntryBytes)
+	var te *guard.TableError
+	switch {
+	case errors.As(err, &te) && te.Import != "":
+		return nil, fmt.Errorf("unknown import %s: the host provides no table", te.Import)
+	case errors.As(err, &te):
+		mib := func(entries uint64) uint64 { return (entries*guard.TableEntryBytes + 1<<20 - 1) >> 20 }
+		if te.Total > te.Entries {
+			return nil, fmt.Errorf("table %d needs %d MiB at start (%d entries; %d MiB with the tables before it), over the %d MiB limit",
+				te.Table, mib(te.Entries), te.Entries, mib(te.Total), limit>>20)
+		}
+		return nil, fmt.Errorf("table %d needs %d MiB at start (%d entries), over the %d MiB limit", te.Table, mib(te.Entries), te.Entries, limit>>20)
+	case err != nil:
+		return nil, fmt.Errorf("compile module: invalid module: %w", err)
+	}
+	return capped, nil
 }
 
 // inspect checks a module against the ABI and returns its kind.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -178,5 +180,48 @@ func TestRuntimeClose(t *testing.T) {
 	}
 	if _, err := rt.Load(ctx, wasmbuild.Handwritten("trap"), runtime.FunctionConfig{}); !errors.Is(err, runtime.ErrClosed) {
 		t.Fatalf("Load after Close: %v, want ErrClosed", err)
+	}
+}
+
+// compilePanic is a malformed module on which wazero's validator panics
+// (v1.12: index out of range) instead of returning an error: function 0
+// calls function 1, whose declared type index 48 does not exist.
+var compilePanic = []byte{
+	0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+	0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // types: ()->()
+	0x03, 0x03, 0x02, 0x00, 0x30, // funcs: f0:t0, f1:t48
+	0x0a, 0x09, 0x02, // code: 2 bodies
+	0x04, 0x00, 0x10, 0x01, 0x0b, // f0: call 1
+	0x02, 0x00, 0x0b, // f1: nothing
+}
+
+// TestLoadCompilePanic: a panic while compiling fails Load with "invalid
+// module", and leaves no half-made cache entry behind, so loading the same
+// bytes again fails as promptly instead of waiting for a compilation that
+// never ends.
+func TestLoadCompilePanic(t *testing.T) {
+	t.Parallel()
+	rt, _ := newRuntime(t)
+	for i := range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		start := time.Now()
+		f, err := func() (f *runtime.Function, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("Load panicked: %v", p)
+				}
+			}()
+			return rt.Load(ctx, compilePanic, runtime.FunctionConfig{Name: "panic"})
+		}()
+		cancel()
+		if f != nil {
+			_ = f.Close(context.Background())
+		}
+		if err == nil || !strings.Contains(err.Error(), "invalid module") {
+			t.Errorf("load %d: error %v, want invalid module", i+1, err)
+		}
+		if elapsed := time.Since(start); elapsed > 5*time.Second {
+			t.Fatalf("load %d took %s", i+1, elapsed)
+		}
 	}
 }

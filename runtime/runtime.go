@@ -159,9 +159,14 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte) (*compiledModule, er
 	c.refs++
 	r.mu.Unlock()
 	if !ok {
-		c.err = r.compileGuarded(ctx, c, wasm)
+		c.err = r.compileRecovered(ctx, c, wasm)
 		if c.err != nil {
 			c.err = fmt.Errorf("compile module %s: %w", c.hash[:12], c.err)
+			r.mu.Lock()
+			if r.compiled[sum] == c { // the next load of these bytes tries afresh
+				delete(r.compiled, sum)
+			}
+			r.mu.Unlock()
 		}
 		close(c.ready)
 	}
@@ -192,6 +197,23 @@ const maxCallDepth = 10_000
 // guardEntries is switched off only by benchmarks measuring the cost of
 // the guards.
 var guardEntries = true
+
+// compileRecovered is compileGuarded, turning a panic into an error: a
+// malformed module can make wazero's validator panic (an index out of
+// range), and the panic must neither escape Load nor leave c unready.
+func (r *Runtime) compileRecovered(ctx context.Context, c *compiledModule, wasm []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if c.cm != nil {
+				_ = c.cm.Close(ctx)
+			}
+			c.cm, c.wr, c.fuel = nil, nil, false
+			err = fmt.Errorf("invalid module: the compiler failed on it: %v", p)
+			r.log.Warn().Str("module", c.hash[:12]).Interface("panic", p).Msg("compiler panicked on a module")
+		}
+	}()
+	return r.compileGuarded(ctx, c, wasm)
+}
 
 // compileGuarded compiles wasm with fuel checks when the module allows it,
 // else with entry checks on the engine that checks its context, so a

@@ -2,7 +2,8 @@
 // reliability suite. The first message's body picks what it does:
 // {"do": "ack" | "loop" | "sleep" | "membomb" | "recurse" | "stdout" |
 // "stderr" | "badjson" | "unknown" | "exit" | "panic" | "trap" |
-// "bigresult" | "env" | "nanny"}. Build it with internal/wasmbuild as
+// "bigresult" | "env" | "nanny"}; "exit" takes an optional "code" (the
+// status, as an int32). Build it with internal/wasmbuild as
 // "runtime/testdata/hostile", in either mode.
 package main
 
@@ -33,7 +34,8 @@ func main() {
 			return sdk.Result{}
 		}
 		var cmd struct {
-			Do string `json:"do"`
+			Do   string `json:"do"`
+			Code int    `json:"code"` // the status "exit" exits with, 3 if zero
 		}
 		_ = b.Messages[0].Decode(&cmd)
 		switch cmd.Do {
@@ -67,6 +69,9 @@ func main() {
 		case "unknown":
 			return sdk.Retry("no-such-id", time.Second, errors.New("not in this batch"))
 		case "exit":
+			if cmd.Code != 0 {
+				os.Exit(cmd.Code)
+			}
 			os.Exit(3)
 		case "panic":
 			panic("hostile: boom")

@@ -1,0 +1,262 @@
+package guard
+
+import (
+	"fmt"
+)
+
+// TableEntryBytes is what the host holds per table entry: wazero keeps a
+// table as a slice of pointer-sized references, allocated in full when the
+// module is instantiated or the table grows.
+const TableEntryBytes = 8
+
+// TableError refuses a module whose tables cannot fit their budget, or that
+// imports a table.
+type TableError struct {
+	// Table is the index of the table at fault; Entries its initial size
+	// and Total the initial sizes of all the module's tables up to it.
+	Table   uint32
+	Entries uint64
+	Total   uint64
+	// Import is "module"."name" when the table is imported.
+	Import string
+}
+
+func (e *TableError) Error() string {
+	if e.Import != "" {
+		return fmt.Sprintf("table %d is imported (%s); the host provides no table", e.Table, e.Import)
+	}
+	return fmt.Sprintf("table %d declares %d entries at start (%d in all tables up to it)", e.Table, e.Entries, e.Total)
+}
+
+// CapTables bounds what a module's tables can hold: at most budget entries
+// in all, initial sizes and growth (table.grow, which wazero honours up to
+// a table's maximum) together. It refuses, with a *TableError, a module
+// importing a table or whose tables' initial sizes add up to more than
+// budget; otherwise it lowers the maximum of each table (setting one where
+// none is declared) to its initial size plus an equal share of what the
+// budget leaves. It returns wasm itself when no maximum needs lowering.
+func CapTables(wasm []byte, budget uint64) ([]byte, error) {
+	if len(wasm) < 8 || string(wasm[:4]) != string(magic) {
+		return nil, fmt.Errorf("%w: no wasm header", ErrMalformed)
+	}
+	var (
+		tableSec             []byte
+		tableStart, tableEnd int // the table section, header included
+		imported             uint32
+	)
+	r := reader{b: wasm, off: 8}
+	for r.off < len(r.b) {
+		start := r.off
+		id, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		size, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		content, err := r.bytes(int(size))
+		if err != nil {
+			return nil, err
+		}
+		switch id {
+		case 2:
+			if imp, err := importedTable(content); err != nil {
+				return nil, err
+			} else if imp != "" {
+				return nil, &TableError{Table: imported, Import: imp}
+			}
+		case 4:
+			tableSec, tableStart, tableEnd = content, start, r.off
+		}
+	}
+	if tableSec == nil {
+		return wasm, nil
+	}
+	tables, err := parseTables(tableSec)
+	if err != nil {
+		return nil, err
+	}
+	var total uint64
+	for i, t := range tables {
+		total += uint64(t.min)
+		if total > budget {
+			return nil, &TableError{Table: uint32(i), Entries: uint64(t.min), Total: total}
+		}
+	}
+	share := (budget - total) / uint64(len(tables))
+	changed := false
+	for i := range tables {
+		t := &tables[i]
+		limit := uint64(t.min) + share
+		if !t.hasMax || uint64(t.max) > limit {
+			t.max, t.hasMax, changed = uint32(min(limit, 1<<32-1)), true, true
+		}
+	}
+	if !changed {
+		return wasm, nil
+	}
+	sec := appendU32(nil, uint32(len(tables)))
+	for _, t := range tables {
+		sec = append(sec, t.prefix...)
+		sec = append(sec, 0x01)
+		sec = appendU32(sec, t.min)
+		sec = appendU32(sec, t.max)
+		sec = append(sec, t.suffix...)
+	}
+	out := make([]byte, 0, len(wasm)+len(tables)*5)
+	out = append(out, wasm[:tableStart]...)
+	out = appendSection(out, 4, sec)
+	return append(out, wasm[tableEnd:]...), nil
+}
+
+// table is one entry of the table section: the bytes before its limits
+// (reference type, and the 0x40 0x00 of a table with an initializer),
+// its limits, and the bytes after them (the initializer).
+type table struct {
+	prefix, suffix []byte
+	min, max       uint32
+	hasMax         bool
+}
+
+func parseTables(content []byte) ([]table, error) {
+	r := reader{b: content}
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	tables := make([]table, 0, min(n, 1024))
+	for i := uint32(0); i < n; i++ {
+		start := r.off
+		b, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		init := b == 0x40
+		if init {
+			if _, err := r.byte(); err != nil { // reserved 0x00
+				return nil, err
+			}
+			if b, err = r.byte(); err != nil {
+				return nil, err
+			}
+		}
+		if b == 0x63 || b == 0x64 { // (ref null? heaptype)
+			if err := r.skipLEB(5); err != nil {
+				return nil, err
+			}
+		}
+		t := table{prefix: content[start:r.off]}
+		flags, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		if flags > 1 {
+			return nil, fmt.Errorf("%w: table %d limits flags %#x", ErrMalformed, i, flags)
+		}
+		if t.min, err = r.u32(); err != nil {
+			return nil, err
+		}
+		if t.hasMax = flags == 1; t.hasMax {
+			if t.max, err = r.u32(); err != nil {
+				return nil, err
+			}
+		}
+		start = r.off
+		if init {
+			if err := skipConstExpr(&r); err != nil {
+				return nil, fmt.Errorf("table %d initializer: %w", i, err)
+			}
+		}
+		t.suffix = content[start:r.off]
+		tables = append(tables, t)
+	}
+	if r.off != len(content) {
+		return nil, fmt.Errorf("%w: %d stray bytes after the table section's tables", ErrMalformed, len(content)-r.off)
+	}
+	return tables, nil
+}
+
+// skipConstExpr skips a constant expression up to its end.
+func skipConstExpr(r *reader) error {
+	for {
+		op, err := r.byte()
+		if err != nil {
+			return err
+		}
+		switch op {
+		case 0x0b: // end
+			return nil
+		case 0x41: // i32.const
+			err = r.skipLEB(5)
+		case 0x42: // i64.const
+			err = r.skipLEB(10)
+		case 0x43: // f32.const
+			_, err = r.bytes(4)
+		case 0x44: // f64.const
+			_, err = r.bytes(8)
+		case 0x23, 0xd2: // global.get, ref.func
+			_, err = r.u32()
+		case 0xd0: // ref.null heaptype
+			err = r.skipLEB(5)
+		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended constant arithmetic
+		default:
+			return fmt.Errorf("%w: opcode %#x in a constant expression", ErrMalformed, op)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// importedTable returns "module"."name" of the first table the import
+// section imports, or "".
+func importedTable(content []byte) (string, error) {
+	r := reader{b: content}
+	n, err := r.u32()
+	if err != nil {
+		return "", err
+	}
+	name := func() (string, error) {
+		l, err := r.u32()
+		if err != nil {
+			return "", err
+		}
+		b, err := r.bytes(int(l))
+		return string(b), err
+	}
+	for i := uint32(0); i < n; i++ {
+		mod, err := name()
+		if err != nil {
+			return "", err
+		}
+		field, err := name()
+		if err != nil {
+			return "", err
+		}
+		kind, err := r.byte()
+		if err != nil {
+			return "", err
+		}
+		switch kind {
+		case 0: // function: type index
+			_, err = r.u32()
+		case 1: // table
+			return fmt.Sprintf("%q.%q", mod, field), nil
+		case 2: // memory: limits
+			err = skipLimits(&r)
+		case 3: // global: valtype, mutability
+			_, err = r.bytes(2)
+		case 4: // tag: attribute, type index
+			if _, err = r.byte(); err == nil {
+				_, err = r.u32()
+			}
+		default:
+			return "", fmt.Errorf("%w: import kind %#x", ErrMalformed, kind)
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}
