@@ -48,7 +48,7 @@ func applyManifest(ctx context.Context, srv *server.Server, account string, m *m
 // goModules returns the modules m declares, compiling its build: packages
 // with the Go toolchain (only the CLI starts one).
 func goModules(m *manifest.Manifest) deploy.Modules {
-	return deploy.ManifestModules(m, wasmbuild.BuildDir)
+	return deploy.ManifestModules(m, wasmbuild.BuildDir, wasmbuild.RunCommand)
 }
 
 // printChanges prints what an apply changed, then its error.
