@@ -60,8 +60,8 @@ func goModules(m *manifest.Manifest) deploy.Modules {
 // progress prints what a deploy is doing, with timings: each build, each
 // upload and compilation.
 type progress struct {
-	w     io.Writer
-	mu    sync.Mutex
+	w  io.Writer
+	mu sync.Mutex
 }
 
 func (p *progress) printf(format string, args ...any) {
