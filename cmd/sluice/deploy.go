@@ -23,12 +23,13 @@ func runDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	file := fs.String("f", "sluice.yaml", "app manifest")
 	account := fs.String("account", pgqueue.DefaultAccount, "account number")
 	schema := fs.String("schema", envOr("SLUICE_SCHEMA", "sluice"), "database schema [SLUICE_SCHEMA]")
+	config := fs.String("config", "", "without DATABASE_URL: the config file written by sluice login (default $XDG_CONFIG_HOME/sluice/config.json) [SLUICE_CONFIG]")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {
-		return deployViaAPI(ctx, *file, flagIfSet(fs, "account"), stdout)
+		return deployViaAPI(ctx, *file, *config, flagIfSet(fs, "account"), stdout)
 	}
 	m, err := manifest.ReadFile(*file)
 	if err != nil {
@@ -40,6 +41,7 @@ func runDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer srv.Stop(context.Background())
 	p := &progress{w: stdout}
+	p.verb = "storing and compiling"
 	changes, err := deploy.Apply(ctx, p.target(srv.DeployTarget(*account)), *account, m, p.modules(m))
 	return printChanges(stdout, changes, err)
 }
@@ -60,8 +62,9 @@ func goModules(m *manifest.Manifest) deploy.Modules {
 // progress prints what a deploy is doing, with timings: each build, each
 // upload and compilation.
 type progress struct {
-	w  io.Writer
-	mu sync.Mutex
+	w    io.Writer
+	verb string // what a Deploy does: "uploading" by default
+	mu   sync.Mutex
 }
 
 func (p *progress) printf(format string, args ...any) {
@@ -112,7 +115,11 @@ type progressTarget struct {
 }
 
 func (t progressTarget) Deploy(ctx context.Context, name string, module []byte, cfg functions.Config) (int, bool, bool, error) {
-	t.p.printf("%s: uploading %s… ", name, megabytes(len(module)))
+	verb := t.p.verb
+	if verb == "" {
+		verb = "uploading"
+	}
+	t.p.printf("%s: %s %s… ", name, verb, megabytes(len(module)))
 	start := time.Now()
 	v, created, moved, err := t.Target.Deploy(ctx, name, module, cfg)
 	switch {

@@ -14,8 +14,8 @@ import (
 // deployViaAPI is `sluice deploy` without DATABASE_URL: it applies the
 // manifest file through the HTTP API as the logged-in key (which needs
 // mq:admin and functions:deploy). account overrides the login's when set.
-func deployViaAPI(ctx context.Context, file, account string, w io.Writer) error {
-	cfg, err := client.LoadConfig("")
+func deployViaAPI(ctx context.Context, file, config, account string, w io.Writer) error {
+	cfg, err := client.LoadConfig(config)
 	if err != nil {
 		return err
 	}
