@@ -35,9 +35,9 @@ type DeployOptions struct {
 	Alias string
 	// Env is the function's environment.
 	Env map[string]string
-	// Progress, when set, is called with each status of the deploy the
-	// server reports: "compiling" while it compiles the module (once the
-	// upload is done), then "ready" or "failed".
+	// Progress, when set, is called with each new status of the deploy
+	// the server reports: "compiling" once while it compiles the module
+	// (after the upload), then "ready" or "failed".
 	Progress func(status string)
 }
 
@@ -122,10 +122,10 @@ func (s *FunctionsService) Deploy(ctx context.Context, name string, module []byt
 	// A server that has not finished compiling answers 202 with status
 	// compiling; ask until it is ready or failed.
 	wait := deployPollFirst
+	if out.Status == wire.DeployCompiling && o.Progress != nil {
+		o.Progress(out.Status)
+	}
 	for out.Status == wire.DeployCompiling {
-		if o.Progress != nil {
-			o.Progress(out.Status)
-		}
 		select {
 		case <-ctx.Done():
 			return out, fmt.Errorf("client: deploy %s: still compiling (deploy %s): %w", name, out.ID, ctx.Err())
