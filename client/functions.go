@@ -2,11 +2,13 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/wire"
 )
@@ -33,7 +35,18 @@ type DeployOptions struct {
 	Alias string
 	// Env is the function's environment.
 	Env map[string]string
+	// Progress, when set, is called with each new status of the deploy
+	// the server reports: "compiling" once while it compiles the module
+	// (after the upload), then "ready" or "failed".
+	Progress func(status string)
 }
+
+// deployPoll is the first and the longest wait between two status
+// requests of a deploy still compiling.
+const (
+	deployPollFirst = 100 * time.Millisecond
+	deployPollMax   = time.Second
+)
 
 // Deployment tells what a deploy did. Created is false when module and
 // config equal the latest version's, which is then reused.
@@ -103,6 +116,40 @@ func (s *FunctionsService) Deploy(ctx context.Context, name string, module []byt
 	}
 	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("functions", name, "versions"), query: q,
 		raw: module, contentType: "application/wasm"}, &out)
+	if err != nil {
+		return out, err
+	}
+	// A server that has not finished compiling answers 202 with status
+	// compiling; ask until it is ready or failed.
+	wait := deployPollFirst
+	if out.Status == wire.DeployCompiling && o.Progress != nil {
+		o.Progress(out.Status)
+	}
+	for out.Status == wire.DeployCompiling {
+		select {
+		case <-ctx.Done():
+			return out, fmt.Errorf("client: deploy %s: still compiling (deploy %s): %w", name, out.ID, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, deployPollMax)
+		if out, err = s.DeployStatus(ctx, name, out.ID); err != nil {
+			return out, err
+		}
+	}
+	if o.Progress != nil && out.Status != "" {
+		o.Progress(out.Status)
+	}
+	if out.Status == wire.DeployFailed && out.Error != nil {
+		return out, &Error{Status: http.StatusBadRequest, Code: out.Error.Code, Message: out.Error.Message}
+	}
+	return out, nil
+}
+
+// DeployStatus returns the status of deploy id of function name, as the
+// server that accepted it reports it (Deploy waits for it itself).
+func (s *FunctionsService) DeployStatus(ctx context.Context, name, id string) (Deployment, error) {
+	var out Deployment
+	err := s.c.do(ctx, request{method: http.MethodGet, path: s.c.managePath("functions", name, "deployments", id)}, &out)
 	return out, err
 }
 

@@ -14,11 +14,21 @@ import (
 // is owned by the manifest (source "manifest"), so a later apply removes
 // what left the manifest.
 func APITarget(c *client.Client) Target {
-	return apiTarget{c}
+	return apiTarget{c: c}
+}
+
+// APITargetWithProgress is APITarget calling progress with each status
+// the server reports while it deploys a function ("compiling", then
+// "ready" or "failed"; see client.DeployOptions.Progress).
+func APITargetWithProgress(c *client.Client, progress func(function, status string)) Target {
+	return apiTarget{c: c, progress: progress}
 }
 
 // apiTarget is a Target over the HTTP API.
-type apiTarget struct{ c *client.Client }
+type apiTarget struct {
+	c        *client.Client
+	progress func(function, status string)
+}
 
 func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue) (string, error) {
 	want := client.QueueSettings{
@@ -47,9 +57,13 @@ func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue
 }
 
 func (t apiTarget) Deploy(ctx context.Context, name string, module []byte, cfg functions.Config) (int, bool, bool, error) {
-	d, err := t.c.Functions.Deploy(ctx, name, module, client.DeployOptions{
+	o := client.DeployOptions{
 		MemoryMB: cfg.MemoryMiB, TimeoutMS: int(cfg.Timeout.Milliseconds()), Env: cfg.Env, Alias: functions.DefaultAlias,
-	})
+	}
+	if t.progress != nil {
+		o.Progress = func(status string) { t.progress(name, status) }
+	}
+	d, err := t.c.Functions.Deploy(ctx, name, module, o)
 	return d.Version, d.Created, d.AliasMoved, err
 }
 

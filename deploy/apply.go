@@ -88,9 +88,20 @@ type Target interface {
 // no longer declares (triggers and hooks with source "manifest") is
 // removed. Hook secrets are read from the environment variables the
 // manifest names. Applying the same manifest again changes nothing and
-// returns no changes. On an error, the changes made so far are returned
-// with it.
+// returns no changes.
+//
+// Every module is fetched (built) before anything is applied, so a build
+// that fails changes nothing. On a later error, the changes made so far
+// are returned with it.
 func Apply(ctx context.Context, target Target, account string, m *manifest.Manifest, modules Modules) ([]Change, error) {
+	built := make(map[string][]byte, len(m.Functions))
+	for _, name := range slices.Sorted(maps.Keys(m.Functions)) {
+		module, err := modules(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		built[name] = module
+	}
 	var changes []Change
 	for _, name := range queueOrder(m.Queues) {
 		action, err := target.ApplyQueue(ctx, name, m.Queues[name])
@@ -112,7 +123,7 @@ func Apply(ctx context.Context, target Target, account string, m *manifest.Manif
 		return changes, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.Functions)) {
-		c, err := applyFunction(ctx, target, name, m.Functions[name], modules)
+		c, err := applyFunction(ctx, target, name, m.Functions[name], built[name])
 		if err != nil {
 			return changes, err
 		}
@@ -265,11 +276,7 @@ func applyHooks(ctx context.Context, target Target, m *manifest.Manifest) ([]Cha
 	return changes, nil
 }
 
-func applyFunction(ctx context.Context, target Target, name string, f manifest.Function, modules Modules) (*Change, error) {
-	module, err := modules(ctx, name)
-	if err != nil {
-		return nil, err
-	}
+func applyFunction(ctx context.Context, target Target, name string, f manifest.Function, module []byte) (*Change, error) {
 	version, created, moved, err := target.Deploy(ctx, name, module, functions.Config{
 		MemoryMiB: f.MemoryMiB, Timeout: time.Duration(f.Timeout), Env: f.Env,
 	})

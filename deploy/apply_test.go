@@ -59,7 +59,7 @@ func writeManifest(t *testing.T, dir, yaml string) *manifest.Manifest {
 // applyDB applies m to account on srv's database, building its Go
 // packages as the CLI does.
 func applyDB(ctx context.Context, srv *clienttest.Server, account string, m *manifest.Manifest) ([]deploy.Change, error) {
-	return srv.Apply(ctx, account, m, deploy.ManifestModules(m, wasmbuild.BuildDir))
+	return srv.Apply(ctx, account, m, deploy.ManifestModules(m, wasmbuild.BuildDir, wasmbuild.RunCommand))
 }
 
 func changeList(cs []deploy.Change) string {
@@ -147,9 +147,51 @@ func TestApplyRejectsWhatTheDatabaseRefuses(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "visibility_timeout_seconds") {
 		t.Errorf("apply out-of-range queue setting: err = %v, want one naming visibility_timeout_seconds", err)
 	}
-	m = parseManifest(t, "functions:\n  f: {build: ../../outside}\n")
-	if _, err := applyDB(ctx, srv, pgqueue.DefaultAccount, m); err == nil || !strings.Contains(err.Error(), "outside the Sluice module") {
-		t.Errorf("apply a build outside the module: err = %v", err)
+}
+
+// A deploy is all or nothing: every build runs before anything is
+// applied, so a failed build (a command, or a Go package that does not
+// compile) leaves the account as it was, queues included.
+func TestApplyFailedBuildChangesNothing(t *testing.T) {
+	t.Parallel()
+	srv := clienttest.New(t)
+	ctx := context.Background()
+	c := srv.Client(t)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "broken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"broken/go.mod":  "module example.com/broken\n\ngo 1.24\n",
+		"broken/main.go": "package main\n\nfunc main() { undefined() }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ name, fn, want string }{
+		{"command", "{build: {command: 'echo no compiler >&2; exit 1', output: f.wasm}}", "no compiler"},
+		{"go", "{build: ./broken}", "undefined"},
+	} {
+		m := writeManifest(t, dir, fmt.Sprintf(`
+queues:
+  atomic-%[1]s: {}
+functions:
+  a-trapper: {wasm: trap.wasm}
+  z-%[1]s: %[2]s
+triggers:
+  - {queue: atomic-%[1]s, function: a-trapper}
+`, tc.name, tc.fn))
+		changes, err := applyDB(ctx, srv, pgqueue.DefaultAccount, m)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || len(changes) != 0 {
+			t.Errorf("%s: apply with a failing build = %v, %v; want no changes and an error with %q", tc.name, changeList(changes), err, tc.want)
+		}
+		if _, err := c.Queues.Get(ctx, "atomic-"+tc.name); !client.IsNotFound(err) {
+			t.Errorf("%s: queue of a failed apply: %v, want not found", tc.name, err)
+		}
+		if _, err := c.Functions.Get(ctx, "a-trapper"); !client.IsNotFound(err) {
+			t.Errorf("%s: function of a failed apply: %v, want not found", tc.name, err)
+		}
 	}
 }
 
@@ -189,7 +231,7 @@ triggers:
 hooks:
   gh: {queue: jobs, verify: github, secret_env: %s}
 `, hookSecretEnv))
-	changes, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil))
+	changes, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil, nil))
 	if err != nil {
 		t.Fatalf("%v after:\n%s", err, changeList(changes))
 	}
@@ -221,7 +263,7 @@ hooks:
 	}
 
 	// Applying the same manifest again changes nothing.
-	again, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil))
+	again, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil, nil))
 	if err != nil || len(again) != 0 {
 		t.Errorf("second apply: %v\n%s", err, changeList(again))
 	}

@@ -12,7 +12,8 @@
 //
 // The package never builds code: a function's module comes from a
 // Modules source. ManifestModules reads the .wasm files a manifest names
-// and hands `build:` packages to a Builder that the caller supplies (the
-// CLI passes the Go toolchain's), so nothing that serves requests can
-// start a toolchain.
+// and hands `build:` packages to a Builder and build commands to a Runner
+// that the caller supplies (the CLI passes internal/wasmbuild's), so
+// nothing that serves requests can start a toolchain. Apply fetches every
+// module before it changes anything: a failed build changes nothing.
 package deploy

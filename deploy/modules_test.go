@@ -27,14 +27,14 @@ func TestDeployManifestModules(t *testing.T) {
 	}
 	m.Dir = dir
 	var built []string
-	build := func(_ context.Context, pkg string, reactor bool) ([]byte, error) {
+	build := func(_ context.Context, pkg string, reactor *bool) ([]byte, error) {
 		built = append(built, pkg)
-		if !reactor {
+		if reactor == nil || !*reactor {
 			t.Errorf("build %s as a command, want a reactor", pkg)
 		}
 		return []byte("\x00asm-g"), nil
 	}
-	modules := deploy.ManifestModules(m, build)
+	modules := deploy.ManifestModules(m, build, nil)
 	if b, err := modules(ctx, "f"); err != nil || !bytes.Equal(b, []byte("\x00asm-f")) {
 		t.Errorf("module f = %q, %v", b, err)
 	}
@@ -47,7 +47,7 @@ func TestDeployManifestModules(t *testing.T) {
 	if _, err := modules(ctx, "h"); err == nil || !strings.Contains(err.Error(), `no function "h"`) {
 		t.Errorf("module h: %v", err)
 	}
-	if _, err := deploy.ManifestModules(m, nil)(ctx, "g"); err == nil || !strings.Contains(err.Error(), "function g: build ./g: no Go builder") {
+	if _, err := deploy.ManifestModules(m, nil, nil)(ctx, "g"); err == nil || !strings.Contains(err.Error(), "function g: build ./g: no Go builder") {
 		t.Errorf("module g without a builder: %v", err)
 	}
 }

@@ -17,7 +17,7 @@ func applyVia(ctx context.Context, via string, srv *clienttest.Server, c *client
 	if via == "db" {
 		return applyDB(ctx, srv, c.Account(), m)
 	}
-	return deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil))
+	return deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil, nil))
 }
 
 // Topics in a manifest: created, their subscribers subscribed (owned by

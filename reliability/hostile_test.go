@@ -39,7 +39,7 @@ queues:
   hostile: {max_receive_count: 2}
 functions:
   record: {build: ./record, reactor: true}
-  hostile: {build: ../runtime/testdata/hostile, memory_mb: %d, timeout: %s}
+  hostile: {build: ../runtime/testdata/hostile, reactor: false, memory_mb: %d, timeout: %s}
 triggers:
   - {queue: healthy, function: record, batch_size: 1, concurrency: 2}
   - {queue: hostile, function: hostile, batch_size: 1, concurrency: %d, backoff: {initial: 100ms, max: 200ms}}

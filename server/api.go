@@ -80,6 +80,8 @@ type api struct {
 	stopping chan struct{}
 	stopOnce sync.Once
 	hooked   sync.Map // *http.Server → true once its shutdown is watched
+
+	deploys deployJobs // deploys compiling in the background
 }
 
 func newAPI(s *Server) *api {
@@ -295,6 +297,7 @@ func (a *api) routes() {
 	a.handle(m, "GET "+v+"/functions", scopeReadFunctions, a.listFunctions)
 	a.handle(m, "GET "+v+"/functions/{name}", scopeReadFunctions, a.getFunction)
 	a.handle(m, "POST "+v+"/functions/{name}/versions", "functions:deploy", a.deployFunction)
+	a.handle(m, "GET "+v+"/functions/{name}/deployments/{id}", "functions:deploy", a.getDeployment)
 	a.handle(m, "PUT "+v+"/functions/{name}/aliases/{alias}", "functions:deploy", a.setAlias)
 	a.handle(m, "POST "+v+"/functions/{name}/rollback", "functions:deploy", a.rollback)
 	a.handle(m, "GET "+v+"/triggers", "mq:admin", a.listTriggers)

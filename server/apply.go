@@ -14,6 +14,10 @@ func (s *Server) Apply(ctx context.Context, account string, m *manifest.Manifest
 	return deploy.Apply(ctx, s.deployTarget(account), account, m, modules)
 }
 
+// DeployTarget is the deploy.Target of account on this server's
+// database, for callers that wrap it (the CLI reports progress).
+func (s *Server) DeployTarget(account string) deploy.Target { return s.deployTarget(account) }
+
 // deployTarget is the deploy.Target of account on this server's database.
 func (s *Server) deployTarget(account string) deploy.Target {
 	return deploy.DBTarget(account, deploy.Stores{Queue: s.queue, Registry: s.registry, Triggers: s.triggers, Hooks: deployHooks{s}})

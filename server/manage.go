@@ -381,27 +381,6 @@ func decodeDeploy(query map[string][]string) (functions.Config, string, error) {
 	return cfg, alias, nil
 }
 
-func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) error {
-	cfg, alias, err := decodeDeploy(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	module, err := readBody(w, r, "application/wasm", maxModuleBytes, false)
-	if err != nil {
-		return err
-	}
-	if err := a.checkDeployLimits(r.Context(), c.account, r.PathValue("name"), module); err != nil {
-		return err
-	}
-	d, err := a.s.registry.Deploy(r.Context(), c.account, r.PathValue("name"), module, cfg, alias)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, wire.Deployment{Version: d.Version.Number, Created: d.Created,
-		AliasMoved: d.AliasMoved, SHA256: d.Version.SHA256})
-	return nil
-}
-
 func (a *api) setAlias(w http.ResponseWriter, r *http.Request, c *call) error {
 	body, err := readJSON(w, r, false)
 	if err != nil {

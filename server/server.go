@@ -68,6 +68,10 @@ type Config struct {
 	AuthFailuresPerMinute int
 	// Engine tunes the trigger engine; its wiring fields are filled in.
 	Engine triggers.Config
+	// DeployWait is how long a deploy request (POST .../versions) waits
+	// for the module to compile before answering 202 with a status to
+	// poll (default 1s; negative: answer 202 at once).
+	DeployWait time.Duration
 }
 
 // Server is one Sluice process: the sweeper, the trigger engine (queue

@@ -35,7 +35,8 @@ type FunctionList struct {
 	Next string `json:"next,omitempty"`
 }
 
-// Deployment answers a deploy: what it did.
+// Deployment answers a deploy: what it did, or, while the module is
+// still compiling, where to ask (ID, at GET .../functions/{name}/deployments/{id}).
 type Deployment struct {
 	AliasMoved bool `json:"alias_moved"`
 	// Created is false when module and config equal the latest version's,
@@ -43,7 +44,22 @@ type Deployment struct {
 	Created bool   `json:"created"`
 	SHA256  string `json:"sha256"`
 	Version int    `json:"version"`
+	// Status is DeployCompiling, DeployReady or DeployFailed ("" from a
+	// server older than the status).
+	Status string `json:"status,omitempty"`
+	// ID names the deploy while it runs (a 202 answer and its status).
+	ID string `json:"id,omitempty"`
+	// Error says why a failed deploy was refused: what the synchronous
+	// answer's error body would have said.
+	Error *ErrorBody `json:"error,omitempty"`
 }
+
+// Statuses of a deploy.
+const (
+	DeployCompiling = "compiling" // the server is compiling (validating) the module
+	DeployReady     = "ready"     // the version is stored and the alias moved
+	DeployFailed    = "failed"    // refused: see Error; nothing was stored
+)
 
 // SetAliasRequest is the body of an alias change.
 type SetAliasRequest struct {

@@ -14,8 +14,8 @@ import (
 // deployViaAPI is `sluice deploy` without DATABASE_URL: it applies the
 // manifest file through the HTTP API as the logged-in key (which needs
 // mq:admin and functions:deploy). account overrides the login's when set.
-func deployViaAPI(ctx context.Context, file, account string, w io.Writer) error {
-	cfg, err := client.LoadConfig("")
+func deployViaAPI(ctx context.Context, file, config, account string, w io.Writer) error {
+	cfg, err := client.LoadConfig(config)
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,9 @@ func deployViaAPI(ctx context.Context, file, account string, w io.Writer) error 
 		return err
 	}
 	fmt.Fprintf(w, "deploying through %s (account %s)\n", c.Endpoint(), c.Account())
-	changes, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, goModules(m))
+	p := &progress{w: w}
+	target := p.target(deploy.APITargetWithProgress(c, p.apiProgress))
+	changes, err := deploy.Apply(ctx, target, c.Account(), m, p.modules(m))
 	return printChanges(w, changes, err)
 }
 

@@ -47,6 +47,7 @@ func commands() []command {
 		{"hooks", "list, create or delete webhook endpoints", runHooks},
 		{"migrate", "apply database migrations to DATABASE_URL", runMigrate},
 		{"invoke", "run a function on one batch locally and print the outcome", runInvoke},
+		{"new", "scaffold a function project (Go, C, Rust or AssemblyScript) that builds and deploys as is", runNew},
 	}
 }
 

@@ -6,7 +6,8 @@
 //	  emails: {visibility_timeout_seconds: 30, max_receive_count: 5}
 //	functions:
 //	  send-email:
-//	    wasm: build/send-email.wasm    # or build: ./examples/echo (a Go package, built for wasip1)
+//	    wasm: build/send-email.wasm    # or build: ./echo (a Go package, built for wasip1),
+//	                                   # or build: {command: make, output: fn.wasm}
 //	    memory_mb: 64
 //	    timeout: 10s
 //	    env: {SMTP_HOST: mail.internal}
@@ -78,15 +79,70 @@ type Queue struct {
 type Function struct {
 	// Wasm is the path of a compiled module (relative to the manifest).
 	Wasm string `yaml:"wasm"`
-	// Build is a Go package folder (relative to the manifest) compiled
-	// with GOOS=wasip1 at deploy time, instead of Wasm. The manifest only
-	// names it: the CLI builds it (see deploy.ManifestModules).
-	Build string `yaml:"build"`
-	// Reactor builds the package as a reactor (-buildmode=c-shared).
-	Reactor   bool              `yaml:"reactor"`
+	// Build says how the CLI builds the module at deploy time, instead of
+	// Wasm: a Go main package, or a command writing a .wasm file. The
+	// manifest only describes it: the CLI builds it (see
+	// deploy.ManifestModules).
+	Build Build `yaml:"build"`
+	// Reactor builds a Go package as a reactor (-buildmode=c-shared) when
+	// true, as a command when false; unset, a package importing the Sluice
+	// SDK is built as a reactor and any other as a command.
+	Reactor   *bool             `yaml:"reactor"`
 	MemoryMiB int               `yaml:"memory_mb"`
 	Timeout   Duration          `yaml:"timeout"`
 	Env       map[string]string `yaml:"env"`
+}
+
+// Build is the `build:` of a function: either a Go main package folder
+// (`build: ./send-email`, any module on disk), built with GOOS=wasip1
+// GOARCH=wasm in its own module, or a shell command run in the manifest's
+// folder that writes the module to Output (`build: {command: make,
+// output: fn.wasm}`), for any other language.
+type Build struct {
+	// Package is the Go main package folder, relative to the manifest.
+	Package string `yaml:"-"`
+	// Command is a shell command (sh -c) run in the manifest's folder.
+	Command string `yaml:"command"`
+	// Output is the module Command writes, relative to the manifest.
+	Output string `yaml:"output"`
+}
+
+// IsZero reports whether no build is declared.
+func (b Build) IsZero() bool { return b == Build{} }
+
+// String is the build as written: the package folder or the command.
+func (b Build) String() string {
+	if b.Package != "" {
+		return b.Package
+	}
+	return b.Command
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler: a string is a Go package
+// folder, a map a command and its output.
+func (b *Build) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*b = Build{Package: n.Value}
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: build: a Go package folder (build: ./fn) or {command: make, output: fn.wasm}", n.Line)
+	}
+	var raw struct {
+		Command string `yaml:"command"`
+		Output  string `yaml:"output"`
+	}
+	// Decode does not inherit the decoder's KnownFields: check keys here.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i].Value; k != "command" && k != "output" {
+			return fmt.Errorf("line %d: build: unknown key %q (want command and output)", n.Content[i].Line, k)
+		}
+	}
+	if err := n.Decode(&raw); err != nil {
+		return err
+	}
+	*b = Build{Command: raw.Command, Output: raw.Output}
+	return nil
 }
 
 // Trigger declares what runs a function: a queue (or its DLQ), or a cron
@@ -251,10 +307,14 @@ func (m *Manifest) check() error {
 		validName("function", name)
 		f := m.Functions[name]
 		switch {
-		case f.Wasm == "" && f.Build == "":
-			bad("function %s: set wasm (a .wasm file) or build (a Go package folder)", name)
-		case f.Wasm != "" && f.Build != "":
+		case f.Wasm == "" && f.Build.IsZero():
+			bad("function %s: set wasm (a .wasm file) or build (a Go package folder, or {command, output})", name)
+		case f.Wasm != "" && !f.Build.IsZero():
 			bad("function %s: set either wasm or build, not both", name)
+		case f.Build.Package == "" && !f.Build.IsZero() && (f.Build.Command == "" || f.Build.Output == ""):
+			bad("function %s: build needs both command (run in the manifest's folder) and output (the .wasm file it writes)", name)
+		case f.Build.Command != "" && f.Reactor != nil:
+			bad("function %s: reactor is for Go packages; a build command decides the module kind itself", name)
 		}
 		if f.MemoryMiB == 0 {
 			f.MemoryMiB = functions.DefaultMemoryMiB

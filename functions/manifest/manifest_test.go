@@ -50,7 +50,8 @@ func TestParseFillsDefaults(t *testing.T) {
 		t.Errorf("send-email = %+v", se)
 	}
 	rep := m.Functions["report"]
-	if rep.MemoryMiB != functions.DefaultMemoryMiB || time.Duration(rep.Timeout) != functions.DefaultTimeout || !rep.Reactor {
+	if rep.MemoryMiB != functions.DefaultMemoryMiB || time.Duration(rep.Timeout) != functions.DefaultTimeout ||
+		rep.Reactor == nil || !*rep.Reactor || rep.Build.Package != "./examples/cron-report" {
 		t.Errorf("report defaults = %+v", rep)
 	}
 	tr := m.Triggers[0]
@@ -85,6 +86,10 @@ func TestParseRejects(t *testing.T) {
 		{"81-char name", "queues: {" + strings.Repeat("q", 81) + ": {}}", "use 1-80 characters"},
 		{"no module", "functions: {f: {memory_mb: 3}}", "set wasm (a .wasm file) or build"},
 		{"both modules", "functions: {f: {wasm: a.wasm, build: ./x}}", "either wasm or build"},
+		{"build without output", "functions: {f: {build: {command: make}}}", "build needs both command"},
+		{"build unknown key", "functions: {f: {build: {command: make, out: f.wasm}}}", `unknown key "out"`},
+		{"build list", "functions: {f: {build: [make]}}", "build: a Go package folder"},
+		{"reactor with command", "functions: {f: {build: {command: make, output: f.wasm}, reactor: true}}", "reactor is for Go packages"},
 		{"memory", "functions: {f: {wasm: a.wasm, memory_mb: 5000}}", "memory_mb 5000 is out of range 1-4096"},
 		{"timeout", "functions: {f: {wasm: a.wasm, timeout: 1h}}", "timeout 1h0m0s is over the maximum 15m0s"},
 		{"negative duration", "functions: {f: {wasm: a.wasm, timeout: -1s}}", `duration "-1s"`},
@@ -114,6 +119,25 @@ func TestParseRejects(t *testing.T) {
 				t.Errorf("Parse(%s) error = %v, want it to contain %q", tc.yaml, err, tc.want)
 			}
 		})
+	}
+}
+
+// build: is a Go package folder (a string) or a command and its output
+// (a map); reactor stays unset unless written.
+func TestParseBuildForms(t *testing.T) {
+	t.Parallel()
+	m, err := manifest.Parse([]byte("functions:\n  a: {build: ./a}\n  b: {build: {command: make fn, output: out/fn.wasm}}\n  c: {build: ./c, reactor: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := m.Functions["a"]; a.Build != (manifest.Build{Package: "./a"}) || a.Reactor != nil {
+		t.Errorf("a = %+v", a)
+	}
+	if b := m.Functions["b"]; b.Build != (manifest.Build{Command: "make fn", Output: "out/fn.wasm"}) || b.Build.String() != "make fn" {
+		t.Errorf("b = %+v", b)
+	}
+	if c := m.Functions["c"]; c.Reactor == nil || *c.Reactor {
+		t.Errorf("c.Reactor = %v, want false", c.Reactor)
 	}
 }
 

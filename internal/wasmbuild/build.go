@@ -139,41 +139,120 @@ func Build(ctx context.Context, name string, mode Mode) (string, error) {
 	return out, nil
 }
 
-// BuildDir builds the Go main package in folder dir like Build, as a
-// reactor when reactor is set, else a command, and returns the module's
-// bytes. dir must lie inside the Sluice module: other functions are built
-// by their owners and deployed as .wasm files. Its signature is that of a
-// deploy.Builder, the builder the CLI gives deploy.ManifestModules.
-func BuildDir(ctx context.Context, dir string, reactor bool) ([]byte, error) {
-	name, err := modulePackage(dir)
+// SDKPackage is the import path of the Go guest SDK; a package importing
+// it is built as a reactor unless told otherwise.
+const SDKPackage = "github.com/sluicehq/sluice/sdk"
+
+// BuildDir builds the Go main package in folder dir and returns the
+// module's bytes: a reactor when *reactor is true, a command when false,
+// and when reactor is nil a reactor exactly if the package imports the
+// SDK (SDKPackage, found with go list -deps). A package inside the Sluice
+// module is built like Build (cached by source hash); any other is built
+// by `go build` in its own module, so its go.mod, replaces and vendor
+// folder apply (Go's build cache keeps rebuilds fast). Its signature is
+// that of a deploy.Builder, the builder the CLI gives
+// deploy.ManifestModules.
+func BuildDir(ctx context.Context, dir string, reactor *bool) ([]byte, error) {
+	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
 	mode := Command
-	if reactor {
+	if reactor == nil {
+		sdk, err := ImportsSDK(ctx, abs)
+		if err != nil {
+			return nil, err
+		}
+		if sdk {
+			mode = Reactor
+		}
+	} else if *reactor {
 		mode = Reactor
 	}
-	path, err := Build(ctx, name, mode)
-	if err != nil {
-		return nil, err
+	if name, err := modulePackage(abs); err == nil {
+		path, err := Build(ctx, name, mode)
+		if err != nil {
+			return nil, err
+		}
+		return os.ReadFile(path)
 	}
-	return os.ReadFile(path)
+	tmp, err := os.CreateTemp("", "sluice-build-*.wasm")
+	if err != nil {
+		return nil, fmt.Errorf("wasmbuild: build %s: %w", dir, err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	args := []string{"build", "-trimpath", "-o", tmp.Name()}
+	if mode == Reactor {
+		args = append(args, "-buildmode=c-shared")
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, ".")...)
+	cmd.Dir, cmd.Env = abs, buildEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("wasmbuild: go build %s (%s, GOOS=wasip1 GOARCH=wasm): %w: %s", dir, mode, err, strings.TrimSpace(string(out)))
+	}
+	return os.ReadFile(tmp.Name())
 }
 
-// modulePackage turns a package folder into the module-relative name
-// Build takes.
-func modulePackage(dir string) (string, error) {
-	root, err := Root()
+// ImportsSDK reports whether the Go package in folder dir imports the
+// Sluice SDK, directly or not, when built for wasip1.
+func ImportsSDK(ctx context.Context, dir string) (bool, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-deps", ".")
+	cmd.Dir, cmd.Env = dir, buildEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return "", err
+		return false, fmt.Errorf("wasmbuild: go list -deps in %s: %w: %s", dir, err, strings.TrimSpace(stderr.String()))
 	}
-	abs, err := filepath.Abs(dir)
+	for dep := range strings.FieldsSeq(string(out)) {
+		if dep == SDKPackage {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// RunCommand runs a manifest's build command (sh -c command) in folder
+// dir, with the caller's environment, and returns the module it wrote to
+// output. A non-zero exit is an error quoting the command's last output;
+// so is an output file missing or not a WebAssembly binary. Its signature
+// is that of a deploy.Runner.
+func RunCommand(ctx context.Context, dir, command, output string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", err, lastBytes(strings.TrimSpace(string(out)), 4096))
+	}
+	module, err := os.ReadFile(output)
+	if err != nil {
+		return nil, fmt.Errorf("the command succeeded but its output: %w", err)
+	}
+	if !bytes.HasPrefix(module, []byte("\x00asm")) {
+		return nil, fmt.Errorf("%s is not a WebAssembly module (no \\0asm header)", output)
+	}
+	return module, nil
+}
+
+// lastBytes returns the end of s, at most n bytes of it.
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// modulePackage turns a package folder inside the Sluice module into the
+// module-relative name Build takes.
+func modulePackage(abs string) (string, error) {
+	root, err := Root()
 	if err != nil {
 		return "", err
 	}
 	rel, err := filepath.Rel(root, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("%s is outside the Sluice module %s: build it yourself (GOOS=wasip1 GOARCH=wasm go build) and deploy it with wasm:", dir, root)
+		return "", fmt.Errorf("%s is outside the Sluice module %s", abs, root)
 	}
 	return filepath.ToSlash(rel), nil
 }

@@ -70,11 +70,56 @@ func TestBuildDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := BuildDir(ctx, filepath.Join(root, "runtime", "testdata", "empty"), false)
+	command := false
+	b, err := BuildDir(ctx, filepath.Join(root, "runtime", "testdata", "empty"), &command)
 	if err != nil || !bytes.HasPrefix(b, []byte("\x00asm")) {
 		t.Fatalf("BuildDir of runtime/testdata/empty: %d bytes, %v", len(b), err)
 	}
-	if _, err := BuildDir(ctx, filepath.Join(root, "..", "outside"), false); err == nil || !strings.Contains(err.Error(), "outside the Sluice module") {
-		t.Fatalf("BuildDir outside the module: %v", err)
+	if _, err := BuildDir(ctx, filepath.Join(t.TempDir(), "missing"), &command); err == nil {
+		t.Fatal("BuildDir of a missing folder succeeded")
+	}
+}
+
+// A Go main package in a module of its own, outside this repository, is
+// built in that module: a command unless it imports the SDK.
+func TestBuildDirOutsideTheModule(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"go.mod":  "module example.com/upper\n\ngo 1.24\n",
+		"main.go": "package main\n\nimport \"os\"\n\nfunc main() { os.Stdout.WriteString(\"{}\") }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sdk, err := ImportsSDK(ctx, dir); err != nil || sdk {
+		t.Fatalf("ImportsSDK = %v, %v; want false", sdk, err)
+	}
+	b, err := BuildDir(ctx, dir, nil)
+	if err != nil || !bytes.HasPrefix(b, []byte("\x00asm")) || !bytes.Contains(b, []byte("_start")) {
+		t.Fatalf("BuildDir outside the module: %d bytes, %v", len(b), err)
+	}
+}
+
+// RunCommand returns what the command wrote, and fails with the
+// command's output when it fails or writes no module.
+func TestRunCommand(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	b, err := RunCommand(ctx, dir, "printf '\\000asm\\001\\000\\000\\000' > out.wasm", filepath.Join(dir, "out.wasm"))
+	if err != nil || len(b) != 8 {
+		t.Fatalf("RunCommand = %q, %v", b, err)
+	}
+	if _, err := RunCommand(ctx, dir, "echo broken >&2; exit 3", filepath.Join(dir, "none.wasm")); err == nil || !strings.Contains(err.Error(), "broken") {
+		t.Fatalf("failing command: %v", err)
+	}
+	if _, err := RunCommand(ctx, dir, "true", filepath.Join(dir, "none.wasm")); err == nil {
+		t.Fatal("a command writing nothing succeeded")
+	}
+	if _, err := RunCommand(ctx, dir, "echo text > t.wasm", filepath.Join(dir, "t.wasm")); err == nil || !strings.Contains(err.Error(), "not a WebAssembly module") {
+		t.Fatalf("text output: %v", err)
 	}
 }

@@ -12,9 +12,12 @@
 // write to a temporary file and rename it into place, so test binaries that
 // build the same module at once never see a partial file.
 //
-// BuildDir builds a package folder instead of a name; it is the builder the
-// CLI hands package deploy for a manifest's `build:` functions (`sluice
-// deploy`, `sluice dev`). Nothing that serves requests imports this package.
+// BuildDir builds a package folder instead of a name, in this module or in
+// any Go module on disk (there with that module's own `go build`), and
+// RunCommand runs a manifest's build command for other languages; they
+// are the builder and runner the CLI hands package deploy for a
+// manifest's `build:` functions (`sluice deploy`, `sluice dev`). Nothing
+// that serves requests imports this package.
 //
 // The package also holds a few hand-assembled modules (see Handwritten)
 // that the Go toolchain cannot produce, such as a loop-free call tree.

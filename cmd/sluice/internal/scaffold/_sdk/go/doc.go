@@ -1,0 +1,78 @@
+// Package sdk is the Go guest SDK for Sluice functions.
+//
+// A Sluice function is a Go program compiled to WebAssembly for WASI
+// preview 1. It registers one handler; Sluice calls it once per batch of
+// messages and acks every message the handler does not report as failed:
+//
+//	package main
+//
+//	import (
+//		"time"
+//
+//		"github.com/sluicehq/sluice/sdk"
+//	)
+//
+//	func main() {
+//		sdk.Handle(func(ctx sdk.Context, b sdk.Batch) sdk.Result {
+//			var res sdk.Result
+//			for _, m := range b.Messages {
+//				var order struct{ ID string `json:"id"` }
+//				if err := m.Decode(&order); err != nil {
+//					res.Permanent(m.ID, err) // straight to the dead-letter queue
+//					continue
+//				}
+//				if err := ship(order.ID); err != nil {
+//					res.Retry(m.ID, 30*time.Second, err) // delivered again in 30 s
+//					continue
+//				}
+//				ctx.Log("shipped", "order", order.ID)
+//			}
+//			return res
+//		})
+//	}
+//
+// # Building
+//
+// The same source builds either kind of module of the Function ABI v1:
+//
+//	GOOS=wasip1 GOARCH=wasm go build -o fn.wasm .                       # command
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o fn.wasm .   # reactor
+//
+// A command module runs main for every batch in a fresh instance: Handle
+// reads the batch from stdin, runs the handler, writes the result to stdout
+// and returns. A reactor module is initialised once and then serves many
+// batches from the same instance, which is much faster (no Go runtime start
+// per batch); package-level state survives between batches of one instance,
+// but instances are pooled, replaced at will and never shared, so treat such
+// state as a cache only.
+//
+// Call Handle from main (or from an init function). In a reactor build main
+// is not run by the WebAssembly host, so on the first batch the SDK runs
+// main itself, in which Handle only records the handler and returns; code
+// after Handle in main therefore runs once per instance in a reactor build
+// and after the batch in a command build, so keep main to the Handle call.
+//
+// # Reactor exports
+//
+// The package exports the two functions of the reactor ABI with
+// go:wasmexport (a command build exports them too, unused):
+//
+//	sluice_alloc(len i32) -> ptr i32
+//		returns a guest buffer of len bytes for the host to write the batch
+//		into; the buffer stays valid until sluice_handle returns.
+//	sluice_handle(ptr i32, len i32) -> i64
+//		runs the handler on the batch in [ptr, ptr+len) and returns the
+//		output location packed as ptr<<32 | len (0 when there is nothing to
+//		report); the output stays valid until the next call into the module.
+//
+// # Logging
+//
+// Context.Log and Context.Error write one JSON object per line to stderr;
+// the host turns every stderr line into a log event tagged with the
+// function, version and invocation id. Anything else written to stderr
+// (panics, fmt.Fprintln(os.Stderr, ...)) is logged too, as plain text. In a
+// reactor build, writes to stdout are logged the same way, since the output
+// travels through sluice_handle's result instead.
+//
+// The package depends only on the standard library.
+package sdk

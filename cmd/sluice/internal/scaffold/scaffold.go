@@ -1,0 +1,144 @@
+// Package scaffold writes the project of a new Sluice function (`sluice
+// new`): its source, a build script, a sluice.yaml with a queue, the
+// function and its trigger, a sample batch for `sluice invoke` and a
+// README, for Go, C, Rust or AssemblyScript.
+//
+// The templates live in _templates (common files, then each language's),
+// and the guest SDKs a project vendors in _sdk: copies of the repository's
+// sdk/ folder made by gen.sh (go generate), which a test compares byte for
+// byte with sdk/ so they cannot drift. Folders starting with "_" are
+// ignored by the go command, so the copies are not compiled here.
+package scaffold
+
+//go:generate ./gen.sh
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/template"
+)
+
+//go:embed all:_templates all:_sdk
+var files embed.FS
+
+// Languages are the languages a project may be written in.
+var Languages = []string{"go", "c", "rust", "assemblyscript"}
+
+var langNames = map[string]string{"go": "Go", "c": "C", "rust": "Rust", "assemblyscript": "AssemblyScript"}
+
+// langAliases are other names accepted for a language.
+var langAliases = map[string]string{"golang": "go", "as": "assemblyscript", "rs": "rust"}
+
+// Lang returns the language named s (or one of its aliases).
+func Lang(s string) (string, error) {
+	s = strings.ToLower(s)
+	if a, ok := langAliases[s]; ok {
+		s = a
+	}
+	if !slices.Contains(Languages, s) {
+		return "", fmt.Errorf("language %q: use one of %s", s, strings.Join(Languages, ", "))
+	}
+	return s, nil
+}
+
+// sdkDirs says where each language's SDK copy goes in a project, and
+// how its files are renamed there.
+var sdkDirs = map[string]string{
+	"go":             "sluice-sdk/sdk",
+	"c":              "sluice-sdk",
+	"rust":           "sluice-sdk",
+	"assemblyscript": "sluice-sdk",
+}
+
+// Write writes the project of function name in lang to folder dir, which
+// must not exist or be empty, and returns the paths written, relative to
+// dir.
+func Write(dir, name, lang string) ([]string, error) {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return nil, fmt.Errorf("%s exists and is not empty: choose another --dir", dir)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	data := struct{ Name, Lang, LangName, Wasm string }{name, lang, langNames[lang], name + ".wasm"}
+	out := map[string][]byte{}
+	for _, root := range []string{"_templates/common", "_templates/" + lang} {
+		err := fs.WalkDir(files, root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			text, err := files.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			t, err := template.New(p).Option("missingkey=error").Parse(string(text))
+			if err != nil {
+				return fmt.Errorf("scaffold: template %s: %w", p, err)
+			}
+			var b bytes.Buffer
+			if err := t.Execute(&b, data); err != nil {
+				return fmt.Errorf("scaffold: template %s: %w", p, err)
+			}
+			out[projectPath(strings.TrimPrefix(p, root+"/"))] = b.Bytes()
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sdkRoot := "_sdk/" + lang
+	err := fs.WalkDir(files, sdkRoot, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := files.ReadFile(p)
+		out[path.Join(sdkDirs[lang], strings.TrimPrefix(p, sdkRoot+"/"))] = b
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	names := slices.Sorted(func(yield func(string) bool) {
+		for k := range out {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	for _, n := range names {
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(n, ".sh") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, out[n], mode); err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
+}
+
+// projectPath is where a template file goes in the project: dot files
+// and nested go.mod files are stored under other names (a go.mod would
+// make its folder another module, which go:embed cannot hold).
+func projectPath(p string) string {
+	switch p {
+	case "gitignore":
+		return ".gitignore"
+	case "gomod":
+		return "go.mod"
+	case "sdk.go.mod":
+		return "sluice-sdk/go.mod"
+	}
+	return p
+}
