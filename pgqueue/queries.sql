@@ -179,3 +179,26 @@ ON CONFLICT (queue_id) DO UPDATE SET until = excluded.until
 SELECT coalesce(n_dead_tup, 0)
   FROM pg_stat_user_tables
  WHERE relid = to_regclass($1)
+
+-- name: ack_exact
+-- ack, failing (SQ006, which rolls back its transaction) unless every
+-- message was deleted: its lease still current.
+WITH s AS (SELECT s FROM {{schema}}.account_ack($1, $2, $3, $4) s)
+SELECT CASE WHEN count(*) = cardinality($3::bigint[]) THEN count(*)
+       ELSE ({{schema}}.raise_error('SQ006', format('ack messages in queue %s: %s of %s leases are no longer current',
+             $2, cardinality($3::bigint[]) - count(*), cardinality($3::bigint[]))) IS NULL)::int END
+  FROM s
+
+-- name: nack_exact
+WITH s AS (SELECT s FROM {{schema}}.account_nack($1, $2, $3, $4, $5, $6) s)
+SELECT CASE WHEN count(*) = cardinality($3::bigint[]) THEN count(*)
+       ELSE ({{schema}}.raise_error('SQ006', format('nack messages in queue %s: %s of %s leases are no longer current',
+             $2, cardinality($3::bigint[]) - count(*), cardinality($3::bigint[]))) IS NULL)::int END
+  FROM s
+
+-- name: fail_exact
+WITH s AS (SELECT s FROM {{schema}}.account_fail($1, $2, $3, $4, $5, $6) s)
+SELECT CASE WHEN count(*) = cardinality($3::bigint[]) THEN count(*)
+       ELSE ({{schema}}.raise_error('SQ006', format('fail messages in queue %s: %s of %s leases are no longer current',
+             $2, cardinality($3::bigint[]) - count(*), cardinality($3::bigint[]))) IS NULL)::int END
+  FROM s
