@@ -62,6 +62,8 @@ type BatchEvent struct {
 	// Outcome is success, partial_failure or failure.
 	Outcome              string
 	Acked, Retried, Dead int
+	// Emitted counts the messages the batch emitted (sent or published).
+	Emitted int
 	// CreatedAt holds each message's send time (database clock), so
 	// Started minus it is the message's send-to-function latency.
 	CreatedAt []time.Time
@@ -90,8 +92,6 @@ type Engine struct {
 	runKeys map[int64]string
 	retired []runner // replaced runners still finishing their batches
 	loaded  map[string]*loadedFunction
-
-	recorder *recorder
 }
 
 // runner runs one trigger: a queue or DLQ dispatcher, or a cron schedule.
@@ -140,7 +140,6 @@ func NewEngine(cfg Config) (*Engine, error) {
 		runners: map[int64]runner{}, runKeys: map[int64]string{}, loaded: map[string]*loadedFunction{},
 	}
 	e.runCtx, e.runCancel = context.WithCancel(context.Background())
-	e.recorder = newRecorder(cfg.Pool, cfg.Schema, cfg.Logger)
 	return e, nil
 }
 
@@ -158,7 +157,6 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.started = true
 	loopCtx, cancel := context.WithCancel(context.Background())
 	e.stopLoop, e.loopDone = cancel, make(chan struct{})
-	e.recorder.start()
 	go e.loop(loopCtx)
 	return nil
 }
@@ -209,7 +207,9 @@ func (e *Engine) reloadLocked(ctx context.Context) error {
 	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*active, error) {
 		a := &active{}
 		var tms, vts int64
-		err := row.Scan(append(a.fields(), &a.version, &a.sha256, &a.memoryMiB, &tms, &a.env, &vts, &a.maxReceiveCount)...)
+		var emits []byte
+		err := row.Scan(append(a.fields(), &a.version, &a.sha256, &a.memoryMiB, &tms, &a.env, &emits, &vts, &a.maxReceiveCount)...)
+		a.emits = emitPatterns(emits)
 		a.fromMillis()
 		a.timeout, a.visibility = time.Duration(tms)*time.Millisecond, time.Duration(vts)*time.Second
 		return a, err
@@ -353,8 +353,7 @@ func (e *Engine) stopTrigger(id int64) {
 }
 
 // Stop stops claiming work, lets running batches finish until ctx is done,
-// then cancels what still runs (releasing its leases) and flushes the
-// invocation log. Calling Stop again returns at once.
+// then cancels what still runs (releasing its leases). Calling Stop again returns at once.
 func (e *Engine) Stop(ctx context.Context) error {
 	e.mu.Lock()
 	if !e.started || e.stopping {
@@ -391,7 +390,6 @@ func (e *Engine) Stop(ctx context.Context) error {
 	for _, r := range all {
 		<-r.done()
 	}
-	e.recorder.stop()
 	for _, lf := range e.loaded {
 		_ = lf.fn.Close(context.Background())
 	}
