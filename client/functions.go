@@ -33,6 +33,9 @@ type DeployOptions struct {
 	Alias string
 	// Env is the function's environment.
 	Env map[string]string
+	// Emits are the patterns of the queues and topics the version may
+	// emit to (Function ABI v1.1; none by default).
+	Emits []string
 }
 
 // Deployment tells what a deploy did. Created is false when module and
@@ -100,6 +103,9 @@ func (s *FunctionsService) Deploy(ctx context.Context, name string, module []byt
 	sort.Strings(keys)
 	for _, k := range keys {
 		q.Add("env", k+"="+o.Env[k])
+	}
+	for _, p := range o.Emits {
+		q.Add("emits", p)
 	}
 	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("functions", name, "versions"), query: q,
 		raw: module, contentType: "application/wasm"}, &out)
