@@ -39,6 +39,9 @@ type DeployOptions struct {
 	// the server reports: "compiling" once while it compiles the module
 	// (after the upload), then "ready" or "failed".
 	Progress func(status string)
+	// Emits are the patterns of the queues and topics the version may
+	// emit to (Function ABI v1.1; none by default).
+	Emits []string
 }
 
 // deployPoll is the first and the longest wait between two status
@@ -113,6 +116,9 @@ func (s *FunctionsService) Deploy(ctx context.Context, name string, module []byt
 	sort.Strings(keys)
 	for _, k := range keys {
 		q.Add("env", k+"="+o.Env[k])
+	}
+	for _, p := range o.Emits {
+		q.Add("emits", p)
 	}
 	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("functions", name, "versions"), query: q,
 		raw: module, contentType: "application/wasm"}, &out)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,7 +86,7 @@ func TestApplyIsDeclarativeAndIdempotent(t *testing.T) {
 queues:
   orders: {max_receive_count: 3}
 functions:
-  echo: {build: ./echo, reactor: true, env: {V: "1"}}
+  echo: {build: ./echo, reactor: true, env: {V: "1"}, emits: [orders]}
 triggers:
   - {queue: orders, function: echo, batch_size: 5}
   - {cron: "@every 1h", enqueue: {queue: orders, body: {tick: true}}}
@@ -108,6 +109,9 @@ hooks:
 		t.Errorf("first apply: %d changes (%s), want 5", len(changes), got)
 	}
 
+	if vs, err := srv.Registry().Versions(ctx, account, "echo"); err != nil || len(vs) != 1 || !slices.Equal(vs[0].Capabilities.Emits, []string{"orders"}) {
+		t.Errorf("echo versions = %+v, %v; want one that may emit to orders", vs, err)
+	}
 	again, err := applyDB(ctx, srv, account, parseManifest(t, v1))
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +228,7 @@ queues:
   jobs: {max_receive_count: 3}
   mail: {visibility_timeout_seconds: 60}
 functions:
-  trapper: {wasm: trap.wasm, memory_mb: 32, timeout: 2s, env: {MODE: x}}
+  trapper: {wasm: trap.wasm, memory_mb: 32, timeout: 2s, env: {MODE: x}, emits: [jobs, "mail-*"]}
 triggers:
   - {queue: jobs, function: trapper, batch_size: 5, batch_window: 50ms, backoff: {initial: 1s, max: 5s}}
   - {cron: "@every 1h", enqueue: {queue: mail, body: {report: true}}}
@@ -248,6 +252,9 @@ hooks:
 	q, err := c.Queues.Get(ctx, "jobs")
 	if err != nil || q.MaxReceiveCount != 3 {
 		t.Errorf("jobs: %+v %v", q, err)
+	}
+	if f, err := c.Functions.Get(ctx, "trapper"); err != nil || len(f.Versions) != 2 || !slices.Equal(f.Versions[1].Emits, []string{"jobs", "mail-*"}) {
+		t.Errorf("trapper = %+v, %v; want its version 2 to emit to jobs and mail-*", f, err)
 	}
 	trs, err := c.Triggers.List(ctx)
 	if err != nil || len(trs) != 2 {

@@ -230,6 +230,18 @@ func TestExamplesMatchRuntime(t *testing.T) {
 			if m := got["8415"]; m.Outcome != runtime.Permanent {
 				t.Errorf("function-abi.md:%d: message 8415 = %+v, want permanent", ex.line, m)
 			}
+		case "output-v1.1":
+			// The page says: 8413 retried in 30 s; the emit for 8412 and
+			// the topic emit are read, the latter without for.
+			res := run(ex.text)
+			if res.Failure != nil {
+				t.Errorf("function-abi.md:%d: the runtime fails the v1.1 output example: %v", ex.line, res.Failure)
+				continue
+			}
+			if len(res.Emits) != 2 || res.Emits[0].Queue != "shipped" || res.Emits[0].For != "8412" ||
+				res.Emits[1].Topic != "audit" || res.Emits[1].For != "" {
+				t.Errorf("function-abi.md:%d: the runtime read the emits as %+v", ex.line, res.Emits)
+			}
 		case "invalid-output":
 			if res := run(ex.text); res.Failure == nil || res.Failure.Kind != runtime.FailureInvalidOutput {
 				t.Errorf("function-abi.md:%d: the runtime read the invalid-output example as %+v, failure %v; want invalid_output", ex.line, res.Messages, res.Failure)

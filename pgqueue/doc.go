@@ -139,6 +139,15 @@
 // allows, and it halves the commit cost of receive+delete. Sends, receives,
 // nacks and DLQ moves always commit synchronously.
 //
+// Batches. Client.NewBatch gathers acks, nacks, DLQ moves, sends,
+// publishes and statements of the caller's own into one pgx.Batch: one
+// round trip, one transaction, all or nothing. Its settling statements are
+// exact (a lease no longer current fails the whole batch with
+// ErrStaleReceipt), so a caller can record what it did in the same batch.
+// The trigger engine settles each function invocation this way, with the
+// messages the function emitted and the invocation record. AckTx, NackTx,
+// FailTx, SendTx, SendBatchTx and PublishTx run in a caller's transaction.
+//
 // Per-minute statistics. Client.MinuteStats reads, per queue and minute,
 // the messages sent, acknowledged and moved to the DLQ and a sample of the
 // depth (queue_minutes, migration 003, kept 24 hours). A counter row per

@@ -214,6 +214,24 @@ func (c *Client) sendBatch(ctx context.Context, tx DB, account, queue string, ms
 	if len(ms) == 0 {
 		return nil, nil
 	}
+	args, err := sendBatchArgs(account, queue, ms)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, c.q.get("send_batch"), args...)
+	if err != nil {
+		return nil, convertError("send batch to queue "+quote(queue), err)
+	}
+	seqs, err := collectSequences(rows, len(ms))
+	if err != nil {
+		return nil, convertError("send batch to queue "+quote(queue), err)
+	}
+	c.counts.add(account, queue, len(seqs), 0)
+	return seqs, nil
+}
+
+// sendBatchArgs checks ms and returns the arguments of send_batch.
+func sendBatchArgs(account, queue string, ms []NewMessage) ([]any, error) {
 	bodies := make([]string, len(ms))
 	var headers []*string
 	var delays, expires []*int
@@ -249,16 +267,7 @@ func (c *Client) sendBatch(ctx context.Context, tx DB, account, queue string, ms
 			keys[i] = nullText(m.DedupKey)
 		}
 	}
-	rows, err := tx.Query(ctx, c.q.get("send_batch"), account, queue, bodies, headers, delays, expires, keys)
-	if err != nil {
-		return nil, convertError("send batch to queue "+quote(queue), err)
-	}
-	seqs, err := collectSequences(rows, len(ms))
-	if err != nil {
-		return nil, convertError("send batch to queue "+quote(queue), err)
-	}
-	c.counts.add(account, queue, len(seqs), 0)
-	return seqs, nil
+	return []any{account, queue, bodies, headers, delays, expires, keys}, nil
 }
 
 // Receive claims up to o.Max ready messages, leasing each for the
@@ -428,7 +437,26 @@ func (c *Client) Ack(ctx context.Context, account, queue string, acks []Ack) ([]
 	return c.ack(ctx, account, queue, acks)
 }
 
-func (c *Client) ack(ctx context.Context, account, queue string, acks []Ack) ([]int64, error) {
+// AckTx is Ack inside the caller's transaction (no coalescing, and the
+// transaction's own commit settings).
+func (c *Client) AckTx(ctx context.Context, tx DB, account, queue string, acks []Ack) ([]int64, error) {
+	if len(acks) == 0 {
+		return nil, nil
+	}
+	seqs, receipts := ackArgs(acks)
+	rows, err := tx.Query(ctx, c.q.get("ack"), account, queue, seqs, receipts)
+	if err != nil {
+		return nil, convertError("ack messages in queue "+quote(queue), err)
+	}
+	out, err := collectSequences(rows, len(acks))
+	if err != nil {
+		return nil, convertError("ack messages in queue "+quote(queue), err)
+	}
+	c.counts.add(account, queue, 0, len(out))
+	return out, nil
+}
+
+func ackArgs(acks []Ack) ([]int64, []pgtype.UUID) {
 	seqs := make([]int64, len(acks))
 	var receipts []pgtype.UUID
 	for i, a := range acks {
@@ -440,9 +468,14 @@ func (c *Client) ack(ctx context.Context, account, queue string, acks []Ack) ([]
 			receipts[i] = a.Receipt.uuid()
 		}
 	}
+	return seqs, receipts
+}
+
+func (c *Client) ack(ctx context.Context, account, queue string, acks []Ack) ([]int64, error) {
+	seqs, receipts := ackArgs(acks)
 	op := "ack messages in queue " + quote(queue)
 	if c.syncAcks {
-		out, err := c.settle(ctx, op, c.q.get("ack"), len(acks), account, queue, seqs, receipts)
+		out, err := c.settle(ctx, c.pool, op, c.q.get("ack"), len(acks), account, queue, seqs, receipts)
 		if err == nil {
 			c.counts.add(account, queue, 0, len(out))
 		}
@@ -503,9 +536,22 @@ func (r batchRow) Scan(dest ...any) error {
 // message on its last allowed delivery moves to the DLQ when the delay
 // ends.
 func (c *Client) Nack(ctx context.Context, account, queue string, nacks []Nack) ([]int64, error) {
+	return c.NackTx(ctx, c.pool, account, queue, nacks)
+}
+
+// NackTx is Nack inside the caller's transaction.
+func (c *Client) NackTx(ctx context.Context, tx DB, account, queue string, nacks []Nack) ([]int64, error) {
 	if len(nacks) == 0 {
 		return nil, nil
 	}
+	args, err := nackArgs(account, queue, nacks)
+	if err != nil {
+		return nil, err
+	}
+	return c.settle(ctx, tx, "nack messages in queue "+quote(queue), c.q.get("nack"), len(nacks), args...)
+}
+
+func nackArgs(account, queue string, nacks []Nack) ([]any, error) {
 	seqs := make([]int64, len(nacks))
 	receipts := make([]pgtype.UUID, len(nacks))
 	delays := make([]int32, len(nacks))
@@ -516,15 +562,24 @@ func (c *Client) Nack(ctx context.Context, account, queue string, nacks []Nack) 
 		}
 		seqs[i], receipts[i], delays[i], errs[i] = n.Sequence, n.Receipt.uuid(), int32(seconds(n.Delay)), nullText(n.Error)
 	}
-	return c.settle(ctx, "nack messages in queue "+quote(queue), c.q.get("nack"), len(nacks), account, queue, seqs, receipts, delays, errs)
+	return []any{account, queue, seqs, receipts, delays, errs}, nil
 }
 
 // Fail moves many messages to the DLQ at once (permanent failure) and
 // returns the sequences moved.
 func (c *Client) Fail(ctx context.Context, account, queue string, fails []Failure) ([]int64, error) {
+	return c.FailTx(ctx, c.pool, account, queue, fails)
+}
+
+// FailTx is Fail inside the caller's transaction.
+func (c *Client) FailTx(ctx context.Context, tx DB, account, queue string, fails []Failure) ([]int64, error) {
 	if len(fails) == 0 {
 		return nil, nil
 	}
+	return c.settle(ctx, tx, "fail messages in queue "+quote(queue), c.q.get("fail"), len(fails), failArgs(account, queue, fails)...)
+}
+
+func failArgs(account, queue string, fails []Failure) []any {
 	seqs := make([]int64, len(fails))
 	receipts := make([]pgtype.UUID, len(fails))
 	reasons := make([]*string, len(fails))
@@ -532,11 +587,11 @@ func (c *Client) Fail(ctx context.Context, account, queue string, fails []Failur
 	for i, f := range fails {
 		seqs[i], receipts[i], reasons[i], errs[i] = f.Sequence, f.Receipt.uuid(), nullText(f.Reason), nullText(f.Error)
 	}
-	return c.settle(ctx, "fail messages in queue "+quote(queue), c.q.get("fail"), len(fails), account, queue, seqs, receipts, reasons, errs)
+	return []any{account, queue, seqs, receipts, reasons, errs}
 }
 
-func (c *Client) settle(ctx context.Context, op, sql string, n int, args ...any) ([]int64, error) {
-	rows, err := c.pool.Query(ctx, sql, args...)
+func (c *Client) settle(ctx context.Context, tx DB, op, sql string, n int, args ...any) ([]int64, error) {
+	rows, err := tx.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, convertError(op, err)
 	}

@@ -206,3 +206,26 @@ SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_coun
        (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
   FROM unnest($1::text[], $2::text[]) AS r(account, name)
   JOIN {{schema}}.queues q ON q.account = r.account AND q.name = r.name
+
+-- name: ack_exact
+-- ack, failing (SQ006, which rolls back its transaction) unless every
+-- message was deleted: its lease still current.
+WITH s AS (SELECT s FROM {{schema}}.account_ack($1, $2, $3, $4) s)
+SELECT CASE WHEN count(*) = cardinality($3::bigint[]) THEN count(*)
+       ELSE ({{schema}}.raise_error('SQ006', format('ack messages in queue %s: %s of %s leases are no longer current',
+             $2, cardinality($3::bigint[]) - count(*), cardinality($3::bigint[]))) IS NULL)::int END
+  FROM s
+
+-- name: nack_exact
+WITH s AS (SELECT s FROM {{schema}}.account_nack($1, $2, $3, $4, $5, $6) s)
+SELECT CASE WHEN count(*) = cardinality($3::bigint[]) THEN count(*)
+       ELSE ({{schema}}.raise_error('SQ006', format('nack messages in queue %s: %s of %s leases are no longer current',
+             $2, cardinality($3::bigint[]) - count(*), cardinality($3::bigint[]))) IS NULL)::int END
+  FROM s
+
+-- name: fail_exact
+WITH s AS (SELECT s FROM {{schema}}.account_fail($1, $2, $3, $4, $5, $6) s)
+SELECT CASE WHEN count(*) = cardinality($3::bigint[]) THEN count(*)
+       ELSE ({{schema}}.raise_error('SQ006', format('fail messages in queue %s: %s of %s leases are no longer current',
+             $2, cardinality($3::bigint[]) - count(*), cardinality($3::bigint[]))) IS NULL)::int END
+  FROM s

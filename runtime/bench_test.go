@@ -136,7 +136,7 @@ func BenchmarkHostSide(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, f := outcomes(&inv, out); f != nil {
+		if _, _, f := outcomes(&inv, out); f != nil {
 			b.Fatal(f)
 		}
 	}

@@ -119,27 +119,40 @@ func (s *stderrSink) reason() string {
 	return abi.Truncate(string(b), 300)
 }
 
-// outcomes maps a successful run's output onto the batch's messages.
-func outcomes(inv *Invocation, out []byte) ([]MessageResult, *BatchFailure) {
+// outcomes maps a successful run's output onto the batch's messages and
+// returns the emits it asks for.
+func outcomes(inv *Invocation, out []byte) ([]MessageResult, []Emit, *BatchFailure) {
 	res := make([]MessageResult, len(inv.Messages))
 	for i := range inv.Messages {
 		res[i] = MessageResult{ID: inv.Messages[i].ID}
 	}
-	fails, err := abi.ParseOutput(out)
+	doc, err := abi.Parse(out)
 	if err != nil {
-		return nil, &BatchFailure{Kind: FailureInvalidOutput, Message: "invalid_output: " + strings.TrimPrefix(err.Error(), abi.ErrInvalid.Error()+": ")}
+		return nil, nil, &BatchFailure{Kind: FailureInvalidOutput, Message: "invalid_output: " + strings.TrimPrefix(err.Error(), abi.ErrInvalid.Error()+": ")}
 	}
-	if len(fails) == 0 {
-		return res, nil
+	fails := doc.Failures
+	if len(fails) == 0 && len(doc.Emits) == 0 {
+		return res, nil, nil
 	}
 	index := make(map[string]int, len(inv.Messages))
 	for i := range inv.Messages {
 		index[inv.Messages[i].ID] = i
 	}
+	var emits []Emit
+	if len(doc.Emits) > 0 {
+		emits = make([]Emit, len(doc.Emits))
+		for i, e := range doc.Emits {
+			if _, ok := index[e.For]; e.For != "" && !ok {
+				return nil, nil, &BatchFailure{Kind: FailureInvalidOutput, Message: fmt.Sprintf("invalid_output: emit[%d] is for %q, which is not in the batch", i, abi.Truncate(e.For, 100))}
+			}
+			emits[i] = Emit{Queue: e.Queue, Topic: e.Topic, Body: e.Body, Headers: e.Headers,
+				Delay: time.Duration(e.DelaySeconds) * time.Second, DedupKey: e.DedupKey, For: e.For}
+		}
+	}
 	for _, fl := range fails {
 		i, ok := index[fl.ID]
 		if !ok {
-			return nil, &BatchFailure{Kind: FailureUnknownItem, Message: fmt.Sprintf("unknown_item: output names itemIdentifier %q, which is not in the batch", abi.Truncate(fl.ID, 100))}
+			return nil, nil, &BatchFailure{Kind: FailureUnknownItem, Message: fmt.Sprintf("unknown_item: output names itemIdentifier %q, which is not in the batch", abi.Truncate(fl.ID, 100))}
 		}
 		m := &res[i]
 		if m.Outcome == Permanent { // a permanent failure wins over a retry
@@ -155,5 +168,5 @@ func outcomes(inv *Invocation, out []byte) ([]MessageResult, *BatchFailure) {
 			m.Outcome, m.RetryAfter = Retry, time.Duration(fl.RetryAfterSeconds)*time.Second
 		}
 	}
-	return res, nil
+	return res, emits, nil
 }

@@ -108,8 +108,13 @@
 //
 // Result.Messages has one entry per input message, in order. When the run
 // succeeded, messages named in batchItemFailures are Retry (RetryAfter from
-// retryAfterSeconds, clamped to 0..12h) or Permanent, the rest Acked.
-// Otherwise Result.Failure says why the whole batch failed, every message
+// retryAfterSeconds, clamped to 0..12h) or Permanent, the rest Acked,
+// and Result.Emits holds the output's emit entries (ABI v1.1), shape
+// checked: one of queue or topic, a body, no group (ordered groups do not
+// exist yet), at most 1,000, each `for` naming a message of the batch; a
+// bad entry fails the batch with invalid_output naming it. The runtime
+// sends nothing: the caller decides which emits may go (capabilities) and
+// sends them when it settles the batch. Otherwise Result.Failure says why the whole batch failed, every message
 // is Retry with RetryAfter 0 (the caller applies its backoff), and
 // Failure.Message is one line fit for a log and a dead-letter row:
 //

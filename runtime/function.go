@@ -171,10 +171,10 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	}
 	res := Result{Duration: time.Since(start), Stderr: iio.stderr.finish()}
 	if failure == nil {
-		res.Messages, failure = outcomes(&inv, out)
+		res.Messages, res.Emits, failure = outcomes(&inv, out)
 	}
 	if failure != nil {
-		res.Failure = failure
+		res.Failure, res.Emits = failure, nil
 		res.Messages = make([]MessageResult, len(inv.Messages))
 		for i := range inv.Messages {
 			res.Messages[i] = MessageResult{ID: inv.Messages[i].ID, Outcome: Retry, Error: failure.Message}

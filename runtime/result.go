@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -106,6 +107,37 @@ type Result struct {
 	// Stderr is what the function wrote to stderr, capped at the function's
 	// MaxStderrBytes (a marker line notes any dropped bytes).
 	Stderr []byte
+	// Emits are the messages the output asks to send when the batch
+	// settles (ABI v1.1), in output order; nil when Failure is set. Their
+	// shape is checked here; whether the function may send them (its
+	// capabilities, the targets' existence and limits) is the caller's.
+	Emits []Emit
+}
+
+// Emit is one message a function asks to send: to Queue, or published to
+// Topic (exactly one is set).
+type Emit struct {
+	Queue, Topic string
+	// Body is the message body (any JSON value); Headers a JSON object or
+	// nil.
+	Body, Headers json.RawMessage
+	// Delay keeps a queue message delayed (whole seconds).
+	Delay time.Duration
+	// DedupKey, when set, makes a repeat send within the queue's dedup
+	// window a no-op.
+	DedupKey string
+	// For is the id of the batch message the emit belongs to: it is sent
+	// only if that message succeeds. "" sends it whenever the batch settles
+	// without a whole-batch failure.
+	For string
+}
+
+// Target names where e goes: "queue NAME" or "topic NAME".
+func (e Emit) Target() string {
+	if e.Topic != "" {
+		return "topic " + e.Topic
+	}
+	return "queue " + e.Queue
 }
 
 // OK reports whether the batch ran to completion and every message was

@@ -31,6 +31,21 @@
 //		})
 //	}
 //
+// # Emitting messages
+//
+// A handler may send messages onward (Function ABI v1.1): Result.Emit and
+// Result.EmitTopic add messages that Sluice sends in the same transaction
+// that acks the batch. An emit For a message goes out only if that message
+// succeeds; one without For goes out unless the whole batch fails. A crash
+// before that commit sends nothing and the batch is redelivered, so a
+// pipeline of functions passes each message on exactly once:
+//
+//	res.Emit(sdk.Emit{Queue: "shipped", Body: order, For: m.ID})
+//	res.EmitTopic("audit", event, m.ID)
+//
+// The function's manifest must allow the targets (emits: [shipped, audit]);
+// an emit anywhere else fails the whole batch with invalid_output.
+//
 // # Building
 //
 // The same source builds either kind of module of the Function ABI v1:

@@ -62,3 +62,26 @@ func TestDecodeHeaders(t *testing.T) {
 		t.Fatalf("Decode of a bad body: %v", err)
 	}
 }
+
+func TestMarshalEmits(t *testing.T) {
+	t.Parallel()
+	var r Result
+	r.Retry("2", 0, nil)
+	r.Emit(Emit{Queue: "shipped", Body: map[string]int{"order": 1}, Headers: map[string]string{"k": "v"},
+		Delay: 1500 * time.Millisecond, DedupKey: "d", For: "1"})
+	r.EmitTopic("audit", "done", "")
+	want := `{"batchItemFailures":[{"itemIdentifier":"2"}],"emit":[{"queue":"shipped","body":{"order":1},"headers":{"k":"v"},"delay_seconds":2,"dedup_key":"d","for":"1"},{"topic":"audit","body":"done"}]}`
+	if got := string(r.marshal()); got != want {
+		t.Fatalf("marshal =\n%s\nwant\n%s", got, want)
+	}
+	var only Result
+	only.Emit(Emit{Queue: "q", Body: 1})
+	if got := string(only.marshal()); got != `{"emit":[{"queue":"q","body":1}]}` {
+		t.Fatalf("marshal = %s", got)
+	}
+	var bad Result
+	bad.Emit(Emit{Queue: "q", Body: func() {}})
+	if got := string(bad.marshal()); !strings.HasPrefix(got, "sdk: emit 0 to q: body:") {
+		t.Fatalf("marshal of an unmarshalable body = %s", got)
+	}
+}

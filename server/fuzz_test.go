@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/functions"
 )
 
 // Every decoder of untrusted request bodies must either accept or return
@@ -127,6 +129,7 @@ func FuzzDecodeTrigger(f *testing.F) {
 func FuzzDecodeDeploy(f *testing.F) {
 	f.Add("memory_mb=64&timeout_ms=30000&alias=live&env=A=b&env=C=d")
 	f.Add("memory_mb=0&env==x")
+	f.Add("emits=orders-*&emits=audit&emits=a[")
 	f.Fuzz(func(t *testing.T, query string) {
 		q, err := url.ParseQuery(query)
 		if err != nil {
@@ -136,6 +139,11 @@ func FuzzDecodeDeploy(f *testing.F) {
 		checkDecodeError(t, err)
 		if err == nil && (cfg.MemoryMiB < 1 || cfg.Timeout <= 0) {
 			t.Fatalf("accepted %+v", cfg)
+		}
+		for _, p := range cfg.Capabilities.Emits {
+			if err == nil && functions.CheckEmitPattern(p) != nil {
+				t.Fatalf("accepted emits pattern %q", p)
+			}
 		}
 	})
 }

@@ -316,7 +316,7 @@ func (a *api) getFunction(w http.ResponseWriter, r *http.Request, c *call) error
 			env[k] = "****"
 		}
 		f.Versions[i] = wire.FunctionVersion{Version: v.Number, SHA256: v.SHA256, SizeBytes: v.SizeBytes, MemoryMB: v.MemoryMiB,
-			TimeoutMS: v.Timeout.Milliseconds(), Env: env, CreatedAt: v.CreatedAt.UTC()}
+			TimeoutMS: v.Timeout.Milliseconds(), Env: env, Emits: v.Capabilities.Emits, CreatedAt: v.CreatedAt.UTC()}
 	}
 	writeJSON(w, http.StatusOK, f)
 	return nil
@@ -324,7 +324,8 @@ func (a *api) getFunction(w http.ResponseWriter, r *http.Request, c *call) error
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
-// decodeDeploy parses a deploy's query: memory_mb, timeout_ms, alias, env.
+// decodeDeploy parses a deploy's query: memory_mb, timeout_ms, alias, env,
+// emits.
 func decodeDeploy(query map[string][]string) (functions.Config, string, error) {
 	var cfg functions.Config
 	one := func(name string) (string, error) {
@@ -377,6 +378,17 @@ func decodeDeploy(query map[string][]string) (functions.Config, string, error) {
 			return cfg, "", badRequest("env %s is given twice", k)
 		}
 		cfg.Env[k] = v
+	}
+	if ps := query["emits"]; len(ps) > 0 {
+		if len(ps) > functions.MaxEmitPatterns {
+			return cfg, "", badRequest("%d emits patterns, over the limit of %d", len(ps), functions.MaxEmitPatterns)
+		}
+		for _, p := range ps {
+			if err := functions.CheckEmitPattern(p); err != nil {
+				return cfg, "", badRequest("invalid %v", err)
+			}
+		}
+		cfg.Capabilities.Emits = ps
 	}
 	return cfg, alias, nil
 }
@@ -762,7 +774,7 @@ func (a *api) invocations(ctx context.Context, account string, f triggers.Invoca
 		out[i] = wire.Invocation{ID: v.ID, Function: v.Function, Version: v.Version, TriggerID: v.TriggerID,
 			Trigger: v.Trigger, TriggerType: v.TriggerType, Source: v.Source, BatchSize: v.BatchSize,
 			StartedAt: v.StartedAt.UTC(), DurationMS: v.DurationMS, Outcome: v.Outcome, FailureKind: v.FailureKind,
-			Error: v.Error, Acked: v.Acked, Retried: v.Retried, Dead: v.Dead, MessageIDs: v.MessageIDs, Stderr: v.Stderr}
+			Error: v.Error, Acked: v.Acked, Retried: v.Retried, Dead: v.Dead, Emitted: v.Emitted, MessageIDs: v.MessageIDs, Stderr: v.Stderr}
 	}
 	return out, nil
 }

@@ -90,20 +90,34 @@ func (e *Engine) tick(ctx context.Context, a *active, fn *runtime.Function, at t
 		log.Error().Err(err).Msg("cron invocation not run")
 		return
 	}
+	if err := checkEmits(a.capabilities.Emits, res.Emits); err != nil {
+		res = failBatch(res, err.Error())
+	}
 	rec := invocationRecord{
 		account: a.Account, function: a.Function, version: a.version, triggerID: a.ID,
-		triggerType: "cron", source: a.Name, batchSize: 1, startedAt: started,
-		duration: res.Duration, stderr: res.Stderr, outcome: outcomeOf(res), messageIDs: []int64{at.Unix()},
+		triggerType: "cron", source: a.Name, batchSize: 1, startedAt: started, messageIDs: []int64{at.Unix()},
 	}
-	if res.OK() {
-		rec.acked = 1
-	} else {
-		rec.dead = 1 // a cron tick is not retried; the next tick comes
-		rec.err = res.Messages[0].Error
-		if res.Failure != nil {
-			rec.failureKind, rec.err = string(res.Failure.Kind), res.Failure.Message
+	count := func(res runtime.Result) {
+		rec.setResult(res)
+		rec.acked, rec.dead = 0, 0
+		if res.OK() {
+			rec.acked = 1
+		} else {
+			rec.dead = 1 // a cron tick is not retried; the next tick comes
 		}
+	}
+	count(res)
+	// The tick has nothing to settle: its emits and record commit together.
+	err = e.commitOrRefuse(context.WithoutCancel(ctx), nil, selectEmits(res, succeeded(res)), &rec, func(msg string) func(*pgqueue.Batch) {
+		res = failBatch(res, msg)
+		count(res)
+		return nil
+	})
+	if err != nil {
+		log.Error().Err(err).Str("invocation", inv.ID).Msg("recording the cron invocation failed; what it emitted was not sent")
+		return
+	}
+	if rec.outcome != "success" {
 		log.Warn().Str("error", rec.err).Str("invocation", inv.ID).Msg("cron invocation failed")
 	}
-	e.record(rec)
 }

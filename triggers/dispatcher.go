@@ -257,64 +257,124 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 		}
 		return
 	}
+	if err := checkEmits(a.capabilities.Emits, res.Emits); err != nil {
+		res = failBatch(res, err.Error())
+		plan = planSettlement(rules, b, res, nil)
+	}
 	rec := invocationRecord{
 		account: a.Account, function: a.Function, version: a.version, triggerID: a.ID,
-		triggerType: "queue", source: a.Queue, batchSize: len(msgs), startedAt: started,
-		duration: res.Duration, stderr: res.Stderr, messageIDs: b.ids, err: firstError(res),
-		outcome: outcomeOf(res),
+		triggerType: "queue", source: a.Queue, batchSize: len(msgs), startedAt: started, messageIDs: b.ids,
 	}
-	if res.Failure != nil {
-		rec.failureKind = string(res.Failure.Kind)
+	rec.setResult(res)
+	if err := d.settle(settleCtx, b, rules, plan, res, &rec); err != nil {
+		d.log.Error().Err(err).Str("invocation", inv.ID).Int("messages", len(msgs)).
+			Msg("settling the batch failed: nothing of it was done; its leases will expire and the messages be redelivered")
+		return
 	}
-	rec.acked, rec.retried, rec.dead = d.settle(settleCtx, plan)
-	d.e.record(rec)
 	if d.e.cfg.OnBatch != nil {
 		d.e.cfg.OnBatch(BatchEvent{Account: a.Account, Trigger: a.Name, Queue: a.Queue, Function: a.Function,
 			Version: a.version, Started: started, Duration: res.Duration, Outcome: rec.outcome,
-			Acked: rec.acked, Retried: rec.retried, Dead: rec.dead, CreatedAt: b.created})
+			Acked: rec.acked, Retried: rec.retried, Dead: rec.dead, Emitted: rec.emitted, CreatedAt: b.created})
 	}
 	ev := d.log.Debug()
 	if rec.outcome != "success" {
 		ev = d.log.Warn().Str("error", rec.err)
 	}
 	ev.Str("invocation", inv.ID).Int("batch", len(msgs)).Int("acked", rec.acked).Int("retried", rec.retried).
-		Int("dead", rec.dead).Float64("duration_ms", float64(res.Duration.Microseconds())/1000).Msg(rec.outcome)
+		Int("dead", rec.dead).Int("emitted", rec.emitted).Float64("duration_ms", float64(res.Duration.Microseconds())/1000).Msg(rec.outcome)
 }
 
-// settle carries out a plan of a batch that ran, one statement per list,
-// and returns how many messages were acked, retried and dead-lettered.
-func (d *dispatcher) settle(ctx context.Context, p settlePlan) (acked, retried, dead int) {
-	acked, dead = p.preAcked, p.preDead
-	if len(p.acks) > 0 {
-		done, err := d.e.cfg.Queue.Ack(ctx, d.a.Account, d.a.Queue, p.acks)
-		acked += len(done)
-		if err != nil {
-			d.log.Error().Err(err).Int("messages", len(p.acks)).Msg("ack failed; the messages will be redelivered")
-		} else if len(done) < len(p.acks) {
-			d.log.Warn().Int("refused", len(p.acks)-len(done)).
-				Msg("acks refused: the leases had expired and the messages were redelivered (turn lease extension on, or raise the visibility timeout)")
-		}
+// settle carries out a plan of a batch that ran, with the emits that go
+// out and the invocation record, in one transaction (Engine.commit). It
+// fills in the record's counts. When a lease turned out no longer current
+// (the lease expired and the message was redelivered; the exact batch
+// fails with ErrStaleReceipt), it settles what it still can in an
+// explicit transaction instead (settleTx).
+func (d *dispatcher) settle(ctx context.Context, b queueBatch, rules settleRules, p settlePlan, res runtime.Result, rec *invocationRecord) error {
+	emits := selectEmits(res, succeeded(res))
+	rec.acked, rec.retried, rec.dead = p.preAcked+len(p.acks), len(p.retries), p.preDead+len(p.fails)
+	fail := func(msg string) func(*pgqueue.Batch) {
+		res = failBatch(res, msg)
+		p = planSettlement(rules, b, res, nil)
+		rec.setResult(res)
+		rec.acked, rec.retried, rec.dead = p.preAcked+len(p.acks), len(p.retries), p.preDead+len(p.fails)
+		return d.queueSettlement(p)
 	}
-	if len(p.retries) > 0 {
+	err := d.e.commitOrRefuse(ctx, d.queueSettlement(p), emits, rec, fail)
+	if errors.Is(err, pgqueue.ErrStaleReceipt) {
+		d.log.Warn().Msg("some leases of the batch were no longer current (turn lease extension on, or raise the visibility timeout); settling what is left")
+		err = d.settleTx(ctx, b, rules, p, res, rec)
+	}
+	if err == nil && len(p.retries) > 0 {
 		soonest := p.retries[0].Delay
 		for _, n := range p.retries[1:] {
 			soonest = min(soonest, n.Delay)
 		}
 		d.wakeAfter(soonest)
-		done, err := d.e.cfg.Queue.Nack(ctx, d.a.Account, d.a.Queue, p.retries)
-		retried += len(done)
+	}
+	return err
+}
+
+// queueSettlement returns what adds plan p's statements to a batch.
+func (d *dispatcher) queueSettlement(p settlePlan) func(*pgqueue.Batch) {
+	return func(bt *pgqueue.Batch) {
+		bt.Ack(d.a.Account, d.a.Queue, p.acks)
+		bt.Nack(d.a.Account, d.a.Queue, p.retries)
+		bt.Fail(d.a.Account, d.a.Queue, p.fails)
+	}
+}
+
+// settleTx is settle's slow path, for a batch some of whose leases are no
+// longer current: in one explicit transaction it settles the messages it
+// still holds, sends the emits of those it acked (and those without for),
+// and records exactly that. An emit the database refuses rolls it all
+// back, and the batch is settled as failed (invalid_output) instead.
+func (d *dispatcher) settleTx(ctx context.Context, b queueBatch, rules settleRules, p settlePlan, res runtime.Result, rec *invocationRecord) error {
+	a, q := d.a, d.e.cfg.Queue
+	tx, err := d.e.cfg.Pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit, a no-op
+	acked, err := q.AckTx(ctx, tx, a.Account, a.Queue, p.acks)
+	if err != nil {
+		return err
+	}
+	retried, err := q.NackTx(ctx, tx, a.Account, a.Queue, p.retries)
+	if err != nil {
+		return err
+	}
+	dead, err := q.FailTx(ctx, tx, a.Account, a.Queue, p.fails)
+	if err != nil {
+		return err
+	}
+	done := make(map[string]bool, len(acked))
+	for _, s := range acked {
+		done[strconv.FormatInt(s, 10)] = true
+	}
+	ok := succeeded(res)
+	emits := selectEmits(res, func(id string) bool { return ok(id) && (rules.deleteFirst || done[id]) })
+	for _, e := range emits {
+		if e.Topic != "" {
+			_, err = q.PublishTx(ctx, tx, a.Account, e.Topic, e.Body, e.Headers)
+		} else {
+			_, err = q.SendTx(ctx, tx, a.Account, e.Queue, pgqueue.NewMessage{Body: e.Body, Headers: e.Headers, Delay: e.Delay, DedupKey: e.DedupKey})
+		}
 		if err != nil {
-			d.log.Error().Err(err).Int("messages", len(p.retries)).Msg("retry scheduling failed; leases will expire instead")
+			if msg := emitRefusal(err); msg != "" {
+				_ = tx.Rollback(ctx)
+				res = failBatch(res, msg)
+				rec.setResult(res)
+				return d.settle(ctx, b, rules, planSettlement(rules, b, res, nil), res, rec)
+			}
+			return err
 		}
 	}
-	if len(p.fails) > 0 {
-		done, err := d.e.cfg.Queue.Fail(ctx, d.a.Account, d.a.Queue, p.fails)
-		dead += len(done)
-		if err != nil {
-			d.log.Error().Err(err).Int("messages", len(p.fails)).Msg("dead-lettering failed; leases will expire instead")
-		}
+	rec.acked, rec.retried, rec.dead, rec.emitted = p.preAcked+len(acked), len(retried), p.preDead+len(dead), len(emits)
+	if _, err := tx.Exec(ctx, d.e.q.Get("insert_invocation"), rec.args()...); err != nil {
+		return err
 	}
-	return acked, retried, dead
+	return tx.Commit(ctx)
 }
 
 // firstError is the error an invocation record keeps: the batch failure's,

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/runtime"
 )
 
@@ -82,30 +83,34 @@ func (e *Engine) runDLQBatch(ctx context.Context, d *dispatcher) (handled, faile
 	if err != nil {
 		return 0, 0, err
 	}
+	if err := checkEmits(a.capabilities.Emits, res.Emits); err != nil {
+		res = failBatch(res, err.Error())
+	}
 	rec := invocationRecord{
 		account: a.Account, function: a.Function, version: a.version, triggerID: a.ID,
-		triggerType: "dlq", source: a.Queue, batchSize: len(letters), startedAt: started,
-		duration: res.Duration, stderr: res.Stderr, outcome: outcomeOf(res), messageIDs: make([]int64, len(letters)),
+		triggerType: "dlq", source: a.Queue, batchSize: len(letters), startedAt: started, messageIDs: make([]int64, len(letters)),
 	}
-	if res.Failure != nil {
-		rec.failureKind, rec.err = string(res.Failure.Kind), res.Failure.Message
-	}
-	settle := context.WithoutCancel(ctx)
 	for i, l := range letters {
 		rec.messageIDs[i] = l.Sequence
-		if res.Messages[i].Outcome != runtime.Acked {
-			rec.retried++
-			if rec.err == "" {
-				rec.err = res.Messages[i].Error
-			}
-			continue
-		}
-		if err := e.cfg.Queue.DeleteDLQ(settle, a.Account, a.Queue, l.Sequence); err != nil {
-			d.log.Warn().Err(err).Int64("sequence", l.Sequence).Msg("deleting handled dead letter failed")
-			continue
-		}
-		rec.acked++
 	}
-	e.record(rec)
+	// A handled dead letter is deleted; the others stay for the next try.
+	settle := func(res runtime.Result) func(*pgqueue.Batch) {
+		rec.setResult(res)
+		var handled []int64
+		for i, l := range letters {
+			if res.Messages[i].Outcome == runtime.Acked {
+				handled = append(handled, l.Sequence)
+			}
+		}
+		rec.acked, rec.retried = len(handled), len(letters)-len(handled)
+		return func(b *pgqueue.Batch) { b.DeleteDLQ(a.Account, a.Queue, handled, nil) }
+	}
+	err = e.commitOrRefuse(context.WithoutCancel(ctx), settle(res), selectEmits(res, succeeded(res)), &rec, func(msg string) func(*pgqueue.Batch) {
+		res = failBatch(res, msg)
+		return settle(res)
+	})
+	if err != nil {
+		return 0, 0, err
+	}
 	return rec.acked, rec.retried, nil
 }

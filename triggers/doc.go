@@ -27,8 +27,12 @@
 //     process; the first process to insert (trigger, scheduled time) into
 //     cron_ticks runs it, so each tick runs once however many run.
 //
-// Every invocation is written to the invocations table by a background
-// recorder (recorder.go). Stop stops claiming, lets running batches finish
+// Every invocation settles in one transaction, sent as one pgx batch (one
+// round trip; record.go): its messages' acks, retries and dead letters,
+// the messages it emitted (Function ABI v1.1; emit.go checks them against
+// the function version's emits capability) and its row in the invocations
+// table, so the log's counts are exactly what was done and an emit exists
+// if and only if the batch's settlement committed. Stop stops claiming, lets running batches finish
 // for the grace period, then cuts them short and releases their leases.
 //
 // The webhook sub-package verifies signed deliveries (Standard Webhooks,

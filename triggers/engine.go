@@ -62,6 +62,8 @@ type BatchEvent struct {
 	// Outcome is success, partial_failure or failure.
 	Outcome              string
 	Acked, Retried, Dead int
+	// Emitted counts the messages the batch emitted (sent or published).
+	Emitted int
 	// CreatedAt holds each message's send time (database clock), so
 	// Started minus it is the message's send-to-function latency.
 	CreatedAt []time.Time
@@ -92,8 +94,6 @@ type Engine struct {
 	// notStarted: when "trigger not started" was last logged, by trigger id
 	notStarted map[int64]time.Time
 	loaded     map[string]*loadedFunction
-
-	recorder *recorder
 }
 
 // runner runs one trigger: a queue or DLQ dispatcher, or a cron schedule.
@@ -142,7 +142,6 @@ func NewEngine(cfg Config) (*Engine, error) {
 		runners: map[int64]runner{}, runKeys: map[int64]string{}, loaded: map[string]*loadedFunction{}, notStarted: map[int64]time.Time{},
 	}
 	e.runCtx, e.runCancel = context.WithCancel(context.Background())
-	e.recorder = newRecorder(cfg.Pool, cfg.Schema, cfg.Logger)
 	return e, nil
 }
 
@@ -160,7 +159,6 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.started = true
 	loopCtx, cancel := context.WithCancel(context.Background())
 	e.stopLoop, e.loopDone = cancel, make(chan struct{})
-	e.recorder.start()
 	go e.loop(loopCtx)
 	return nil
 }
@@ -398,8 +396,7 @@ func (e *Engine) stopTrigger(id int64) {
 }
 
 // Stop stops claiming work, lets running batches finish until ctx is done,
-// then cancels what still runs (releasing its leases) and flushes the
-// invocation log. Calling Stop again returns at once.
+// then cancels what still runs (releasing its leases). Calling Stop again returns at once.
 func (e *Engine) Stop(ctx context.Context) error {
 	e.mu.Lock()
 	if !e.started || e.stopping {
@@ -436,7 +433,6 @@ func (e *Engine) Stop(ctx context.Context) error {
 	for _, r := range all {
 		<-r.done()
 	}
-	e.recorder.stop()
 	for _, lf := range e.loaded {
 		_ = lf.fn.Close(context.Background())
 	}

@@ -35,8 +35,11 @@ type Invocation struct {
 	Acked       int
 	Retried     int
 	Dead        int
-	MessageIDs  []int64
-	Stderr      string
+	// Emitted counts the messages the invocation emitted (sent or
+	// published) in the transaction that settled it.
+	Emitted    int
+	MessageIDs []int64
+	Stderr     string
 }
 
 // InvocationFilter selects invocations of an account; a zero field does
@@ -92,7 +95,7 @@ func (l *InvocationLog) List(ctx context.Context, account string, f InvocationFi
 		var v Invocation
 		err := row.Scan(&v.ID, &v.Account, &v.Function, &v.Version, &v.TriggerID, &v.Trigger, &v.TriggerType, &v.Source,
 			&v.BatchSize, &v.StartedAt, &v.DurationMS, &v.Outcome, &v.FailureKind, &v.Error, &v.Acked, &v.Retried,
-			&v.Dead, &v.MessageIDs, &v.Stderr)
+			&v.Dead, &v.Emitted, &v.MessageIDs, &v.Stderr)
 		return v, err
 	})
 	if err != nil {

@@ -59,13 +59,21 @@ DELETE FROM {{schema}}.cron_ticks WHERE claimed_at < now() - interval '1 day'
 -- name: prune_invocations
 DELETE FROM {{schema}}.invocations WHERE started_at < now() - make_interval(secs => $1)
 
+-- name: insert_invocation
+-- One invocation record, written in the batch (one transaction) that
+-- settles the invocation's messages and sends what it emitted.
+INSERT INTO {{schema}}.invocations (account, function, version, trigger_id, trigger_type, source,
+    batch_size, started_at, duration_ms, outcome, failure_kind, error, acked, retried, dead, emitted,
+    message_ids, stderr)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+
 -- name: list_invocations
 -- Newest first by id (ids grow as records are written, so before_id pages
 -- exactly); $8 picks one invocation by id. The trigger's name is '' when
 -- the trigger is gone.
 SELECT i.id, i.account, i.function, i.version, i.trigger_id, coalesce(t.name, ''), i.trigger_type, i.source,
        i.batch_size, i.started_at, i.duration_ms, i.outcome, coalesce(i.failure_kind, ''), coalesce(i.error, ''),
-       i.acked, i.retried, i.dead, i.message_ids, coalesce(i.stderr, '')
+       i.acked, i.retried, i.dead, i.emitted, i.message_ids, coalesce(i.stderr, '')
   FROM {{schema}}.invocations i
   LEFT JOIN {{schema}}.triggers t ON t.id = i.trigger_id
  WHERE i.account = $1

@@ -1,8 +1,11 @@
 package triggers
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,5 +154,44 @@ func TestSettleRules(t *testing.T) {
 			t.Errorf("%s (lease extension %t): rules %+v, want deleteFirst %t, rejectOnError %t, extendLeases %t",
 				tt.policy, tt.extension, r, tt.deleteFirst, tt.rejectOnError, tt.extendLeases)
 		}
+	}
+}
+
+func TestCheckEmits(t *testing.T) {
+	t.Parallel()
+	body := json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`)
+	for _, tc := range []struct {
+		name     string
+		patterns []string
+		emits    []runtime.Emit
+		want     string
+	}{
+		{"allowed", []string{"orders-*", "audit"}, []runtime.Emit{{Queue: "orders-eu", Body: body}, {Topic: "audit", Body: body}}, ""},
+		{"none declared", nil, []runtime.Emit{{Queue: "orders-eu", Body: body}}, "invalid_output: emit[0] to queue orders-eu is not allowed: the function's manifest declares no emits"},
+		{"no match", []string{"orders-*"}, []runtime.Emit{{Queue: "orders-eu", Body: body}, {Topic: "audit", Body: body}},
+			"invalid_output: emit[1] to topic audit is not allowed: it matches none of the function's emits patterns orders-*"},
+		{"over 4 MiB", []string{"*"}, []runtime.Emit{{Queue: "a", Body: body}, {Queue: "a", Body: body}, {Queue: "a", Body: body}, {Queue: "b", Body: body}},
+			"invalid_output: emit[3] to queue b is over the limit of 4194304 bytes"},
+	} {
+		err := checkEmits(tc.patterns, tc.emits)
+		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && !strings.HasPrefix(got, tc.want)) {
+			t.Errorf("%s: checkEmits = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestSelectEmits(t *testing.T) {
+	t.Parallel()
+	res := runtime.Result{
+		Messages: []runtime.MessageResult{{ID: "1"}, {ID: "2", Outcome: runtime.Retry}, {ID: "3", Outcome: runtime.Permanent}},
+		Emits:    []runtime.Emit{{Queue: "a", For: "1"}, {Queue: "b", For: "2"}, {Queue: "c", For: "3"}, {Queue: "d"}},
+	}
+	got := selectEmits(res, succeeded(res))
+	if len(got) != 2 || got[0].Queue != "a" || got[1].Queue != "d" {
+		t.Fatalf("selectEmits = %+v, want a and d", got)
+	}
+	res.Failure = &runtime.BatchFailure{Kind: runtime.FailureTrap}
+	if got := selectEmits(res, succeeded(res)); got != nil {
+		t.Fatalf("selectEmits after a batch failure = %+v", got)
 	}
 }

@@ -24,8 +24,11 @@ type FunctionVersion struct {
 	MemoryMB  int    `json:"memory_mb"`
 	TimeoutMS int64  `json:"timeout_ms"`
 	// Env holds the version's environment, values masked.
-	Env       map[string]string `json:"env"`
-	CreatedAt time.Time         `json:"created_at"`
+	Env map[string]string `json:"env"`
+	// Emits are the patterns of the queues and topics the version may
+	// emit to (Function ABI v1.1).
+	Emits     []string  `json:"emits,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // FunctionList answers a list of functions.

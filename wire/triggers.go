@@ -95,14 +95,17 @@ type Invocation struct {
 	StartedAt   time.Time `json:"started_at"`
 	DurationMS  float64   `json:"duration_ms"`
 	// Outcome is success, partial_failure or failure.
-	Outcome     string  `json:"outcome"`
-	FailureKind string  `json:"failure_kind,omitempty"`
-	Error       string  `json:"error,omitempty"`
-	Acked       int     `json:"acked"`
-	Retried     int     `json:"retried"`
-	Dead        int     `json:"dead"`
-	MessageIDs  []int64 `json:"message_ids"`
-	Stderr      string  `json:"stderr,omitempty"`
+	Outcome     string `json:"outcome"`
+	FailureKind string `json:"failure_kind,omitempty"`
+	Error       string `json:"error,omitempty"`
+	Acked       int    `json:"acked"`
+	Retried     int    `json:"retried"`
+	Dead        int    `json:"dead"`
+	// Emitted counts the messages the invocation emitted (ABI v1.1), sent
+	// in the transaction that settled it.
+	Emitted    int     `json:"emitted"`
+	MessageIDs []int64 `json:"message_ids"`
+	Stderr     string  `json:"stderr,omitempty"`
 }
 
 // InvocationList answers a list of invocations, newest first.

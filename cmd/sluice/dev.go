@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/internal/wasmbuild"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/server"
+	"github.com/sluicehq/sluice/triggers/webhook"
 )
 
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -67,6 +68,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 				return err
 			}
 		}
+		if _, ok := m.Queues["webhooks"]; ok {
+			if err := sendSampleWebhooks(ctx, srv.Queue()); err != nil {
+				return err
+			}
+		}
 		fmt.Fprintf(stdout, "\nSluice is running on %s (schema %s). Try:\n", url, cfg.Schema)
 		fmt.Fprintf(stdout, "  psql '%s' -c \"SELECT sluice.send('hello', '{\\\"n\\\": 1}')\"\n", url)
 		fmt.Fprintf(stdout, "  psql '%s' -c 'SELECT * FROM sluice.queue_stats'\n", url)
@@ -79,4 +85,29 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintln(stdout, "Ctrl-C stops it.")
 		return nil
 	})
+}
+
+// sendSampleWebhooks enqueues a GitHub push and a Stripe invoice.paid
+// delivery to the webhooks queue, as the webhook endpoint would have
+// stored them, for the examples' webhook-router to route (with emit).
+func sendSampleWebhooks(ctx context.Context, q *pgqueue.Client) error {
+	samples := []webhook.Envelope{
+		{Hook: "github", DeliveryID: "dev-github-1", Method: "POST", Path: "/hooks/default/github",
+			Headers: map[string]string{"content-type": "application/json", "user-agent": "GitHub-Hookshot/dev",
+				"x-github-delivery": "dev-github-1", "x-github-event": "push"},
+			Body: json.RawMessage(`{"ref":"refs/heads/main","repository":{"full_name":"acme/shop"},"head_commit":{"id":"4bf92f35","message":"sluice dev"}}`)},
+		{Hook: "stripe", DeliveryID: "evt_dev_1", Method: "POST", Path: "/hooks/default/stripe",
+			Headers: map[string]string{"content-type": "application/json; charset=utf-8", "user-agent": "Stripe/1.0"},
+			Body:    json.RawMessage(`{"id":"evt_dev_1","object":"event","type":"invoice.paid","data":{"object":{"id":"in_dev_1","amount_paid":4200,"currency":"eur"}}}`)},
+	}
+	for _, e := range samples {
+		body, err := e.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		if _, err := q.Send(ctx, pgqueue.DefaultAccount, "webhooks", pgqueue.NewMessage{Body: body}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

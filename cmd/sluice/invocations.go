@@ -103,6 +103,7 @@ func getInvocation(ctx context.Context, args []string, stdout io.Writer) error {
 			"outcome", v.Outcome+orEmpty(" ", v.FailureKind),
 			"batch", strconv.Itoa(v.BatchSize),
 			"acked/retried/dead", fmt.Sprintf("%d/%d/%d", v.Acked, v.Retried, v.Dead),
+			"emitted", strconv.Itoa(v.Emitted),
 			"messages", strings.Trim(fmt.Sprint(v.MessageIDs), "[]"),
 			"error", orDash(v.Error),
 			"stderr", orDash(v.Stderr))

@@ -5,7 +5,8 @@
 # Debian/Ubuntu `scripts/toolchains c` (clang lld wasi-libc
 # libclang-rt-14-dev-wasm32); elsewhere the wasi-sdk's clang
 # (CC=/opt/wasi-sdk/bin/clang). Set WASI_SYSROOT when libc lives outside
-# the compiler's default sysroot. MODE=command builds a command instead.
+# the compiler's default sysroot. MODE=command builds a command instead;
+# SRC=file.c builds another C function against the SDK (examples/c-relay).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 sdk="$here/../../sdk/c"
@@ -17,5 +18,5 @@ if [ "${MODE:-reactor}" = reactor ]; then
 	flags="$flags -mexec-model=reactor -DSLUICE_REACTOR"
 fi
 # shellcheck disable=SC2086 # flags is a word list
-"$cc" $flags -o "$out" "$here/triage.c" "$sdk/sluice.c"
+"$cc" $flags -o "$out" "${SRC:-$here/triage.c}" "$sdk/sluice.c"
 echo "$out"

@@ -9,6 +9,7 @@
 //
 //	{"sleep_ms": {"1": 5000, "*": 100}}  sleep before returning: per attempt, "*" for any other
 //	{"fail": true}                        fail the message (retryable) every time
+//	{"emit": "QUEUE"}                     emit {"from": <message id>} to QUEUE for the message (ABI v1.1)
 //
 // RECORD_SLEEP_MS in the function's env is a default sleep per batch.
 package main
@@ -25,6 +26,7 @@ import (
 type steer struct {
 	SleepMS map[string]int `json:"sleep_ms"`
 	Fail    bool           `json:"fail"`
+	Emit    string         `json:"emit"`
 }
 
 func main() {
@@ -42,6 +44,9 @@ func main() {
 				sleep = max(sleep, ms)
 			} else if ms, ok := s.SleepMS["*"]; ok {
 				sleep = max(sleep, ms)
+			}
+			if s.Emit != "" {
+				res.Emit(sdk.Emit{Queue: s.Emit, Body: map[string]string{"from": m.ID}, For: m.ID})
 			}
 			if s.Fail {
 				res.Retry(m.ID, 0, errors.New("record: message "+m.ID+" is poison"))

@@ -1,67 +1,79 @@
-// Command webhook-router routes webhook deliveries. Each message body is a
-// webhook envelope:
+// Command webhook-router routes webhook deliveries to a queue per event,
+// with emit (Function ABI v1.1). Each message body is a webhook envelope,
+// as Sluice's webhook ingestion builds it (triggers/webhook):
 //
-//	{"hook": "github", "delivery_id": "…", "method": "POST", "path": "/hooks/github",
-//	 "headers": {"X-GitHub-Event": ["push"]}, "body": {…}}
+//	{"hook": "gh", "delivery_id": "72d3162e-…", "method": "POST", "path": "/hooks/acme/gh",
+//	 "headers": {"content-type": "application/json", "x-github-event": "push", …},
+//	 "body": {…}}
 //
-// (or "body_base64" for a body that is not JSON). It picks a route from the
-// hook name and event header, logs it, and fails permanently what it cannot
-// route, so unknown events land in the dead-letter queue for inspection.
+// A GitHub delivery (an x-github-event header) goes to github-<event>
+// (push, pull_request, release; ping is acked and dropped); a Stripe event
+// (a body with "object": "event") goes to stripe-<type> for the types it
+// knows (invoice.paid → stripe-invoice-paid …). The emitted message is the
+// provider's payload, with the hook and delivery id as headers and the
+// delivery id as dedup key, so a provider's redelivery is not passed on
+// twice. It goes out only if the delivery is acked, in the same
+// transaction. What it cannot route fails permanently and waits in the
+// dead-letter queue for inspection. The manifest must allow the queues:
+// emits: [github-*, stripe-*].
 package main
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"strings"
 
 	"github.com/sluicehq/sluice/sdk"
 )
 
 // envelope is a webhook delivery as the ingestion endpoint stores it.
 type envelope struct {
-	Hook       string              `json:"hook"`
-	DeliveryID string              `json:"delivery_id"`
-	Method     string              `json:"method"`
-	Path       string              `json:"path"`
-	Headers    map[string][]string `json:"headers"`
-	Body       json.RawMessage     `json:"body"`
-	BodyBase64 string              `json:"body_base64"`
+	Hook       string            `json:"hook"`
+	DeliveryID string            `json:"delivery_id"`
+	Method     string            `json:"method"`
+	Path       string            `json:"path"`
+	Headers    map[string]string `json:"headers"` // lower-case names
+	Body       json.RawMessage   `json:"body"`    // absent when the body is not JSON
+	BodyBase64 *string           `json:"body_base64"`
 }
 
-// header returns the first value of header k, matched case-insensitively.
-func (e envelope) header(k string) string {
-	return http.Header(e.Headers).Get(k)
+// githubQueues maps GitHub events to queues.
+var githubQueues = map[string]string{
+	"push":         "github-push",
+	"pull_request": "github-pull-request",
+	"release":      "github-release",
 }
 
-// route names where a delivery goes, or fails.
+// stripeQueues maps Stripe event types to queues.
+var stripeQueues = map[string]string{
+	"invoice.paid":               "stripe-invoice-paid",
+	"invoice.payment_failed":     "stripe-invoice-payment-failed",
+	"checkout.session.completed": "stripe-checkout-session-completed",
+}
+
+// route returns the queue a delivery goes to ("" to drop it), or why it
+// cannot be routed.
 func route(e envelope) (string, error) {
-	switch e.Hook {
-	case "github":
-		ev := e.header("X-GitHub-Event")
-		switch ev {
-		case "push", "pull_request", "release":
-			return "github." + ev, nil
-		case "ping":
-			return "ignore", nil
+	if ev, ok := e.Headers["x-github-event"]; ok {
+		if ev == "ping" {
+			return "", nil
+		}
+		if q := githubQueues[ev]; q != "" {
+			return q, nil
 		}
 		return "", fmt.Errorf("webhook-router: unhandled GitHub event %q", ev)
-	case "stripe":
-		var ev struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(e.Body, &ev); err != nil || ev.Type == "" {
-			return "", fmt.Errorf("webhook-router: Stripe body lacks a type")
-		}
-		return "stripe." + strings.SplitN(ev.Type, ".", 2)[0], nil
 	}
-	if e.BodyBase64 != "" {
-		raw, err := base64.StdEncoding.DecodeString(e.BodyBase64)
-		if err != nil {
-			return "", fmt.Errorf("webhook-router: body_base64: %w", err)
+	if e.Body == nil {
+		return "", fmt.Errorf("webhook-router: hook %s: a body that is not JSON has no route", e.Hook)
+	}
+	var ev struct {
+		Object string `json:"object"`
+		Type   string `json:"type"`
+	}
+	if err := json.Unmarshal(e.Body, &ev); err == nil && ev.Object == "event" {
+		if q := stripeQueues[ev.Type]; q != "" {
+			return q, nil
 		}
-		return fmt.Sprintf("raw.%s (%d bytes)", e.Hook, len(raw)), nil
+		return "", fmt.Errorf("webhook-router: unhandled Stripe event type %q", ev.Type)
 	}
 	return "", fmt.Errorf("webhook-router: no route for hook %q", e.Hook)
 }
@@ -75,12 +87,22 @@ func main() {
 				res.Permanent(m.ID, err)
 				continue
 			}
-			r, err := route(e)
+			q, err := route(e)
 			if err != nil {
 				res.Permanent(m.ID, err)
 				continue
 			}
-			ctx.Log("routed", "delivery_id", e.DeliveryID, "hook", e.Hook, "method", e.Method, "path", e.Path, "route", r)
+			if q == "" {
+				ctx.Log("dropped", "delivery_id", e.DeliveryID, "hook", e.Hook)
+				continue
+			}
+			out := sdk.Emit{Queue: q, Body: e.Body, For: m.ID,
+				Headers: map[string]string{"webhook-hook": e.Hook, "webhook-delivery-id": e.DeliveryID}}
+			if id := e.DeliveryID; id != "" && len(e.Hook)+1+len(id) <= 128 {
+				out.DedupKey = e.Hook + ":" + id
+			}
+			res.Emit(out)
+			ctx.Log("routed", "delivery_id", e.DeliveryID, "hook", e.Hook, "queue", q)
 		}
 		return res
 	})

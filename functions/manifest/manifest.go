@@ -91,6 +91,10 @@ type Function struct {
 	MemoryMiB int               `yaml:"memory_mb"`
 	Timeout   Duration          `yaml:"timeout"`
 	Env       map[string]string `yaml:"env"`
+	// Emits are the patterns of the queues and topics the function may
+	// emit messages to (Function ABI v1.1), such as [orders-*, audit];
+	// none by default.
+	Emits []string `yaml:"emits"`
 }
 
 // Build is the `build:` of a function: either a Go main package folder
@@ -327,6 +331,14 @@ func (m *Manifest) check() error {
 		}
 		if time.Duration(f.Timeout) > functions.MaxTimeout {
 			bad("function %s: timeout %s is over the maximum %s", name, time.Duration(f.Timeout), functions.MaxTimeout)
+		}
+		if len(f.Emits) > functions.MaxEmitPatterns {
+			bad("function %s: %d emits patterns, over the limit of %d", name, len(f.Emits), functions.MaxEmitPatterns)
+		}
+		for _, p := range f.Emits {
+			if err := functions.CheckEmitPattern(p); err != nil {
+				bad("function %s: %v", name, err)
+			}
 		}
 		m.Functions[name] = f
 	}

@@ -153,3 +153,17 @@ func TestParseReportsAllProblems(t *testing.T) {
 		}
 	}
 }
+
+func TestEmits(t *testing.T) {
+	t.Parallel()
+	m, err := manifest.Parse([]byte("functions:\n  router: {wasm: r.wasm, emits: [github-*, audit]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Functions["router"].Emits; len(got) != 2 || got[0] != "github-*" || got[1] != "audit" {
+		t.Fatalf("emits = %v", got)
+	}
+	if _, err := manifest.Parse([]byte("functions:\n  router: {wasm: r.wasm, emits: [\"a[\"]}\n")); err == nil || !strings.Contains(err.Error(), `emits pattern "a["`) {
+		t.Fatalf("a bad pattern: %v", err)
+	}
+}

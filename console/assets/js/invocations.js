@@ -141,6 +141,7 @@ export function mountOne(root, id) {
       ["Failure kind", v.failure_kind || "–"],
       ["Batch size", num(v.batch_size)],
       ["Acked / retried / dead", `${v.acked} / ${v.retried} / ${v.dead}`],
+      ["Emitted", num(v.emitted || 0)],
     ];
     replace(root,
       h("div", { class: "row" }, h("a", { href: "#/invocations" }, "← Invocations")),

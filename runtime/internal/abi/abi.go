@@ -34,34 +34,84 @@ type wireFailure struct {
 
 type wireOutput struct {
 	BatchItemFailures []wireFailure `json:"batchItemFailures"`
+	Emit              []wireEmit    `json:"emit"`
+}
+
+// Emit is one entry of emit (ABI v1.1): a message to send to a queue, or
+// to publish to a topic, when the batch settles.
+type Emit struct {
+	Queue, Topic string
+	Body         json.RawMessage
+	Headers      json.RawMessage // nil when absent or null
+	DelaySeconds int
+	DedupKey     string
+	For          string
+}
+
+type wireEmit struct {
+	Queue        *string         `json:"queue"`
+	Topic        *string         `json:"topic"`
+	Body         json.RawMessage `json:"body"`
+	Headers      json.RawMessage `json:"headers"`
+	DelaySeconds *int64          `json:"delay_seconds"`
+	DedupKey     *string         `json:"dedup_key"`
+	Group        *string         `json:"group"`
+	For          *string         `json:"for"`
+}
+
+// MaxEmits caps the emit entries of one output document.
+const MaxEmits = 1000
+
+// Output is a decoded output document.
+type Output struct {
+	Failures []Failure
+	Emits    []Emit
 }
 
 // ErrInvalid marks output that is not valid ABI output.
 var ErrInvalid = errors.New("invalid output")
 
-// ParseOutput decodes a function's output. Empty or all-blank output (and
-// a JSON null) means no failures. Negative retry delays become 0 and long
-// ones are capped at MaxRetryAfterSeconds; error texts are cut at
-// MaxErrorBytes. Errors wrap ErrInvalid.
+// ParseOutput decodes a function's output and returns its failures. See
+// Parse.
 func ParseOutput(out []byte) ([]Failure, error) {
+	o, err := Parse(out)
+	return o.Failures, err
+}
+
+// Parse decodes a function's output. Empty or all-blank output (and a JSON
+// null) means no failures and no emits. Negative retry delays become 0 and
+// long ones are capped at MaxRetryAfterSeconds; error texts are cut at
+// MaxErrorBytes. An emit entry must name exactly one of queue and topic,
+// carry a body, and take no group (ordered groups do not exist yet); a
+// topic emit takes no delay_seconds or dedup_key. Errors wrap ErrInvalid
+// and name the entry.
+func Parse(out []byte) (Output, error) {
 	out = bytes.TrimSpace(out)
 	if len(out) == 0 {
-		return nil, nil
+		return Output{}, nil
 	}
 	if out[0] != '{' && !bytes.Equal(out, []byte("null")) {
-		return nil, fmt.Errorf("%w: not a JSON object: %s", ErrInvalid, Snippet(out))
+		return Output{}, fmt.Errorf("%w: not a JSON object: %s", ErrInvalid, Snippet(out))
 	}
 	var w wireOutput
 	if err := json.Unmarshal(out, &w); err != nil {
-		return nil, fmt.Errorf("%w: %v: %s", ErrInvalid, err, Snippet(out))
+		return Output{}, fmt.Errorf("%w: %v: %s", ErrInvalid, err, Snippet(out))
+	}
+	var o Output
+	if len(w.Emit) > 0 {
+		emits, err := parseEmits(w.Emit)
+		if err != nil {
+			return Output{}, err
+		}
+		o.Emits = emits
 	}
 	if len(w.BatchItemFailures) == 0 {
-		return nil, nil
+		return o, nil
 	}
 	fs := make([]Failure, 0, len(w.BatchItemFailures))
 	for i, f := range w.BatchItemFailures {
 		if f.ItemIdentifier == nil || *f.ItemIdentifier == "" {
-			return nil, fmt.Errorf("%w: batchItemFailures[%d] lacks itemIdentifier", ErrInvalid, i)
+			return Output{}, fmt.Errorf("%w: batchItemFailures[%d] lacks itemIdentifier", ErrInvalid, i)
 		}
 		var after int
 		if f.RetryAfterSeconds != nil {
@@ -75,7 +125,72 @@ func ParseOutput(out []byte) ([]Failure, error) {
 		}
 		fs = append(fs, Failure{ID: *f.ItemIdentifier, RetryAfterSeconds: after, Permanent: f.Permanent, Error: Truncate(f.Error, MaxErrorBytes)})
 	}
-	return fs, nil
+	o.Failures = fs
+	return o, nil
+}
+
+func parseEmits(ws []wireEmit) ([]Emit, error) {
+	if len(ws) > MaxEmits {
+		return nil, fmt.Errorf("%w: %d emit entries, over the limit of %d", ErrInvalid, len(ws), MaxEmits)
+	}
+	es := make([]Emit, len(ws))
+	for i, w := range ws {
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%w: emit[%d]: %s", ErrInvalid, i, fmt.Sprintf(format, args...))
+		}
+		e := &es[i]
+		switch {
+		case w.Queue != nil && w.Topic != nil:
+			return nil, bad("names both a queue and a topic; name one")
+		case w.Queue != nil:
+			if *w.Queue == "" {
+				return nil, bad("empty queue name")
+			}
+			e.Queue = *w.Queue
+		case w.Topic != nil:
+			if *w.Topic == "" {
+				return nil, bad("empty topic name")
+			}
+			e.Topic = *w.Topic
+		default:
+			return nil, bad("names neither a queue nor a topic")
+		}
+		if w.Group != nil {
+			return nil, bad("group is not supported yet: ordered (FIFO) groups do not exist; leave it out")
+		}
+		if len(w.Body) == 0 {
+			return nil, bad("lacks a body")
+		}
+		e.Body = w.Body
+		if len(w.Headers) > 0 && !bytes.Equal(w.Headers, []byte("null")) {
+			if w.Headers[0] != '{' {
+				return nil, bad("headers is not a JSON object")
+			}
+			e.Headers = w.Headers
+		}
+		if w.DelaySeconds != nil {
+			if s := *w.DelaySeconds; s < 0 || s > MaxRetryAfterSeconds {
+				return nil, bad("delay_seconds %d out of range 0..%d", s, MaxRetryAfterSeconds)
+			}
+			e.DelaySeconds = int(*w.DelaySeconds)
+		}
+		if w.DedupKey != nil {
+			if n := len(*w.DedupKey); n < 1 || n > 128 {
+				return nil, bad("dedup_key of %d characters; use 1 to 128", n)
+			}
+			e.DedupKey = *w.DedupKey
+		}
+		if e.Topic != "" && (e.DelaySeconds != 0 || e.DedupKey != "") {
+			return nil, bad("a topic emit takes no delay_seconds or dedup_key")
+		}
+		if w.For != nil {
+			if *w.For == "" {
+				return nil, bad("empty for")
+			}
+			e.For = *w.For
+		}
+	}
+	return es, nil
 }
 
 // Snippet returns the start of b, fit for an error message.

@@ -118,3 +118,40 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+func TestParseEmits(t *testing.T) {
+	t.Parallel()
+	o, err := Parse([]byte(`{"batchItemFailures":[{"itemIdentifier":"2"}],"emit":[
+		{"queue":"shipped","body":{"n":1},"headers":{"h":"v"},"delay_seconds":5,"dedup_key":"k","for":"1"},
+		{"topic":"audit","body":null,"headers":null}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Failures) != 1 || len(o.Emits) != 2 {
+		t.Fatalf("Parse = %+v", o)
+	}
+	e := o.Emits[0]
+	if e.Queue != "shipped" || string(e.Body) != `{"n":1}` || string(e.Headers) != `{"h":"v"}` || e.DelaySeconds != 5 || e.DedupKey != "k" || e.For != "1" {
+		t.Fatalf("emit[0] = %+v", e)
+	}
+	if e := o.Emits[1]; e.Topic != "audit" || string(e.Body) != "null" || e.Headers != nil {
+		t.Fatalf("emit[1] = %+v", e)
+	}
+	for _, tc := range []struct{ out, want string }{
+		{`{"emit":[{"body":1}]}`, "emit[0]: names neither a queue nor a topic"},
+		{`{"emit":[{"queue":"a","body":1},{"queue":"a","topic":"b","body":1}]}`, "emit[1]: names both"},
+		{`{"emit":[{"queue":"a"}]}`, "emit[0]: lacks a body"},
+		{`{"emit":[{"queue":"a","body":1,"group":"g"}]}`, "emit[0]: group is not supported yet"},
+		{`{"emit":[{"queue":"a","body":1,"delay_seconds":-1}]}`, "emit[0]: delay_seconds -1 out of range"},
+		{`{"emit":[{"queue":"a","body":1,"headers":[1]}]}`, "emit[0]: headers is not a JSON object"},
+		{`{"emit":[{"topic":"a","body":1,"dedup_key":"x"}]}`, "emit[0]: a topic emit takes no"},
+		{`{"emit":[{"queue":"a","body":1,"for":""}]}`, "emit[0]: empty for"},
+		{`{"emit":{"queue":"a"}}`, "cannot unmarshal"},
+		{`{"emit":[` + strings.Repeat(`{"queue":"a","body":1},`, MaxEmits) + `{"queue":"a","body":1}]}`, "1001 emit entries, over the limit of 1000"},
+	} {
+		_, err := Parse([]byte(tc.out))
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%.60s) error = %v, want one containing %q", tc.out, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,66 @@
+// Command relay emits what its messages ask it to (Function ABI v1.1), for
+// the tests of emit and as a small example of sdk.Result.Emit. A message
+// body may hold:
+//
+//	{"emit": [{"queue": "out", "body": {...}}, {"topic": "audit", "body": 1, "batch": true}],
+//	 "fail": "retry" | "permanent" | "batch"}
+//
+// Each emit entry goes out For its message ("batch": true: for the batch
+// as a whole); "fail" fails the message (or, "batch", the whole batch by
+// exiting non-zero) after asking for its emits, which are then dropped.
+// On a cron tick it emits {"scheduled_time": ...} to the queue named by
+// RELAY_CRON_QUEUE.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+
+	"github.com/sluicehq/sluice/sdk"
+)
+
+type steer struct {
+	Emit []struct {
+		Queue   string            `json:"queue"`
+		Topic   string            `json:"topic"`
+		Body    json.RawMessage   `json:"body"`
+		Headers map[string]string `json:"headers"`
+		Batch   bool              `json:"batch"`
+	} `json:"emit"`
+	Fail string `json:"fail"`
+}
+
+func main() {
+	sdk.Handle(func(ctx sdk.Context, b sdk.Batch) sdk.Result {
+		var res sdk.Result
+		if ctx.Trigger.Type == "cron" {
+			var tick struct {
+				ScheduledTime string `json:"scheduled_time"`
+			}
+			_ = b.Messages[0].Decode(&tick)
+			res.Emit(sdk.Emit{Queue: os.Getenv("RELAY_CRON_QUEUE"), Body: tick})
+			return res
+		}
+		for _, m := range b.Messages {
+			var s steer
+			_ = m.Decode(&s) // a body that is not an object emits nothing
+			for _, e := range s.Emit {
+				forID := m.ID
+				if e.Batch {
+					forID = ""
+				}
+				res.Emit(sdk.Emit{Queue: e.Queue, Topic: e.Topic, Body: e.Body, Headers: e.Headers, For: forID})
+			}
+			switch s.Fail {
+			case "retry":
+				res.Retry(m.ID, 0, errors.New("relay: asked to fail"))
+			case "permanent":
+				res.Permanent(m.ID, errors.New("relay: asked to fail for good"))
+			case "batch":
+				os.Exit(3)
+			}
+		}
+		return res
+	})
+}

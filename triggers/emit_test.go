@@ -1,0 +1,194 @@
+package triggers_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/functions"
+	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/triggers"
+)
+
+func relayCaps(patterns ...string) functions.Config {
+	return functions.Config{Capabilities: functions.Capabilities{Emits: patterns},
+		Env: map[string]string{"RELAY_CRON_QUEUE": "ticks"}}
+}
+
+// messages counts a queue's messages (any state).
+func (e *env) messages(queue string) int64 {
+	e.t.Helper()
+	return e.scalar(`SELECT count(*) FROM {{schema}}.messages m JOIN {{schema}}.queues q ON q.id = m.queue_id WHERE q.name = $1`, queue)
+}
+
+// Emits go out with their message's ack: an emit for a message that
+// failed (retry that ends in the DLQ, permanent) or of a batch that failed
+// as a whole is dropped; an emit without for goes out with the batch; a
+// topic emit copies to every subscriber. The invocation record counts them.
+func TestEmitFollowsItsMessage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("relay", "relay", relayCaps("out", "audit"))
+	e.createQueue("in", pgqueue.Settings{MaxReceiveCount: 1})
+	e.createQueue("whole", pgqueue.Settings{MaxReceiveCount: 1})
+	e.createQueue("out", pgqueue.Settings{})
+	e.createQueue("audited", pgqueue.Settings{})
+	ctx := context.Background()
+	if err := e.queue.CreateTopic(ctx, acct, "audit"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.queue.Subscribe(ctx, acct, "audit", "audited"); err != nil {
+		t.Fatal(err)
+	}
+	e.send("in",
+		`{"emit":[{"queue":"out","body":"ok-0"}]}`,
+		`{"emit":[{"queue":"out","body":"lost-1"}],"fail":"retry"}`,
+		`{"emit":[{"queue":"out","body":"lost-2"}],"fail":"permanent"}`,
+		`{"emit":[{"topic":"audit","body":"batch-3","batch":true},{"queue":"out","body":"ok-3"}]}`)
+	e.send("whole", `{"emit":[{"queue":"out","body":"lost-4","batch":true}],"fail":"batch"}`)
+	e.putTrigger(triggers.Trigger{Queue: "in", Function: "relay", BatchSize: 10, BatchWindow: 200 * time.Millisecond})
+	e.putTrigger(triggers.Trigger{Queue: "whole", Function: "relay"})
+	e.startEngine()
+
+	e.waitFor("both queues to settle", 30*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.invocations`) == 2
+	})
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.messages m JOIN {{schema}}.queues q ON q.id = m.queue_id
+		WHERE q.name = 'out' AND m.body IN ('"ok-0"', '"ok-3"')`); got != 2 || e.messages("out") != 2 {
+		t.Errorf("out holds %d messages, %d of them ok-0 and ok-3; want exactly those", e.messages("out"), got)
+	}
+	if got := e.messages("audited"); got != 1 {
+		t.Errorf("the topic's subscriber holds %d messages, want 1", got)
+	}
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE source = 'in' AND batch_size = 4
+		AND acked = 2 AND dead = 2 AND emitted = 3 AND outcome = 'partial_failure'`); got != 1 {
+		t.Errorf("no invocation record of the in batch with acked 2, dead 2, emitted 3")
+	}
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE source = 'whole' AND emitted = 0 AND outcome = 'failure'`); got != 1 {
+		t.Errorf("no invocation record of the failed batch with emitted 0")
+	}
+	list, err := e.triggers.Invocations().List(ctx, acct, triggers.InvocationFilter{Function: "relay"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, inv := range list {
+		total += inv.Emitted
+	}
+	if total != 3 {
+		t.Errorf("Invocation.Emitted sums to %d, want 3", total)
+	}
+}
+
+// An emit the function may not make fails its whole batch with
+// invalid_output naming the target and the rule, and sends nothing: a
+// target outside its emits patterns, a queue that does not exist, a body
+// over the queue's max message size.
+func TestEmitRefusals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("relay", "relay", relayCaps("out-*"))
+	e.createQueue("in", pgqueue.Settings{MaxReceiveCount: 1})
+	e.createQueue("out-small", pgqueue.Settings{MaxMessageBytes: 64})
+	e.createQueue("secret", pgqueue.Settings{})
+	big := fmt.Sprintf(`"%s"`, strings.Repeat("x", 100))
+	e.send("in", `{"emit":[{"queue":"secret","body":1}]}`, `{"emit":[{"queue":"out-missing","body":1}]}`,
+		`{"emit":[{"queue":"out-small","body":`+big+`}]}`, `{"emit":[{"topic":"out-topic","body":1}]}`)
+	e.putTrigger(triggers.Trigger{Queue: "in", Function: "relay", BatchSize: 1})
+	e.startEngine()
+	e.waitFor("four invocations", 30*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.invocations`) == 4
+	})
+	for _, want := range []string{
+		"invalid_output: emit[0] to queue secret is not allowed: it matches none of the function's emits patterns out-*",
+		`invalid_output: emit refused: queue "out-missing" not found`,
+		"invalid_output: emit refused: message too large",
+		`invalid_output: emit refused: topic "out-topic"`,
+	} {
+		if got := e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE failure_kind = 'invalid_output'
+			AND outcome = 'failure' AND emitted = 0 AND dead = 1 AND starts_with(error, $1)`, want); got != 1 {
+			errs := e.scalar(`SELECT count(*) FROM {{schema}}.invocations`)
+			t.Errorf("no failed invocation with error %q (of %d)", want, errs)
+		}
+	}
+	if got := e.messages("out-small") + e.messages("secret"); got != 0 {
+		t.Errorf("refused emits sent %d messages", got)
+	}
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.dead_letters`); got != 4 {
+		t.Errorf("dead letters = %d, want the 4 refused messages", got)
+	}
+}
+
+// A function with no emits capability may not emit at all.
+func TestEmitDeniedByDefault(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("relay", "relay", functions.Config{})
+	e.createQueue("in", pgqueue.Settings{MaxReceiveCount: 1})
+	e.createQueue("out", pgqueue.Settings{})
+	e.send("in", `{"emit":[{"queue":"out","body":1}]}`)
+	e.putTrigger(triggers.Trigger{Queue: "in", Function: "relay"})
+	e.startEngine()
+	e.waitFor("the invocation", 30*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE error LIKE '%the function''s manifest declares no emits%'`) == 1
+	})
+	if got := e.messages("out"); got != 0 {
+		t.Errorf("out holds %d messages, want none", got)
+	}
+}
+
+// A cron invocation emits, each tick's emits committed with its record.
+func TestCronEmit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("relay", "relay", relayCaps("ticks"))
+	e.createQueue("ticks", pgqueue.Settings{})
+	e.putTrigger(triggers.Trigger{Kind: triggers.KindCron, CronSpec: "* * * * * *", Function: "relay"})
+	eng := e.startEngine()
+	e.waitFor("two emitted ticks", 10*time.Second, func() bool { return e.messages("ticks") >= 2 })
+	stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := eng.Stop(stop); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := e.messages("ticks"), e.scalar(`SELECT coalesce(sum(emitted), 0) FROM {{schema}}.invocations WHERE trigger_type = 'cron'`); got != want {
+		t.Errorf("ticks holds %d messages, the invocation log counts %d emitted", got, want)
+	}
+}
+
+// A dead-letter handler emits for the dead letters it handles.
+func TestDLQHandlerEmit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("relay", "relay", relayCaps("recovered"))
+	e.createQueue("src", pgqueue.Settings{})
+	e.createQueue("recovered", pgqueue.Settings{})
+	ctx := context.Background()
+	e.send("src", `{"emit":[{"queue":"recovered","body":"r-0"}]}`, `{"emit":[{"queue":"recovered","body":"r-1"}],"fail":"retry"}`)
+	msgs, err := e.queue.Receive(ctx, acct, "src", pgqueue.ReceiveOptions{Max: 2})
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("receive: %v %v", msgs, err)
+	}
+	fails := make([]pgqueue.Failure, len(msgs))
+	for i, m := range msgs {
+		fails[i] = pgqueue.Failure{Sequence: m.Sequence, Receipt: m.Receipt, Reason: "test"}
+	}
+	if _, err := e.queue.Fail(ctx, acct, "src", fails); err != nil {
+		t.Fatal(err)
+	}
+	e.putTrigger(triggers.Trigger{Queue: "src", DLQ: true, Function: "relay"})
+	e.startEngine()
+	e.waitFor("the handled dead letter's emit", 10*time.Second, func() bool { return e.messages("recovered") == 1 })
+	e.waitFor("the handled dead letter to go", 10*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.dead_letters`) == 1
+	})
+	time.Sleep(300 * time.Millisecond)
+	if got := e.messages("recovered"); got != 1 {
+		t.Errorf("recovered holds %d messages, want 1 (the failing dead letter's emit is dropped)", got)
+	}
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE trigger_type = 'dlq' AND acked = 1 AND emitted = 1`); got < 1 {
+		t.Errorf("no dlq invocation record with acked 1, emitted 1")
+	}
+}

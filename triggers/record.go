@@ -1,0 +1,71 @@
+package triggers
+
+import (
+	"context"
+	"time"
+
+	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/runtime"
+)
+
+// invocationRecord is one row of the invocations table.
+type invocationRecord struct {
+	account, function    string
+	version              int
+	triggerID            int64
+	triggerType, source  string
+	batchSize            int
+	startedAt            time.Time
+	duration             time.Duration
+	outcome, failureKind string
+	err                  string
+	acked, retried, dead int
+	emitted              int
+	messageIDs           []int64
+	stderr               []byte
+}
+
+// maxRecordedStderr caps the stderr kept per invocation row.
+const maxRecordedStderr = 8 << 10
+
+// setResult fills in what the record says of how the function ran.
+func (r *invocationRecord) setResult(res runtime.Result) {
+	r.duration, r.stderr, r.outcome, r.err = res.Duration, res.Stderr, outcomeOf(res), firstError(res)
+	r.failureKind = ""
+	if res.Failure != nil {
+		r.failureKind = string(res.Failure.Kind)
+	}
+}
+
+// commit runs, as one transaction in one round trip, what settles an
+// invocation (settle adds it to the batch), the emits that go out and the
+// invocation record: the record's counts are exactly what the transaction
+// did, and an emit exists if and only if the settlement committed.
+func (e *Engine) commit(ctx context.Context, settle func(*pgqueue.Batch), emits []runtime.Emit, rec *invocationRecord) error {
+	b := e.cfg.Queue.NewBatch()
+	if settle != nil {
+		settle(b)
+	}
+	queueEmits(b, rec.account, emits)
+	rec.emitted = len(emits)
+	b.Queue(e.q.Get("insert_invocation"), rec.args()...)
+	return b.Run(ctx, e.cfg.Pool)
+}
+
+// commitOrRefuse is commit, and when the database refuses an emit (the
+// queue does not exist, a message is too large ...) the function's output
+// is refused: fail(msg) turns the invocation into a whole-batch
+// invalid_output failure and returns the settlement and record of that,
+// which is committed without emits.
+func (e *Engine) commitOrRefuse(ctx context.Context, settle func(*pgqueue.Batch), emits []runtime.Emit, rec *invocationRecord,
+	fail func(msg string) func(*pgqueue.Batch)) error {
+	err := e.commit(ctx, settle, emits, rec)
+	if err == nil || len(emits) == 0 {
+		return err
+	}
+	msg := emitRefusal(err)
+	if msg == "" {
+		return err
+	}
+	return e.commit(ctx, fail(msg), nil, rec)
+}
