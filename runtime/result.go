@@ -106,6 +106,8 @@ type Result struct {
 	// Stderr is what the function wrote to stderr, capped at the function's
 	// MaxStderrBytes (a marker line notes any dropped bytes).
 	Stderr []byte
+	// Host counts the invocation's host calls (HTTP, key-value).
+	Host HostStats
 }
 
 // OK reports whether the batch ran to completion and every message was
