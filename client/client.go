@@ -45,6 +45,8 @@ type Client struct {
 	Keys *KeysService
 	// Hooks manages webhook endpoints.
 	Hooks *HooksService
+	// KV reads and writes the account's key-value stores.
+	KV *KVService
 
 	base      *url.URL
 	auth      string
@@ -128,6 +130,7 @@ func New(endpoint, keyID, secret string, opts ...Option) (*Client, error) {
 	c.Invocations = &InvocationsService{c}
 	c.Keys = &KeysService{c}
 	c.Hooks = &HooksService{c}
+	c.KV = &KVService{c}
 	return c, nil
 }
 

@@ -33,6 +33,12 @@ type DeployOptions struct {
 	Alias string
 	// Env is the function's environment.
 	Env map[string]string
+	// AllowedOutboundHosts are the URLs the function may call over HTTP
+	// (e.g. "https://api.example.com", "http://127.0.0.1:*"); none when
+	// empty.
+	AllowedOutboundHosts []string
+	// Stores are the key-value stores of the account the function may open.
+	Stores []string
 }
 
 // Deployment tells what a deploy did. Created is false when module and
@@ -100,6 +106,15 @@ func (s *FunctionsService) Deploy(ctx context.Context, name string, module []byt
 	sort.Strings(keys)
 	for _, k := range keys {
 		q.Add("env", k+"="+o.Env[k])
+	}
+	for _, h := range o.AllowedOutboundHosts {
+		q.Add("allowed_outbound_host", h)
+	}
+	for _, st := range o.Stores {
+		if err := checkName("store", st); err != nil {
+			return out, err
+		}
+		q.Add("store", st)
 	}
 	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("functions", name, "versions"), query: q,
 		raw: module, contentType: "application/wasm"}, &out)

@@ -47,6 +47,7 @@ func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue
 func (t apiTarget) Deploy(ctx context.Context, name string, module []byte, cfg functions.Config) (int, bool, bool, error) {
 	d, err := t.c.Functions.Deploy(ctx, name, module, client.DeployOptions{
 		MemoryMB: cfg.MemoryMiB, TimeoutMS: int(cfg.Timeout.Milliseconds()), Env: cfg.Env, Alias: functions.DefaultAlias,
+		AllowedOutboundHosts: cfg.Capabilities.AllowedOutboundHosts, Stores: cfg.Capabilities.Stores,
 	})
 	return d.Version, d.Created, d.AliasMoved, err
 }

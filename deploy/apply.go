@@ -178,6 +178,7 @@ func applyFunction(ctx context.Context, target Target, name string, f manifest.F
 	}
 	version, created, moved, err := target.Deploy(ctx, name, module, functions.Config{
 		MemoryMiB: f.MemoryMiB, Timeout: time.Duration(f.Timeout), Env: f.Env,
+		Capabilities: functions.Capabilities{AllowedOutboundHosts: f.AllowedOutboundHosts, Stores: f.Stores},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("function %s: %w", name, err)

@@ -31,9 +31,14 @@ const (
 	ScopeAdmin  = "mq:admin"
 	ScopeAllMQ  = "mq:*"
 	ScopeDeploy = "functions:deploy"
+	// Key-value stores: read (get, list), write (set, delete), or both.
+	ScopeKVRead  = "kv:read"
+	ScopeKVWrite = "kv:write"
+	ScopeAllKV   = "kv:*"
 )
 
-var knownScopes = []string{ScopeSend, ScopeRecv, ScopeDelete, ScopePurge, ScopeAdmin, ScopeAllMQ, ScopeDeploy}
+var knownScopes = []string{ScopeSend, ScopeRecv, ScopeDelete, ScopePurge, ScopeAdmin, ScopeAllMQ, ScopeDeploy,
+	ScopeKVRead, ScopeKVWrite, ScopeAllKV}
 
 // scopeReadFunctions marks routes that read functions: mq:admin or
 // functions:deploy allows them.
@@ -165,7 +170,7 @@ type keyRecord struct {
 
 func (k *keyRecord) allows(scope string) bool {
 	for _, s := range k.scopes {
-		if s == scope || s == ScopeAllMQ && strings.HasPrefix(scope, "mq:") {
+		if s == scope || s == ScopeAllMQ && strings.HasPrefix(scope, "mq:") || s == ScopeAllKV && strings.HasPrefix(scope, "kv:") {
 			return true
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/runtime"
 )
@@ -32,6 +33,7 @@ type active struct {
 	memoryMiB int
 	timeout   time.Duration
 	env       map[string]string
+	caps      functions.Capabilities
 	// queue settings (queue triggers)
 	visibility      time.Duration
 	maxReceiveCount int

@@ -45,7 +45,7 @@ SELECT t.id, t.account, t.name, t.kind, coalesce(t.function, ''), t.alias, coale
        t.backoff_max_ms, t.lease_extension, coalesce(t.cron_spec, ''), t.timezone, t.enqueue_body,
        t.enabled, t.source, t.updated_at,
        coalesce(v.version, 0), coalesce(encode(v.wasm_sha256, 'hex'), ''), coalesce(v.memory_mib, 0),
-       coalesce(v.timeout_ms, 0), coalesce(v.env, '{}'),
+       coalesce(v.timeout_ms, 0), coalesce(v.env, '{}'), coalesce(v.capabilities, '{}'),
        coalesce(q.visibility_timeout_seconds, 0), coalesce(q.max_receive_count, 0)
   FROM {{schema}}.triggers t
   LEFT JOIN {{schema}}.functions f ON f.account = t.account AND f.name = t.function
