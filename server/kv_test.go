@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +89,46 @@ func TestDeployCapabilities(t *testing.T) {
 		strings.Join(vs[1].Capabilities.Stores, ",") != "sessions,counts" ||
 		strings.Join(vs[1].Capabilities.AllowedOutboundHosts, ",") != "http://127.0.0.1:*" {
 		t.Errorf("versions: %+v", vs)
+	}
+}
+
+// End to end: a queue trigger runs examples/status-check, deployed with
+// its capabilities through the HTTP route; it calls a real HTTP server on
+// 127.0.0.1 and counts in the account's store, visible through the kv
+// routes.
+func TestFunctionCallsHTTPAndCountsInStore(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(up.Close)
+	e := newEnv(t)
+	acct, tok := e.admin("checks")
+	kvTok := e.key(acct, []string{ScopeAllKV})
+	module := wasmbuild.MustRead(t, "status-check", wasmbuild.Reactor)
+	e.deploy(tok, acct, "status-check", "?allowed_outbound_host=http://127.0.0.1:*&store=counts", module).expect(201)
+	e.do(tok, "PUT", "/v1/accounts/"+acct+"/triggers/checks", `{"kind":"queue","queue":"checks","function":"status-check"}`).expect(200)
+	e.do(tok, "POST", "/"+acct+"/checks/messages", fmt.Sprintf(`{"url":%q}`, up.URL+"/healthz")).expect(201)
+	e.do(tok, "POST", "/"+acct+"/checks/messages", `{"url":"http://localhost:1/healthz"}`).expect(201) // denied: retried
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		r := e.do(kvTok, "GET", "/v1/accounts/"+acct+"/kv/counts/keys/status:200", "")
+		if r.status == 200 {
+			var got wire.KVEntry
+			r.decode(&got)
+			if got.Value == nil || *got.Value != "1" {
+				t.Fatalf("status:200 = %+v, want 1", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no count after 2 minutes: %d %s", r.status, r.body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var checks wire.KVEntry
+	e.do(kvTok, "GET", "/v1/accounts/"+acct+"/kv/counts/keys/checks", "").expect(200).decode(&checks)
+	if checks.Value == nil || *checks.Value != "1" {
+		t.Errorf("checks = %+v, want 1 (the denied call counts nothing)", checks)
 	}
 }
