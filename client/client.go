@@ -47,6 +47,8 @@ type Client struct {
 	Hooks *HooksService
 	// Topics manages topics (fan-out) and publishes to them.
 	Topics *TopicsService
+	// KV reads and writes the account's key-value stores.
+	KV *KVService
 
 	base      *url.URL
 	auth      string
@@ -131,6 +133,7 @@ func New(endpoint, keyID, secret string, opts ...Option) (*Client, error) {
 	c.Keys = &KeysService{c}
 	c.Hooks = &HooksService{c}
 	c.Topics = &TopicsService{c}
+	c.KV = &KVService{c}
 	return c, nil
 }
 

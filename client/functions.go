@@ -42,6 +42,12 @@ type DeployOptions struct {
 	// Emits are the patterns of the queues and topics the version may
 	// emit to (Function ABI v1.1; none by default).
 	Emits []string
+	// AllowedOutboundHosts are the URLs the function may call over HTTP
+	// (e.g. "https://api.example.com", "http://127.0.0.1:*"); none when
+	// empty.
+	AllowedOutboundHosts []string
+	// Stores are the key-value stores of the account the function may open.
+	Stores []string
 }
 
 // deployPoll is the first and the longest wait between two status
@@ -119,6 +125,15 @@ func (s *FunctionsService) Deploy(ctx context.Context, name string, module []byt
 	}
 	for _, p := range o.Emits {
 		q.Add("emits", p)
+	}
+	for _, h := range o.AllowedOutboundHosts {
+		q.Add("allowed_outbound_host", h)
+	}
+	for _, st := range o.Stores {
+		if err := checkName("store", st); err != nil {
+			return out, err
+		}
+		q.Add("store", st)
 	}
 	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("functions", name, "versions"), query: q,
 		raw: module, contentType: "application/wasm"}, &out)

@@ -59,7 +59,7 @@ func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue
 func (t apiTarget) Deploy(ctx context.Context, name string, module []byte, cfg functions.Config) (int, bool, bool, error) {
 	o := client.DeployOptions{
 		MemoryMB: cfg.MemoryMiB, TimeoutMS: int(cfg.Timeout.Milliseconds()), Env: cfg.Env, Alias: functions.DefaultAlias,
-		Emits: cfg.Capabilities.Emits,
+		Emits: cfg.Capabilities.Emits, AllowedOutboundHosts: cfg.Capabilities.AllowedOutboundHosts, Stores: cfg.Capabilities.Stores,
 	}
 	if t.progress != nil {
 		o.Progress = func(status string) { t.progress(name, status) }

@@ -279,7 +279,7 @@ func applyHooks(ctx context.Context, target Target, m *manifest.Manifest) ([]Cha
 func applyFunction(ctx context.Context, target Target, name string, f manifest.Function, module []byte) (*Change, error) {
 	version, created, moved, err := target.Deploy(ctx, name, module, functions.Config{
 		MemoryMiB: f.MemoryMiB, Timeout: time.Duration(f.Timeout), Env: f.Env,
-		Capabilities: functions.Capabilities{Emits: f.Emits},
+		Capabilities: functions.Capabilities{Emits: f.Emits, AllowedOutboundHosts: f.AllowedOutboundHosts, Stores: f.Stores},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("function %s: %w", name, err)

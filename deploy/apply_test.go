@@ -275,3 +275,37 @@ hooks:
 		t.Errorf("second apply: %v\n%s", err, changeList(again))
 	}
 }
+
+// allowed_outbound_hosts and stores reach the registry through both
+// targets, and a change to them alone deploys a new version.
+func TestApplyCarriesCapabilities(t *testing.T) {
+	t.Parallel()
+	srv := clienttest.New(t)
+	ctx := context.Background()
+	c := srv.Client(t)
+	dir := t.TempDir()
+	for i, caps := range []string{
+		`allowed_outbound_hosts: ["http://127.0.0.1:*"], stores: [counts]`,
+		`allowed_outbound_hosts: ["http://127.0.0.1:*", "https://api.example.com"], stores: [counts, sessions]`,
+	} {
+		m := writeManifest(t, dir, "functions:\n  f: {wasm: trap.wasm, "+caps+"}\n")
+		var err error
+		if i == 0 {
+			_, err = applyDB(ctx, srv, c.Account(), m)
+		} else {
+			_, err = deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil, nil))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	vs, err := srv.Registry().Versions(ctx, c.Account(), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 2 || strings.Join(vs[0].Capabilities.Stores, ",") != "counts" ||
+		strings.Join(vs[1].Capabilities.AllowedOutboundHosts, ",") != "http://127.0.0.1:*,https://api.example.com" ||
+		strings.Join(vs[1].Capabilities.Stores, ",") != "counts,sessions" {
+		t.Errorf("versions: %+v", vs)
+	}
+}

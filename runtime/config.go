@@ -36,6 +36,13 @@ const (
 	DefaultTimeout        = 30 * time.Second
 	DefaultMaxStdoutBytes = 1 << 20
 	DefaultMaxStderrBytes = 64 << 10
+	// DefaultMaxHTTPRequests caps http_request calls per invocation.
+	DefaultMaxHTTPRequests = 100
+	// DefaultMaxHTTPResponseBytes caps one response body.
+	DefaultMaxHTTPResponseBytes = 4 << 20
+	// DefaultHTTPRequestTimeout caps one request (the batch's deadline
+	// caps it too).
+	DefaultHTTPRequestTimeout = 30 * time.Second
 	// MaxMemoryMiB is the most a 32-bit WebAssembly memory can address.
 	MaxMemoryMiB = 4096
 )
@@ -61,6 +68,27 @@ type FunctionConfig struct {
 	// PoolSize bounds the instances of the function alive at once, and so
 	// its concurrent invocations; more invocations wait for a free one.
 	PoolSize int
+
+	// AllowedOutboundHosts are the URLs the guest may call with
+	// http_request, in Spin's convention: "https://api.example.com",
+	// "http://127.0.0.1:*", "https://*.example.com:8443". None by default.
+	// A loopback, private or link-local address is reached only through a
+	// host (name or address) listed exactly, never through a wildcard.
+	AllowedOutboundHosts []string
+	// MaxHTTPRequests caps http_request calls per invocation.
+	MaxHTTPRequests int
+	// MaxHTTPResponseBytes caps one response body.
+	MaxHTTPResponseBytes int
+	// HTTPRequestTimeout caps one request, redirects included; the
+	// batch's deadline caps it too.
+	HTTPRequestTimeout time.Duration
+
+	// Stores are the key-value stores the guest may open with kv_open;
+	// KV serves them (required when Stores is not empty).
+	Stores []string
+	KV     KV
+	// MaxKVValueBytes caps a value the guest stores.
+	MaxKVValueBytes int
 }
 
 func (c FunctionConfig) withDefaults() (FunctionConfig, error) {
@@ -76,6 +104,18 @@ func (c FunctionConfig) withDefaults() (FunctionConfig, error) {
 	if c.MaxStderrBytes == 0 {
 		c.MaxStderrBytes = DefaultMaxStderrBytes
 	}
+	if c.MaxHTTPRequests == 0 {
+		c.MaxHTTPRequests = DefaultMaxHTTPRequests
+	}
+	if c.MaxHTTPResponseBytes == 0 {
+		c.MaxHTTPResponseBytes = DefaultMaxHTTPResponseBytes
+	}
+	if c.HTTPRequestTimeout == 0 {
+		c.HTTPRequestTimeout = DefaultHTTPRequestTimeout
+	}
+	if c.MaxKVValueBytes == 0 {
+		c.MaxKVValueBytes = DefaultMaxKVValueBytes
+	}
 	if c.PoolSize == 0 {
 		c.PoolSize = max(4, goruntime.GOMAXPROCS(0))
 	}
@@ -88,6 +128,10 @@ func (c FunctionConfig) withDefaults() (FunctionConfig, error) {
 		return c, errors.New("negative output cap")
 	case c.PoolSize < 0:
 		return c, fmt.Errorf("negative pool size %d", c.PoolSize)
+	case c.MaxHTTPRequests < 0 || c.MaxHTTPResponseBytes < 0 || c.HTTPRequestTimeout < 0 || c.MaxKVValueBytes < 0:
+		return c, errors.New("negative host call limit")
+	case len(c.Stores) > 0 && c.KV == nil:
+		return c, fmt.Errorf("stores %q listed but no KV service given", c.Stores)
 	}
 	return c, nil
 }

@@ -64,13 +64,42 @@
 // too, unused).
 //
 // Load rejects a module that imports anything but wasi_snapshot_preview1
-// functions (with matching signatures), exports neither entry point,
+// and sluice functions (with matching signatures), exports neither entry point,
 // exports _initialize without both sluice_ exports, or needs more memory at
 // start than its limit, naming the import or export at fault.
 //
+// # Host imports (Function ABI v1.1)
+//
+// Module "sluice" gives guests outbound HTTP and key-value state, both
+// denied unless FunctionConfig allows them (docs/function-abi.md has the
+// exact signatures and documents):
+//
+//	result_read(buf_ptr, buf_len) -> len         the last call's result
+//	http_request(req_ptr, req_len, resp_len_ptr) -> errno
+//	kv_open(name_ptr, name_len, handle_ptr) -> errno
+//	kv_get(store, key_ptr, key_len, val_len_ptr) -> errno
+//	kv_set(store, key_ptr, key_len, val_ptr, val_len, ttl_ms i64) -> errno
+//	kv_delete(store, key_ptr, key_len) -> errno
+//	kv_increment(store, key_ptr, key_len, delta i64, value_ptr) -> errno
+//	kv_compare_and_set(store, key_ptr, key_len, old_ptr, old_len,
+//	                   new_ptr, new_len, flags, ttl_ms i64) -> errno
+//
+// HTTP goes only to FunctionConfig.AllowedOutboundHosts (Spin's
+// convention), through a dialer that refuses loopback, private and
+// link-local peers unless the URL's host is listed exactly, so DNS cannot
+// rebind an allowed name onto the host's network. Each request is capped
+// by HTTPRequestTimeout and the batch's deadline, its response body by
+// MaxHTTPResponseBytes, and an invocation's requests by MaxHTTPRequests.
+// Key-value calls go to FunctionConfig.KV (package kv over Postgres, bound
+// to the function's account by the caller) for the stores in Stores.
+// While a guest waits on the host it gives back its long slot (see
+// scheduler.go) and takes one again afterwards; the wait counts toward its
+// timeout. Result.Host counts the calls, bytes and errors.
+//
 // # Sandbox and limits
 //
-// Guests get no filesystem (no preopens), no sockets, real wall and
+// Guests get no filesystem (no preopens), no sockets (HTTP only through
+// the host import above), real wall and
 // monotonic clocks, crypto/rand randomness, args [name] and exactly the
 // environment of FunctionConfig.Env. Per function:
 //
@@ -151,6 +180,9 @@
 //	invocation.go  Invocation, Message and the input document
 //	result.go      Result, Outcome, FailureKind
 //	iosink.go      per-invocation stdout/stderr capture and logging
+//	host.go        module "sluice": host call state, errnos, HTTP and KV calls
+//	outbound.go    allowed_outbound_hosts rules, the checking dialer
+//	kv.go          KV, the key-value service a caller injects
 //	memory.go      limited, accounted and recycled linear memories
 //	priority_*.go  lowering the thread priority of long-running guests
 //	internal/abi   ABI JSON encoding and output parsing

@@ -16,16 +16,18 @@ import (
 // Function is a loaded module ready to run batches. It is safe for
 // concurrent use.
 type Function struct {
-	rt      *Runtime
-	code    *compiledModule
-	cfg     FunctionConfig
-	kind    Kind
-	log     zerolog.Logger
-	modCfg  wazero.ModuleConfig
-	limit   uint64 // memory limit in bytes
-	mem     memAccount
-	slots   chan struct{} // one token per instance that may be alive
-	closing chan struct{} // closed by Close
+	rt     *Runtime
+	code   *compiledModule
+	cfg    FunctionConfig
+	kind   Kind
+	log    zerolog.Logger
+	modCfg wazero.ModuleConfig
+	limit  uint64 // memory limit in bytes
+	// outbound enforces AllowedOutboundHosts for http_request.
+	outbound *outboundPolicy
+	mem      memAccount
+	slots    chan struct{} // one token per instance that may be alive
+	closing  chan struct{} // closed by Close
 	// completed is set by the first invocation that ends without a
 	// failure; overranAt is when an invocation last ended at the timeout,
 	// memory or output limit (Unix nanoseconds, 0 if never). See confined.
@@ -142,6 +144,8 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 		iio.stderr.trigger = inv.Trigger.Type + ":" + inv.Trigger.Source
 	}
 
+	hc := &hostCalls{f: f, io: iio}
+	hctx := context.WithValue(tctx, hostKey{}, hc)
 	var (
 		out    []byte
 		runErr error
@@ -151,9 +155,9 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	case f.confined(start) && !iio.takeLongSlot():
 		runErr = context.Cause(tctx) // timed out waiting for its turn
 	case f.kind == Command:
-		inst, out, runErr = f.runCommand(tctx, iio, input)
+		inst, out, runErr = f.runCommand(hctx, iio, input)
 	default:
-		inst, out, runErr = f.runReactor(tctx, iio, input)
+		inst, out, runErr = f.runReactor(hctx, iio, input)
 	}
 	iio.releaseLongSlot()
 	failure := f.classify(tctx, runErr, inst, iio)
@@ -169,7 +173,7 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 		inst.io = nil
 		f.putInstance(inst, failure == nil)
 	}
-	res := Result{Duration: time.Since(start), Stderr: iio.stderr.finish()}
+	res := Result{Duration: time.Since(start), Stderr: iio.stderr.finish(), Host: hc.stats}
 	if failure == nil {
 		res.Messages, res.Emits, failure = outcomes(&inv, out)
 	}
@@ -267,6 +271,7 @@ func (f *Function) Close(ctx context.Context) error {
 			return fmt.Errorf("close function %s v%d: waiting for running batches: %w", f.cfg.Name, f.cfg.Version, ctx.Err())
 		}
 	}
+	f.outbound.close()
 	f.rt.mu.Lock()
 	delete(f.rt.functions, f)
 	f.rt.mu.Unlock()

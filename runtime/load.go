@@ -26,7 +26,10 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte, cfg FunctionConfig) (*F
 		return nil, fmt.Errorf("load function %s v%d: %w", cfg.Name, cfg.Version, err)
 	}
 	limit := uint64(cfg.MemoryMiB) << 20
-	wasm, err = capTables(wasm, limit)
+	if wasm, err = capTables(wasm, limit); err != nil {
+		return nil, fmt.Errorf("load function %s v%d: %w", cfg.Name, cfg.Version, err)
+	}
+	outbound, err := newOutboundPolicy(cfg.AllowedOutboundHosts)
 	if err != nil {
 		return nil, fmt.Errorf("load function %s v%d: %w", cfg.Name, cfg.Version, err)
 	}
@@ -57,15 +60,16 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte, cfg FunctionConfig) (*F
 		mc = mc.WithStartFunctions("_initialize")
 	}
 	f := &Function{
-		rt:      r,
-		code:    code,
-		cfg:     cfg,
-		kind:    kind,
-		log:     r.log.With().Str("function", cfg.Name).Int("version", cfg.Version).Logger(),
-		modCfg:  mc,
-		limit:   limit,
-		slots:   make(chan struct{}, cfg.PoolSize),
-		closing: make(chan struct{}),
+		rt:       r,
+		code:     code,
+		cfg:      cfg,
+		kind:     kind,
+		log:      r.log.With().Str("function", cfg.Name).Int("version", cfg.Version).Logger(),
+		modCfg:   mc,
+		limit:    limit,
+		outbound: outbound,
+		slots:    make(chan struct{}, cfg.PoolSize),
+		closing:  make(chan struct{}),
 	}
 	r.mu.Lock()
 	if r.closed {
@@ -109,7 +113,7 @@ func (r *Runtime) inspect(cm wazero.CompiledModule, limit uint64) (Kind, error) 
 		mod, name, _ := d.Import()
 		hd, ok := r.host[mod][name]
 		if !ok {
-			return 0, fmt.Errorf("unknown import %q.%q (the host provides only wasi_snapshot_preview1 functions)", mod, name)
+			return 0, fmt.Errorf("unknown import %q.%q (the host provides wasi_snapshot_preview1 and sluice functions)", mod, name)
 		}
 		if !sameSignature(d, hd) {
 			return 0, fmt.Errorf("import %q.%q has signature %s, the host's is %s", mod, name, signature(d), signature(hd))

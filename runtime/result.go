@@ -112,6 +112,8 @@ type Result struct {
 	// shape is checked here; whether the function may send them (its
 	// capabilities, the targets' existence and limits) is the caller's.
 	Emits []Emit
+	// Host counts the invocation's host calls (HTTP, key-value).
+	Host HostStats
 }
 
 // Emit is one message a function asks to send: to Queue, or published to

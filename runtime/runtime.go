@@ -44,7 +44,7 @@ type Runtime struct {
 	fuel, ctx engine
 	log       zerolog.Logger
 	// host lists the functions the host provides, by import module, name.
-	host map[string]map[string]api.FunctionDefinition
+	host hostDefs
 	// base is canceled by Close, stopping every running batch; running
 	// counts them so Close can wait before freeing the engines.
 	base       context.Context
@@ -68,7 +68,10 @@ type engine struct {
 	cache wazero.CompilationCache
 }
 
-func newEngine(ctx context.Context, dir string, closeOnDone bool) (engine, api.Module, error) {
+// hostDefs are the functions a module may import, by module and name.
+type hostDefs = map[string]map[string]api.FunctionDefinition
+
+func newEngine(ctx context.Context, dir string, closeOnDone bool) (engine, hostDefs, error) {
 	var cache wazero.CompilationCache
 	if dir != "" {
 		c, err := wazero.NewCompilationCacheWithDir(dir)
@@ -88,7 +91,16 @@ func newEngine(ctx context.Context, dir string, closeOnDone bool) (engine, api.M
 		_ = cache.Close(ctx)
 		return engine{}, nil, fmt.Errorf("runtime: instantiate wasi: %w", err)
 	}
-	return engine{wr: wr, cache: cache}, wasi.(api.Module), nil
+	host, err := instantiateHost(ctx, wr)
+	if err != nil {
+		_ = wr.Close(ctx)
+		_ = cache.Close(ctx)
+		return engine{}, nil, fmt.Errorf("runtime: instantiate host module: %w", err)
+	}
+	return engine{wr: wr, cache: cache}, hostDefs{
+		wasi_snapshot_preview1.ModuleName: wasi.(api.Module).ExportedFunctionDefinitions(),
+		HostModule:                        host.ExportedFunctionDefinitions(),
+	}, nil
 }
 
 func (e engine) close(ctx context.Context) error {
@@ -118,7 +130,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if d := cfg.CompilationCacheDir; d != "" {
 		fuelDir, ctxDir = filepath.Join(d, "fuel"), filepath.Join(d, "ctx")
 	}
-	fuel, wasi, err := newEngine(ctx, fuelDir, false)
+	fuel, host, err := newEngine(ctx, fuelDir, false)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +146,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		fuel:       fuel,
 		ctx:        ctxEngine,
 		log:        cfg.Logger,
-		host:       map[string]map[string]api.FunctionDefinition{wasi_snapshot_preview1.ModuleName: wasi.ExportedFunctionDefinitions()},
+		host:       host,
 		compiled:   map[[32]byte]*compiledModule{},
 		functions:  map[*Function]struct{}{},
 		long:       make(chan struct{}, max(1, goruntime.GOMAXPROCS(0)-1)),

@@ -80,6 +80,20 @@
 //		output location packed as ptr<<32 | len (0 when there is nothing to
 //		report); the output stays valid until the next call into the module.
 //
+// # Outbound HTTP and key-value stores
+//
+// HTTPClient returns an *http.Client whose transport calls the host
+// (Function ABI v1.1), so ordinary net/http code works, limited to the URLs
+// the manifest lists in allowed_outbound_hosts. Store opens one of the
+// key-value stores the manifest lists in stores:
+//
+//	resp, err := sdk.HTTPClient().Get("https://api.example.com/v1/status")
+//	n, err := sdk.Store("counts").Increment("visits", 1)
+//
+// Failed host calls return a *HostError wrapping ErrDenied, ErrInvalid,
+// ErrLimit, ErrFailed, ErrNotFound or ErrConflict. Outside WebAssembly
+// (tests on the host) every host call fails with ErrFailed.
+//
 // # Logging
 //
 // Context.Log and Context.Error write one JSON object per line to stderr;

@@ -23,6 +23,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/internal/namedsql"
+	"github.com/sluicehq/sluice/kv"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
 	"github.com/sluicehq/sluice/server/internal/jsonbody"
@@ -308,6 +309,10 @@ func (a *api) routes() {
 	a.handle(m, "GET "+v+"/keys", "mq:admin", a.listKeys)
 	a.handle(m, "POST "+v+"/keys", "mq:admin", a.createKey)
 	a.handle(m, "DELETE "+v+"/keys/{id}", "mq:admin", a.revokeKey)
+	a.handle(m, "GET "+v+"/kv/{store}", ScopeKVRead, a.kvList)
+	a.handle(m, "GET "+v+"/kv/{store}/keys/{key...}", ScopeKVRead, a.kvGet)
+	a.handle(m, "PUT "+v+"/kv/{store}/keys/{key...}", ScopeKVWrite, a.kvPut)
+	a.handle(m, "DELETE "+v+"/kv/{store}/keys/{key...}", ScopeKVWrite, a.kvDelete)
 	a.handle(m, "GET "+v+"/hooks", "mq:admin", a.listHooks)
 	a.handle(m, "POST "+v+"/hooks", "mq:admin", a.createHook)
 	a.handle(m, "DELETE "+v+"/hooks/{name}", "mq:admin", a.deleteHook)
@@ -413,7 +418,7 @@ func (a *api) toAPIError(err error) *apiError {
 		return errorf(http.StatusNotFound, "not_found", "%s", trimPkg(err))
 	case errors.Is(err, functions.ErrInvalidName):
 		return errorf(http.StatusBadRequest, "invalid_name", "%s", trimPkg(err))
-	case errors.Is(err, functions.ErrInvalidConfig), errors.Is(err, functions.ErrInvalidModule):
+	case errors.Is(err, functions.ErrInvalidConfig), errors.Is(err, functions.ErrInvalidModule), errors.Is(err, kv.ErrInvalid):
 		return badRequest("%s", trimPkg(err))
 	case errors.Is(err, functions.ErrNoRollback):
 		return errorf(http.StatusConflict, "conflict", "%s", trimPkg(err))
@@ -446,7 +451,7 @@ func isConnError(err error) bool {
 // trimPkg drops the "package: " prefix of an error message.
 func trimPkg(err error) string {
 	msg := err.Error()
-	for _, p := range []string{"functions: ", "triggers: ", "webhook: ", "pgqueue: "} {
+	for _, p := range []string{"functions: ", "triggers: ", "kv: ", "webhook: ", "pgqueue: "} {
 		msg = strings.TrimPrefix(msg, p)
 	}
 	return msg

@@ -34,9 +34,14 @@ const (
 	ScopeDeploy = "functions:deploy"
 	// ScopeMetrics reads GET /metrics: the key's account's series only.
 	ScopeMetrics = "metrics:read"
+	// Key-value stores: read (get, list), write (set, delete), or both.
+	ScopeKVRead  = "kv:read"
+	ScopeKVWrite = "kv:write"
+	ScopeAllKV   = "kv:*"
 )
 
-var knownScopes = []string{ScopeSend, ScopeRecv, ScopeDelete, ScopePurge, ScopeAdmin, ScopeAllMQ, ScopeDeploy, ScopeMetrics}
+var knownScopes = []string{ScopeSend, ScopeRecv, ScopeDelete, ScopePurge, ScopeAdmin, ScopeAllMQ, ScopeDeploy, ScopeMetrics,
+	ScopeKVRead, ScopeKVWrite, ScopeAllKV}
 
 // scopeReadFunctions marks routes that read functions: mq:admin or
 // functions:deploy allows them.
@@ -168,7 +173,7 @@ type keyRecord struct {
 
 func (k *keyRecord) allows(scope string) bool {
 	for _, s := range k.scopes {
-		if s == scope || s == ScopeAllMQ && strings.HasPrefix(scope, "mq:") {
+		if s == scope || s == ScopeAllMQ && strings.HasPrefix(scope, "mq:") || s == ScopeAllKV && strings.HasPrefix(scope, "kv:") {
 			return true
 		}
 	}

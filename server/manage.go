@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/triggers"
 	"github.com/sluicehq/sluice/wire"
 )
@@ -325,7 +326,7 @@ func (a *api) getFunction(w http.ResponseWriter, r *http.Request, c *call) error
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
 // decodeDeploy parses a deploy's query: memory_mb, timeout_ms, alias, env,
-// emits.
+// emits, and the repeatable allowed_outbound_host and store.
 func decodeDeploy(query map[string][]string) (functions.Config, string, error) {
 	var cfg functions.Config
 	one := func(name string) (string, error) {
@@ -389,6 +390,21 @@ func decodeDeploy(query map[string][]string) (functions.Config, string, error) {
 			}
 		}
 		cfg.Capabilities.Emits = ps
+	}
+	for _, h := range query["allowed_outbound_host"] {
+		if err := runtime.ValidateOutboundHost(h); err != nil {
+			return cfg, "", badRequest("%v", err)
+		}
+		cfg.Capabilities.AllowedOutboundHosts = append(cfg.Capabilities.AllowedOutboundHosts, h)
+	}
+	for _, st := range query["store"] {
+		if err := checkStore(st); err != nil {
+			return cfg, "", err
+		}
+		if slices.Contains(cfg.Capabilities.Stores, st) {
+			return cfg, "", badRequest("store %s is given twice", st)
+		}
+		cfg.Capabilities.Stores = append(cfg.Capabilities.Stores, st)
 	}
 	return cfg, alias, nil
 }

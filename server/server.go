@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/console"
 	"github.com/sluicehq/sluice/functions"
+	"github.com/sluicehq/sluice/kv"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
 	"github.com/sluicehq/sluice/runtime"
@@ -23,7 +24,7 @@ import (
 )
 
 // Migrations are every migration line of Sluice, in the order they apply.
-var Migrations = []migrate.Line{pgqueue.Migrations, functions.Migrations, triggers.Migrations, APIMigrations}
+var Migrations = []migrate.Line{pgqueue.Migrations, functions.Migrations, triggers.Migrations, kv.Migrations, APIMigrations}
 
 // Config configures a Server.
 type Config struct {
@@ -90,11 +91,13 @@ type Server struct {
 	invocations *triggers.InvocationLog
 	hooks       *triggers.HookStore
 
-	engine  *triggers.Engine
-	api     *api
-	sweeper *pgqueue.Sweeper
-	http    *http.Server
-	ln      net.Listener
+	engine   *triggers.Engine
+	api      *api
+	sweeper  *pgqueue.Sweeper
+	kv       *kv.Stores
+	kvSweeps int // calls of sweepKV, on the sweeper goroutine only
+	http     *http.Server
+	ln       net.Listener
 
 	metricsHTTP *http.Server
 	metricsLn   net.Listener
@@ -188,18 +191,42 @@ func (s *Server) open(ctx context.Context) error {
 	if s.hooks, err = triggers.NewHookStore(s.queue); err != nil {
 		return err
 	}
+	if s.kv, err = kv.New(s.pool, cfg.Schema); err != nil {
+		return err
+	}
 	ec := cfg.Engine
-	ec.Pool, ec.Schema, ec.Queue, ec.Listener, ec.Registry, ec.Runtime, ec.Logger =
-		s.pool, cfg.Schema, s.queue, s.listener, s.registry, s.runtime, s.log
+	ec.Pool, ec.Schema, ec.Queue, ec.Listener, ec.Registry, ec.Runtime, ec.KV, ec.Logger =
+		s.pool, cfg.Schema, s.queue, s.listener, s.registry, s.runtime, s.kv, s.log
 	if s.engine, err = triggers.NewEngine(ec); err != nil {
 		return err
 	}
 	s.api = newAPI(s)
 	s.sweeper = pgqueue.NewSweeper(s.queue, pgqueue.SweeperOptions{
 		OnError: func(err error) { s.log.Warn().Err(err).Msg("sweep failed") },
+		OnSweep: s.sweepKV,
 	})
 	return nil
 }
+
+// kvSweepEvery is how many queue sweeps (one a second) pass between two
+// sweeps of expired key-value entries.
+const kvSweepEvery = 5
+
+// sweepKV runs on the queue sweeper's goroutine after each sweep and
+// deletes expired key-value entries every kvSweepEvery calls.
+func (s *Server) sweepKV(int64) {
+	if s.kvSweeps++; s.kvSweeps%kvSweepEvery != 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.kv.Sweep(ctx); err != nil {
+		s.log.Warn().Err(err).Msg("kv sweep failed")
+	}
+}
+
+// KV is the server's key-value stores.
+func (s *Server) KV() *kv.Stores { return s.kv }
 
 // Queue is the server's queue client, for callers (the CLI, manifest
 // applies) that send or manage queues in the same process.

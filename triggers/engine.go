@@ -19,6 +19,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/internal/namedsql"
+	"github.com/sluicehq/sluice/kv"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/runtime"
 )
@@ -31,7 +32,10 @@ type Config struct {
 	Listener *pgqueue.Listener // optional: wake-ups on new messages
 	Registry *functions.Registry
 	Runtime  *runtime.Runtime
-	Logger   zerolog.Logger
+	// KV serves the key-value stores functions open (Function ABI v1.1);
+	// optional: without it, a function that lists stores fails to load.
+	KV     *kv.Stores
+	Logger zerolog.Logger
 
 	// ReloadInterval is how often triggers and aliases are re-read, so
 	// deploys take effect without a restart (default 1s).
@@ -314,8 +318,8 @@ func (e *Engine) running(fn *runtime.Function) bool {
 }
 
 func functionKey(a *active) string {
-	return a.sha256 + "|" + strconv.Itoa(a.memoryMiB) + "|" + a.timeout.String() + "|" + a.Function +
-		"|" + strconv.Itoa(a.version) + "|" + fmt.Sprint(sortedEnv(a.env))
+	return a.Account + "|" + a.sha256 + "|" + strconv.Itoa(a.memoryMiB) + "|" + a.timeout.String() + "|" + a.Function +
+		"|" + strconv.Itoa(a.version) + "|" + fmt.Sprint(sortedEnv(a.env)) + "|" + fmt.Sprint(a.capabilities.AllowedOutboundHosts, a.capabilities.Stores)
 }
 
 func sortedEnv(env map[string]string) []string {
@@ -347,10 +351,17 @@ func (e *Engine) function(ctx context.Context, a *active) (*runtime.Function, er
 	if err != nil {
 		return nil, err
 	}
-	fn, err := e.cfg.Runtime.Load(ctx, module, runtime.FunctionConfig{
+	rc := runtime.FunctionConfig{
 		Name: a.Function, Version: a.version, Env: a.env, MemoryMiB: a.memoryMiB, Timeout: a.timeout,
-		PoolSize: max(4, a.Concurrency),
-	})
+		PoolSize: max(4, a.Concurrency), AllowedOutboundHosts: a.capabilities.AllowedOutboundHosts,
+	}
+	if len(a.capabilities.Stores) > 0 {
+		if e.cfg.KV == nil {
+			return nil, fmt.Errorf("function %s version %d lists stores %q but the engine has no key-value stores", a.Function, a.version, a.capabilities.Stores)
+		}
+		rc.Stores, rc.KV = a.capabilities.Stores, accountKV{e.cfg.KV, a.Account}
+	}
+	fn, err := e.cfg.Runtime.Load(ctx, module, rc)
 	if err != nil {
 		return nil, fmt.Errorf("load %s version %d: %w", a.Function, a.version, err)
 	}

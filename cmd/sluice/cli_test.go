@@ -454,3 +454,30 @@ func TestCLIAdmin(t *testing.T) {
 	}
 	c.fails(1, `invocation \d+ not found.*\(404 not_found\)`, "invocations", "get", strconv.FormatInt(id+1, 10))
 }
+
+func TestKVCommands(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	if out := c.ok("kv", "set", "sessions", "user/1", "token-1", "--ttl", "1h"); !strings.Contains(out, "set user/1 in store sessions (expires in 1h0m0s)") {
+		t.Errorf("set: %q", out)
+	}
+	c.ok("kv", "set", "sessions", "user/2", "token-2")
+	c.ok("kv", "set", "sessions", "other", "x")
+	if out := c.ok("kv", "get", "sessions", "user/1"); out != "token-1\n" {
+		t.Errorf("get: %q", out)
+	}
+	out := c.ok("kv", "list", "sessions", "--prefix", "user/")
+	if !strings.Contains(out, "user/1") || !strings.Contains(out, "token-2") || strings.Contains(out, "other") {
+		t.Errorf("list: %q", out)
+	}
+	var l client.KVList
+	c.json(&l, "kv", "list", "sessions")
+	if len(l.Entries) != 3 || l.Entries[0].Key != "other" || l.Entries[1].ExpiresAt == nil || l.Entries[2].ExpiresAt != nil {
+		t.Errorf("list --json: %+v", l)
+	}
+	c.ok("kv", "delete", "sessions", "other")
+	c.fails(1, "not found", "kv", "get", "sessions", "other")
+	c.fails(1, "not found", "kv", "delete", "sessions", "other")
+	c.fails(2, "missing VALUE", "kv", "set", "sessions", "k")
+	c.fails(2, "store name", "kv", "get", "bad.store", "k")
+}

@@ -45,6 +45,7 @@ func commands() []command {
 		{"invocations", "list recent function invocations", runInvocations},
 		{"keys", "create, list or revoke access keys", runKeys},
 		{"hooks", "list, create or delete webhook endpoints", runHooks},
+		{"kv", "get, set, list or delete keys of the key-value stores functions use", runKV},
 		{"migrate", "apply database migrations to DATABASE_URL", runMigrate},
 		{"invoke", "run a function on one batch locally and print the outcome", runInvoke},
 		{"new", "scaffold a function project (Go, C, Rust or AssemblyScript) that builds and deploys as is", runNew},

@@ -11,6 +11,8 @@
 //	    memory_mb: 64
 //	    timeout: 10s
 //	    env: {SMTP_HOST: mail.internal}
+//	    allowed_outbound_hosts: ["https://api.example.com"]  # outbound HTTP (none by default)
+//	    stores: [sessions]                                   # key-value stores it may open
 //	triggers:
 //	  - {queue: emails, function: send-email, batch_size: 10, concurrency: 2}
 //	  - {cron: "0 */5 * * * *", function: report}
@@ -42,6 +44,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/triggers"
 )
 
@@ -95,6 +98,12 @@ type Function struct {
 	// emit messages to (Function ABI v1.1), such as [orders-*, audit];
 	// none by default.
 	Emits []string `yaml:"emits"`
+	// AllowedOutboundHosts are the URLs the function may call over HTTP,
+	// in Spin's convention ("https://api.example.com", "http://127.0.0.1:*");
+	// none by default.
+	AllowedOutboundHosts []string `yaml:"allowed_outbound_hosts"`
+	// Stores are the account's key-value stores the function may open.
+	Stores []string `yaml:"stores"`
 }
 
 // Build is the `build:` of a function: either a Go main package folder
@@ -328,6 +337,18 @@ func (m *Manifest) check() error {
 		}
 		if f.Timeout == 0 {
 			f.Timeout = Duration(functions.DefaultTimeout)
+		}
+		for _, h := range f.AllowedOutboundHosts {
+			if err := runtime.ValidateOutboundHost(h); err != nil {
+				bad("function %s: %v", name, err)
+			}
+		}
+		for i, st := range f.Stores {
+			if !pgqueue.ValidName(st) {
+				bad("function %s: store name %q: use 1-80 characters from A-Z a-z 0-9 _ -", name, st)
+			} else if slices.Contains(f.Stores[:i], st) {
+				bad("function %s: store %s is listed twice", name, st)
+			}
 		}
 		if time.Duration(f.Timeout) > functions.MaxTimeout {
 			bad("function %s: timeout %s is over the maximum %s", name, time.Duration(f.Timeout), functions.MaxTimeout)

@@ -167,3 +167,28 @@ func TestEmits(t *testing.T) {
 		t.Fatalf("a bad pattern: %v", err)
 	}
 }
+
+func TestParseCapabilities(t *testing.T) {
+	t.Parallel()
+	m, err := manifest.Parse([]byte(`functions:
+  f:
+    wasm: f.wasm
+    allowed_outbound_hosts: ["https://api.stripe.com", "http://127.0.0.1:*"]
+    stores: [sessions, counts]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := m.Functions["f"]
+	if len(f.AllowedOutboundHosts) != 2 || f.AllowedOutboundHosts[1] != "http://127.0.0.1:*" || len(f.Stores) != 2 || f.Stores[0] != "sessions" {
+		t.Errorf("capabilities: %+v", f)
+	}
+	_, err = manifest.Parse([]byte(`functions:
+  f: {wasm: f.wasm, allowed_outbound_hosts: ["api.stripe.com"], stores: [a, a, "b c"]}
+`))
+	for _, want := range []string{`"api.stripe.com": no scheme`, "store a is listed twice", `store name "b c"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not contain %q", err, want)
+		}
+	}
+}

@@ -1,0 +1,2 @@
+DROP VIEW kv;
+DROP TABLE kv_entries;

@@ -1,0 +1,280 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/wasmbuild"
+	"github.com/sluicehq/sluice/runtime"
+)
+
+// upstream is a real HTTP server on 127.0.0.1 the guests call.
+func upstream(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ok":
+			fmt.Fprint(w, "hello")
+		case "/echo":
+			b, _ := io.ReadAll(r.Body)
+			fmt.Fprintf(w, "%s %s %s", r.Method, r.Header.Get("X-Test"), b)
+		case "/sleep":
+			select {
+			case <-time.After(5 * time.Second):
+			case <-r.Context().Done():
+			}
+		case "/big":
+			n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+			_, _ = w.Write([]byte(strings.Repeat("x", n)))
+		case "/redirect":
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// ops runs one message per op and returns each message's result text.
+func ops(t *testing.T, f *runtime.Function, ops ...map[string]any) ([]string, runtime.Result) {
+	t.Helper()
+	bodies := make([]string, len(ops))
+	for i, o := range ops {
+		b, _ := json.Marshal(o)
+		bodies[i] = string(b)
+	}
+	res := invoke(t, f, batch(bodies...))
+	if res.Failure != nil {
+		t.Fatalf("batch failed: %s\n%s", res.Failure.Message, res.Stderr)
+	}
+	out := make([]string, len(res.Messages))
+	for i, m := range res.Messages {
+		out[i] = m.Error
+	}
+	return out, res
+}
+
+func wantPrefix(t *testing.T, what, got, prefix string) {
+	t.Helper()
+	if !strings.HasPrefix(got, prefix) {
+		t.Errorf("%s: got %q, want prefix %q", what, got, prefix)
+	}
+}
+
+func TestHostHTTPAllowList(t *testing.T) {
+	t.Parallel()
+	srv := upstream(t)
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	byName := "http://localhost:" + port
+	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+		rt, _ := newRuntime(t)
+		f := load(t, rt, "runtime/testdata/hostcalls", mode, runtime.FunctionConfig{AllowedOutboundHosts: []string{"http://127.0.0.1:*"}})
+		out, res := ops(t, f,
+			map[string]any{"op": "http", "url": srv.URL + "/ok"},
+			map[string]any{"op": "http", "url": srv.URL + "/echo", "method": "POST", "body": "ping"},
+			map[string]any{"op": "http", "url": byName + "/ok"},
+			map[string]any{"op": "http", "url": "https://example.com/"},
+			map[string]any{"op": "http", "url": srv.URL + "/redirect?to=" + byName + "/ok"},
+			map[string]any{"op": "http", "url": srv.URL + "/redirect?to=/ok"},
+		)
+		wantPrefix(t, "allowed literal address", out[0], "ok 200 hello")
+		wantPrefix(t, "post with body", out[1], "ok 200 POST  ping")
+		wantPrefix(t, "localhost, not listed", out[2], "error denied: http_request: http://localhost:"+port+" is not allowed")
+		wantPrefix(t, "other host", out[3], "error denied: http_request: https://example.com is not allowed")
+		wantPrefix(t, "redirect to a denied host", out[4], "error denied:")
+		if !strings.Contains(out[4], "redirect to http://localhost") {
+			t.Errorf("redirect: %q does not name the redirect", out[4])
+		}
+		wantPrefix(t, "redirect to an allowed url", out[5], "ok 200 hello")
+		h := res.Host
+		if h.HTTPRequests != 4 || h.HTTPErrors != 3 || h.HTTPBytesSent != 4 || h.HTTPBytesReceived < 15 {
+			t.Errorf("host stats %+v, want 4 requests (2 refused before sending), 3 errors, 4 bytes sent", h)
+		}
+	})
+}
+
+// A name that resolves to a loopback address is refused unless the name
+// itself is listed, even when a wildcard allows it (DNS rebinding).
+func TestHostHTTPNameResolvingToLoopback(t *testing.T) {
+	t.Parallel()
+	srv := upstream(t)
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	rt, _ := newRuntime(t)
+	wild := load(t, rt, "runtime/testdata/hostcalls", wasmbuild.Reactor, runtime.FunctionConfig{Name: "wild", AllowedOutboundHosts: []string{"http://*:*"}})
+	out, _ := ops(t, wild,
+		map[string]any{"op": "http", "url": "http://localhost:" + port + "/ok"},
+		map[string]any{"op": "http", "url": srv.URL + "/ok"},
+	)
+	wantPrefix(t, "localhost through a wildcard", out[0], "error denied:")
+	if !strings.Contains(out[0], "loopback, private or link-local") {
+		t.Errorf("denial %q does not say why", out[0])
+	}
+	wantPrefix(t, "127.0.0.1 through a wildcard", out[1], "error denied:")
+	named := load(t, rt, "runtime/testdata/hostcalls", wasmbuild.Reactor, runtime.FunctionConfig{Name: "named", AllowedOutboundHosts: []string{"http://localhost:" + port}})
+	out, _ = ops(t, named, map[string]any{"op": "http", "url": "http://localhost:" + port + "/ok"})
+	wantPrefix(t, "localhost listed literally", out[0], "ok 200 hello")
+}
+
+func TestHostHTTPLimits(t *testing.T) {
+	t.Parallel()
+	srv := upstream(t)
+	rt, _ := newRuntime(t)
+	f := load(t, rt, "runtime/testdata/hostcalls", wasmbuild.Reactor, runtime.FunctionConfig{
+		AllowedOutboundHosts: []string{"http://127.0.0.1:*"},
+		HTTPRequestTimeout:   300 * time.Millisecond, MaxHTTPResponseBytes: 1000, MaxHTTPRequests: 5,
+	})
+	start := time.Now()
+	out, _ := ops(t, f, map[string]any{"op": "http", "url": srv.URL + "/sleep"})
+	wantPrefix(t, "slow upstream", out[0], "error failed: http_request GET "+srv.URL+"/sleep: timed out")
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("timed out request took %s", d)
+	}
+	out, _ = ops(t, f,
+		map[string]any{"op": "http", "url": srv.URL + "/big?n=1000"},
+		map[string]any{"op": "http", "url": srv.URL + "/big?n=1001"},
+	)
+	wantPrefix(t, "body at the cap", out[0], "ok 200 xxx")
+	wantPrefix(t, "body over the cap", out[1], "error limit reached: http_request GET")
+	out, res := ops(t, f, map[string]any{"op": "http", "url": srv.URL + "/ok", "n": 7})
+	wantPrefix(t, "request count", out[0], "after 5: error limit reached: http_request: over the limit of 5 requests")
+	if res.Host.HTTPRequests != 5 {
+		t.Errorf("requests %d, want 5", res.Host.HTTPRequests)
+	}
+
+	// The batch's deadline bounds a request too: the batch times out.
+	short := load(t, rt, "runtime/testdata/hostcalls", wasmbuild.Reactor, runtime.FunctionConfig{Name: "short",
+		AllowedOutboundHosts: []string{"http://127.0.0.1:*"}, Timeout: 500 * time.Millisecond})
+	start = time.Now()
+	res = invoke(t, short, batch(`{"op":"http","url":"`+srv.URL+`/sleep"}`))
+	wantFailure(t, res, runtime.FailureTimeout, "timeout")
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("batch with a slow request took %s", d)
+	}
+}
+
+func TestHostDeniedByDefault(t *testing.T) {
+	t.Parallel()
+	srv := upstream(t)
+	rt, _ := newRuntime(t)
+	f := load(t, rt, "runtime/testdata/hostcalls", wasmbuild.Command, runtime.FunctionConfig{})
+	out, _ := ops(t, f,
+		map[string]any{"op": "http", "url": srv.URL + "/ok"},
+		map[string]any{"op": "get", "store": "sessions", "key": "k"},
+	)
+	wantPrefix(t, "http", out[0], "error denied: http_request: http://127.0.0.1:")
+	wantPrefix(t, "kv", out[1], `error denied: kv_open: store "sessions" is not listed`)
+}
+
+func TestLoadRejectsBadOutboundHost(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"api.example.com", "ftp://x", "https://x/path", "https://x:99999", "https://a*b"} {
+		if err := runtime.ValidateOutboundHost(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	for _, good := range []string{"https://api.example.com", "http://127.0.0.1:*", "*://*.example.com:8443", "https://*", "http://[::1]:8080"} {
+		if err := runtime.ValidateOutboundHost(good); err != nil {
+			t.Errorf("%q: %v", good, err)
+		}
+	}
+}
+
+// memKV is an in-memory runtime.KV (package kv tests the Postgres one).
+type memKV struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (k *memKV) Get(_ context.Context, store string, key []byte) ([]byte, bool, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	v, ok := k.m[store+"/"+string(key)]
+	return []byte(v), ok, nil
+}
+
+func (k *memKV) Set(_ context.Context, store string, key, value []byte, _ time.Duration) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.m[store+"/"+string(key)] = string(value)
+	return nil
+}
+
+func (k *memKV) Delete(_ context.Context, store string, key []byte) (bool, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.m[store+"/"+string(key)]
+	delete(k.m, store+"/"+string(key))
+	return ok, nil
+}
+
+func (k *memKV) Increment(_ context.Context, store string, key []byte, delta int64) (int64, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n, err := strconv.ParseInt(k.m[store+"/"+string(key)]+"0", 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("not an integer: %w", runtime.ErrKVInvalid)
+	}
+	n = n/10 + delta
+	k.m[store+"/"+string(key)] = strconv.FormatInt(n, 10)
+	return n, nil
+}
+
+func (k *memKV) CompareAndSet(_ context.Context, store string, key, old, value []byte, _ time.Duration) (bool, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	cur, ok := k.m[store+"/"+string(key)]
+	if old == nil && ok || old != nil && (!ok || cur != string(old)) {
+		return false, nil
+	}
+	k.m[store+"/"+string(key)] = string(value)
+	return true, nil
+}
+
+func TestHostKV(t *testing.T) {
+	t.Parallel()
+	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+		rt, _ := newRuntime(t)
+		f := load(t, rt, "runtime/testdata/hostcalls", mode, runtime.FunctionConfig{Stores: []string{"counts", "sessions"},
+			KV: &memKV{m: map[string]string{}}, MaxKVValueBytes: 100})
+		old := "a"
+		out, res := ops(t, f,
+			map[string]any{"op": "get", "store": "sessions", "key": "k"},
+			map[string]any{"op": "set", "store": "sessions", "key": "k", "value": "a"},
+			map[string]any{"op": "get", "store": "sessions", "key": "k"},
+			map[string]any{"op": "cas", "store": "sessions", "key": "k", "value": "b"},
+			map[string]any{"op": "cas", "store": "sessions", "key": "k", "old": old, "value": "b"},
+			map[string]any{"op": "get", "store": "sessions", "key": "k"},
+			map[string]any{"op": "delete", "store": "sessions", "key": "k"},
+			map[string]any{"op": "delete", "store": "sessions", "key": "k"},
+			map[string]any{"op": "incr", "store": "counts", "key": "n", "delta": 2, "n": 3},
+			map[string]any{"op": "incr", "store": "sessions", "key": "n", "delta": -1},
+			map[string]any{"op": "get", "store": "other", "key": "k"},
+			map[string]any{"op": "bigvalue", "store": "sessions", "key": "big", "n": 101},
+			map[string]any{"op": "set", "store": "sessions", "key": "", "value": "x"},
+		)
+		want := []string{"error not found: kv_get sessions: key not found", "ok", "ok a",
+			"error conflict: kv_compare_and_set sessions: the key holds another value", "ok", "ok b", "ok",
+			"error not found: kv_delete sessions: key not found", "ok 6", "ok -1",
+			`error denied: kv_open: store "other" is not listed in the function's stores ["counts" "sessions"]`,
+			"error limit reached: kv_set: value of 101 bytes is over the limit of 100",
+			"error invalid: kv_set: key of 0 bytes: use 1 to 1024 bytes"}
+		for i := range want {
+			if out[i] != want[i] {
+				t.Errorf("op %d: %q, want %q", i+1, out[i], want[i])
+			}
+		}
+		if res.Host.KVCalls < 12 {
+			t.Errorf("kv calls %d", res.Host.KVCalls)
+		}
+	})
+}

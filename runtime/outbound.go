@@ -1,0 +1,212 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// outboundRule is one entry of a function's allowed_outbound_hosts, in
+// Spin's convention: scheme://host[:port], where scheme may be "*", host
+// "*" or "*.example.com", and port "*"; an omitted port is the scheme's
+// default.
+type outboundRule struct {
+	scheme string // "http", "https" or "*"
+	host   string // lower case; "*" or "*.suffix" are wildcards
+	port   string // digits, "*" or "" (the scheme's default)
+}
+
+// ValidateOutboundHost checks one allowed_outbound_hosts entry, such as
+// "https://api.example.com", "http://127.0.0.1:*" or "https://*.example.com:8443".
+func ValidateOutboundHost(entry string) error {
+	_, err := parseOutboundRule(entry)
+	return err
+}
+
+func parseOutboundRule(entry string) (outboundRule, error) {
+	bad := func(why string) (outboundRule, error) {
+		return outboundRule{}, fmt.Errorf("allowed outbound host %q: %s (use scheme://host[:port], e.g. https://api.example.com or http://127.0.0.1:*)", entry, why)
+	}
+	scheme, rest, ok := strings.Cut(entry, "://")
+	if !ok {
+		return bad("no scheme")
+	}
+	scheme = strings.ToLower(scheme)
+	if scheme != "http" && scheme != "https" && scheme != "*" {
+		return bad("scheme must be http, https or *")
+	}
+	rest = strings.TrimSuffix(rest, "/")
+	if rest == "" || strings.ContainsAny(rest, "/?#@") {
+		return bad("give a host and an optional port only, no path, query or user")
+	}
+	host, port := rest, ""
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 && !strings.HasSuffix(rest, "]") {
+		host, port = rest[:i], rest[i+1:]
+		if port != "*" {
+			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+				return bad("port must be 1-65535 or *")
+			}
+		}
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	if host == "" || strings.Contains(host[1:], "*") || strings.HasPrefix(host, "*") && host != "*" && !strings.HasPrefix(host, "*.") {
+		return bad("host must be a name, an address, * or *.domain")
+	}
+	return outboundRule{scheme: scheme, host: host, port: port}, nil
+}
+
+func defaultPort(scheme string) string {
+	if scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+// matches reports whether the rule allows u (scheme, host and port).
+func (r outboundRule) matches(u *url.URL) bool {
+	scheme := strings.ToLower(u.Scheme)
+	if r.scheme != "*" && r.scheme != scheme {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	switch {
+	case r.host == "*":
+	case strings.HasPrefix(r.host, "*."):
+		if !strings.HasSuffix(host, r.host[1:]) {
+			return false
+		}
+	case r.host != host:
+		return false
+	}
+	port := u.Port()
+	if port == "" {
+		port = defaultPort(scheme)
+	}
+	want := r.port
+	if want == "" {
+		want = defaultPort(scheme)
+	}
+	return want == "*" || want == port
+}
+
+// outboundPolicy is a function's outbound HTTP allow-list and the client
+// that enforces it, down to the addresses it connects to.
+type outboundPolicy struct {
+	entries []string
+	rules   []outboundRule
+	client  *http.Client
+}
+
+// errDenied marks a request the function's allow-list refuses.
+type deniedError struct{ msg string }
+
+func (e *deniedError) Error() string { return e.msg }
+
+func newOutboundPolicy(entries []string) (*outboundPolicy, error) {
+	p := &outboundPolicy{entries: entries}
+	for _, e := range entries {
+		r, err := parseOutboundRule(e)
+		if err != nil {
+			return nil, err
+		}
+		p.rules = append(p.rules, r)
+	}
+	tr := &http.Transport{
+		Proxy:                 nil, // never through a proxy: the dialer checks the real peer
+		DialContext:           p.dial,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          64,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       30 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	p.client = &http.Client{Transport: tr, CheckRedirect: p.checkRedirect}
+	return p, nil
+}
+
+// allowed returns nil when u may be called, else a deniedError.
+func (p *outboundPolicy) allowed(u *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return &deniedError{fmt.Sprintf("url %q: only http and https urls can be called", u.Redacted())}
+	}
+	for _, r := range p.rules {
+		if r.matches(u) {
+			return nil
+		}
+	}
+	if len(p.entries) == 0 {
+		return &deniedError{fmt.Sprintf("%s://%s is not allowed: the function lists no allowed_outbound_hosts", u.Scheme, u.Host)}
+	}
+	return &deniedError{fmt.Sprintf("%s://%s is not allowed by allowed_outbound_hosts %q", u.Scheme, u.Host, p.entries)}
+}
+
+func (p *outboundPolicy) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if err := p.allowed(req.URL); err != nil {
+		return &deniedError{"redirect to " + err.Error()}
+	}
+	return nil
+}
+
+// listedExactly reports whether an allow-list entry names host itself
+// (not through a wildcard).
+func (p *outboundPolicy) listedExactly(host string) bool {
+	host = strings.ToLower(host)
+	for _, r := range p.rules {
+		if r.host == host {
+			return true
+		}
+	}
+	return false
+}
+
+// special reports whether ip is loopback, private, link-local or
+// unspecified: addresses a function reaches only when listed literally.
+func special(ip net.IP) bool {
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsUnspecified()
+}
+
+// dial connects to addr, refusing a loopback, private or link-local peer
+// unless the allow-list names the host exactly: a name that resolves (or
+// is rebound) to such an address is refused at connect time.
+func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	exact := p.listedExactly(host)
+	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+		h, _, err := net.SplitHostPort(address)
+		if err != nil {
+			return err
+		}
+		ip := net.ParseIP(h)
+		if ip == nil {
+			return fmt.Errorf("dial %s: unparsable peer address %q", host, address)
+		}
+		switch {
+		case !special(ip) || exact:
+		case net.ParseIP(host) != nil:
+			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address: list it literally in allowed_outbound_hosts to reach it", host)}
+		default:
+			return &deniedError{fmt.Sprintf("%s resolves to %s, a loopback, private or link-local address: list the host literally in allowed_outbound_hosts to reach it", host, ip)}
+		}
+		return nil
+	}}
+	return d.DialContext(ctx, network, addr)
+}
+
+func (p *outboundPolicy) close() {
+	p.client.CloseIdleConnections()
+}

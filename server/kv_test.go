@@ -1,0 +1,134 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/wasmbuild"
+	"github.com/sluicehq/sluice/wire"
+)
+
+func (e *env) kvPut(token, account, store, key, value, query string) *response {
+	e.t.Helper()
+	req, err := http.NewRequest("PUT", e.ts.URL+"/v1/accounts/"+account+"/kv/"+store+"/keys/"+key+query, strings.NewReader(value))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	return e.send(token, req)
+}
+
+func TestKVRoutes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct := newAccount()
+	all, read, write, mq := e.key(acct, []string{ScopeAllKV}), e.key(acct, []string{ScopeKVRead}),
+		e.key(acct, []string{ScopeKVWrite}), e.key(acct, []string{ScopeAllMQ, ScopeDeploy})
+	base := "/v1/accounts/" + acct + "/kv/sessions"
+
+	e.kvPut(write, acct, "sessions", "user%2F1", "token-1", "?ttl_seconds=3600").expect(204)
+	e.kvPut(all, acct, "sessions", "user%2F2", "token-2", "").expect(204)
+	e.kvPut(all, acct, "sessions", "other", "x", "").expect(204)
+	e.kvPut(read, acct, "sessions", "k", "v", "").expectError(403, "forbidden")
+	e.kvPut(mq, acct, "sessions", "k", "v", "").expectError(403, "forbidden")
+	e.kvPut(all, acct, "bad.name", "k", "v", "").expectError(400, "invalid_name")
+	e.kvPut(all, acct, "sessions", "k", "v", "?ttl_seconds=-1").expect(400)
+
+	var got wire.KVEntry
+	e.do(read, "GET", base+"/keys/user%2F1", "").expect(200).decode(&got)
+	if got.Key != "user/1" || got.Value == nil || *got.Value != "token-1" || got.ExpiresAt == nil ||
+		time.Until(*got.ExpiresAt) < 59*time.Minute {
+		t.Errorf("get: %+v", got)
+	}
+	e.do(write, "GET", base+"/keys/user%2F1", "").expectError(403, "forbidden")
+	e.do(read, "GET", base+"/keys/nope", "").expectError(404, "not_found")
+
+	var list wire.KVList
+	e.do(read, "GET", base+"?prefix=user/&limit=1", "").expect(200).decode(&list)
+	if len(list.Entries) != 1 || list.Entries[0].Key != "user/1" || list.Next != "user/1" {
+		t.Fatalf("list page 1: %+v", list)
+	}
+	e.do(read, "GET", base+"?prefix=user/&limit=1&after="+list.Next, "").expect(200).decode(&list)
+	if len(list.Entries) != 1 || list.Entries[0].Key != "user/2" {
+		t.Fatalf("list page 2: %+v", list)
+	}
+
+	e.do(read, "DELETE", base+"/keys/other", "").expectError(403, "forbidden")
+	e.do(write, "DELETE", base+"/keys/other", "").expect(204)
+	e.do(write, "DELETE", base+"/keys/other", "").expectError(404, "not_found")
+
+	// Another account sees nothing of these stores.
+	acct2 := newAccount()
+	e.do(e.key(acct2, []string{ScopeAllKV}), "GET", "/v1/accounts/"+acct2+"/kv/sessions/keys/user%2F2", "").expectError(404, "not_found")
+	e.do(all, "GET", "/v1/accounts/"+acct2+"/kv/sessions/keys/user%2F2", "").expectError(403, "forbidden")
+}
+
+// The deploy route carries allowed_outbound_host= and store=; a change to
+// them alone makes a new version.
+func TestDeployCapabilities(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct := newAccount()
+	tok := e.key(acct, []string{ScopeDeploy})
+	module := wasmbuild.Handwritten("trap")
+	e.deploy(tok, acct, "f", "", module).expect(201)
+	e.deploy(tok, acct, "f", "?allowed_outbound_host=http://127.0.0.1:*&store=sessions&store=counts", module).expect(201)
+	e.deploy(tok, acct, "f", "?allowed_outbound_host=api.example.com", module).expectError(400, "invalid_argument")
+	e.deploy(tok, acct, "f", "?store=a&store=a", module).expect(400)
+	e.deploy(tok, acct, "f", "?store=bad.name", module).expect(400)
+	vs, err := e.srv.Registry().Versions(context.Background(), acct, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 2 || len(vs[0].Capabilities.Stores) != 0 ||
+		strings.Join(vs[1].Capabilities.Stores, ",") != "sessions,counts" ||
+		strings.Join(vs[1].Capabilities.AllowedOutboundHosts, ",") != "http://127.0.0.1:*" {
+		t.Errorf("versions: %+v", vs)
+	}
+}
+
+// End to end: a queue trigger runs examples/status-check, deployed with
+// its capabilities through the HTTP route; it calls a real HTTP server on
+// 127.0.0.1 and counts in the account's store, visible through the kv
+// routes.
+func TestFunctionCallsHTTPAndCountsInStore(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(up.Close)
+	e := newEnv(t)
+	acct, tok := e.admin("checks")
+	kvTok := e.key(acct, []string{ScopeAllKV})
+	module := wasmbuild.MustRead(t, "status-check", wasmbuild.Reactor)
+	e.deploy(tok, acct, "status-check", "?allowed_outbound_host=http://127.0.0.1:*&store=counts", module).expect(201)
+	e.do(tok, "PUT", "/v1/accounts/"+acct+"/triggers/checks", `{"kind":"queue","queue":"checks","function":"status-check"}`).expect(200)
+	e.do(tok, "POST", "/"+acct+"/checks/messages", fmt.Sprintf(`{"url":%q}`, up.URL+"/healthz")).expect(201)
+	e.do(tok, "POST", "/"+acct+"/checks/messages", `{"url":"http://localhost:1/healthz"}`).expect(201) // denied: retried
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		r := e.do(kvTok, "GET", "/v1/accounts/"+acct+"/kv/counts/keys/status:200", "")
+		if r.status == 200 {
+			var got wire.KVEntry
+			r.decode(&got)
+			if got.Value == nil || *got.Value != "1" {
+				t.Fatalf("status:200 = %+v, want 1", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no count after 2 minutes: %d %s", r.status, r.body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var checks wire.KVEntry
+	e.do(kvTok, "GET", "/v1/accounts/"+acct+"/kv/counts/keys/checks", "").expect(200).decode(&checks)
+	if checks.Value == nil || *checks.Value != "1" {
+		t.Errorf("checks = %+v, want 1 (the denied call counts nothing)", checks)
+	}
+}
