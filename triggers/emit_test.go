@@ -192,3 +192,34 @@ func TestDLQHandlerEmit(t *testing.T) {
 		t.Errorf("no dlq invocation record with acked 1, emitted 1")
 	}
 }
+
+// A batch whose lease expired while it ran (lease extension off) is
+// redelivered; the late settlement of the first delivery is refused as a
+// whole and redone for what it still holds (nothing): it emits nothing,
+// and its record says so. Exactly the redelivery's emit exists.
+func TestEmitOfStaleDeliveryIsDropped(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("relay", "relay", relayCaps("out"))
+	e.createQueue("in", pgqueue.Settings{VisibilityTimeout: time.Second, MaxReceiveCount: 5})
+	e.createQueue("out", pgqueue.Settings{})
+	e.send("in", `{"emit":[{"queue":"out","body":"once"}],"sleep_first_ms":2500}`)
+	tr := triggers.Trigger{Account: acct, Kind: triggers.KindQueue, Queue: "in", Function: "relay", Concurrency: 2, Enabled: true}
+	tr.Name = tr.DerivedName()
+	if _, err := e.triggers.Put(context.Background(), tr); err != nil {
+		t.Fatal(err)
+	}
+	e.startEngine()
+	e.waitFor("both deliveries to be recorded", 30*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.invocations`) == 2
+	})
+	if got := e.messages("out"); got != 1 {
+		t.Errorf("out holds %d messages, want exactly 1", got)
+	}
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE acked = 1 AND emitted = 1`); got != 1 {
+		t.Errorf("records acking and emitting = %d, want 1 (the redelivery)", got)
+	}
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE acked = 0 AND emitted = 0`); got != 1 {
+		t.Errorf("records of the stale delivery acking and emitting nothing = %d, want 1", got)
+	}
+}

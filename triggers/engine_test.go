@@ -27,7 +27,7 @@ const acct = pgqueue.DefaultAccount
 // env is one isolated Sluice installation: a fresh schema with the queue
 // core, registry and triggers, and what a `sluice serve` process wires up.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	pool     *pgxpool.Pool
 	schema   string
 	queue    *pgqueue.Client
@@ -35,7 +35,7 @@ type env struct {
 	triggers *triggers.Store
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	pool, schema := pgtest.Schema(t, pgqueue.Migrations, functions.Migrations, triggers.Migrations)
 	qc, err := pgqueue.New(pool, pgqueue.Options{Schema: schema})

@@ -3,11 +3,12 @@
 // body may hold:
 //
 //	{"emit": [{"queue": "out", "body": {...}}, {"topic": "audit", "body": 1, "batch": true}],
-//	 "fail": "retry" | "permanent" | "batch"}
+//	 "fail": "retry" | "permanent" | "batch", "sleep_first_ms": 2000}
 //
 // Each emit entry goes out For its message ("batch": true: for the batch
 // as a whole); "fail" fails the message (or, "batch", the whole batch by
-// exiting non-zero) after asking for its emits, which are then dropped.
+// exiting non-zero) after asking for its emits, which are then dropped;
+// "sleep_first_ms" sleeps that long on the message's first delivery.
 // On a cron tick it emits {"scheduled_time": ...} to the queue named by
 // RELAY_CRON_QUEUE.
 package main
@@ -16,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"time"
 
 	"github.com/sluicehq/sluice/sdk"
 )
@@ -28,7 +30,8 @@ type steer struct {
 		Headers map[string]string `json:"headers"`
 		Batch   bool              `json:"batch"`
 	} `json:"emit"`
-	Fail string `json:"fail"`
+	Fail         string `json:"fail"`
+	SleepFirstMS int    `json:"sleep_first_ms"`
 }
 
 func main() {
@@ -51,6 +54,9 @@ func main() {
 					forID = ""
 				}
 				res.Emit(sdk.Emit{Queue: e.Queue, Topic: e.Topic, Body: e.Body, Headers: e.Headers, For: forID})
+			}
+			if m.Attempt == 1 && s.SleepFirstMS > 0 {
+				time.Sleep(time.Duration(s.SleepFirstMS) * time.Millisecond)
 			}
 			switch s.Fail {
 			case "retry":
