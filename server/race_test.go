@@ -1,0 +1,6 @@
+//go:build race
+
+package server
+
+// raceEnabled: the tests run under the race detector.
+const raceEnabled = true
