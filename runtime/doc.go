@@ -65,8 +65,10 @@
 //
 // Load rejects a module that imports anything but wasi_snapshot_preview1
 // and sluice functions (with matching signatures), exports neither entry point,
-// exports _initialize without both sluice_ exports, or needs more memory at
-// start than its limit, naming the import or export at fault.
+// exports _initialize without both sluice_ exports, imports a table, or
+// needs more memory at start than its limit (in linear memory or tables),
+// naming the import, export or table at fault. A module on which the
+// compiler panics fails to load as an invalid module.
 //
 // # Host imports (Function ABI v1.1)
 //
@@ -105,7 +107,10 @@
 //
 //   - MemoryMiB caps linear memory: growth past it is refused, and a module
 //     that then exits or traps fails with FailureMemoryLimit. The host only
-//     ever allocates up to the limit per instance.
+//     ever allocates up to the limit per instance. Tables count too: wazero
+//     holds 8 bytes of host memory per entry, so their initial entries
+//     must fit the limit, and Load lowers their maxima so that table.grow
+//     cannot take them, all together, past it.
 //   - Timeout caps a batch's wall-clock time, instantiation included; the
 //     caller's ctx and Runtime.Close stop a batch the same way
 //     (FailureCanceled). See "Stopping guests" below.
@@ -148,7 +153,9 @@
 // Failure.Message is one line fit for a log and a dead-letter row:
 //
 //	exit_code         non-zero exit (a Go panic is status 2; the message
-//	                  quotes the panic line)
+//	                  quotes the panic line), whatever the status: one
+//	                  that wazero uses for a done context counts as
+//	                  canceled or timeout only if the context really is
 //	trap              unreachable, out-of-bounds access, stack exhausted…
 //	timeout           past the function's Timeout or the caller's deadline
 //	canceled          the caller's ctx was canceled

@@ -26,6 +26,8 @@ type module struct {
 	typesPartial bool
 	funcTypes    []uint32 // the type index of each defined function
 	hasExports   bool
+	// importedTable is "module"."name" of the first imported table.
+	importedTable string
 }
 
 func parseModule(wasm []byte) (*module, error) {
@@ -176,6 +178,9 @@ func (m *module) parseImports(content []byte) error {
 			}
 			m.importedFuncs++
 		case 1: // table: reftype, limits
+			if m.importedTable == "" {
+				m.importedTable = fmt.Sprintf("%q.%q", mod, field)
+			}
 			if _, err := r.byte(); err != nil {
 				return err
 			}

@@ -36,43 +36,23 @@ func (e *TableError) Error() string {
 // none is declared) to its initial size plus an equal share of what the
 // budget leaves. It returns wasm itself when no maximum needs lowering.
 func CapTables(wasm []byte, budget uint64) ([]byte, error) {
-	if len(wasm) < 8 || string(wasm[:4]) != string(magic) {
-		return nil, fmt.Errorf("%w: no wasm header", ErrMalformed)
+	m, err := parseModule(wasm)
+	if err != nil {
+		return nil, err
 	}
-	var (
-		tableSec             []byte
-		tableStart, tableEnd int // the table section, header included
-		imported             uint32
-	)
-	r := reader{b: wasm, off: 8}
-	for r.off < len(r.b) {
-		start := r.off
-		id, err := r.byte()
-		if err != nil {
-			return nil, err
-		}
-		size, err := r.u32()
-		if err != nil {
-			return nil, err
-		}
-		content, err := r.bytes(int(size))
-		if err != nil {
-			return nil, err
-		}
-		switch id {
-		case 2:
-			if imp, err := importedTable(content); err != nil {
-				return nil, err
-			} else if imp != "" {
-				return nil, &TableError{Table: imported, Import: imp}
-			}
-		case 4:
-			tableSec, tableStart, tableEnd = content, start, r.off
+	if m.importedTable != "" {
+		return nil, &TableError{Import: m.importedTable}
+	}
+	at := -1
+	for i, sec := range m.sections {
+		if sec.id == 4 {
+			at = i
 		}
 	}
-	if tableSec == nil {
+	if at < 0 {
 		return wasm, nil
 	}
+	tableSec := m.sections[at].content
 	tables, err := parseTables(tableSec)
 	if err != nil {
 		return nil, err
@@ -105,9 +85,14 @@ func CapTables(wasm []byte, budget uint64) ([]byte, error) {
 		sec = append(sec, t.suffix...)
 	}
 	out := make([]byte, 0, len(wasm)+len(tables)*5)
-	out = append(out, wasm[:tableStart]...)
-	out = appendSection(out, 4, sec)
-	return append(out, wasm[tableEnd:]...), nil
+	out = append(out, wasm[:8]...)
+	for i, s := range m.sections {
+		if i == at {
+			s.content = sec
+		}
+		out = appendSection(out, s.id, s.content)
+	}
+	return out, nil
 }
 
 // table is one entry of the table section: the bytes before its limits
@@ -207,56 +192,4 @@ func skipConstExpr(r *reader) error {
 			return err
 		}
 	}
-}
-
-// importedTable returns "module"."name" of the first table the import
-// section imports, or "".
-func importedTable(content []byte) (string, error) {
-	r := reader{b: content}
-	n, err := r.u32()
-	if err != nil {
-		return "", err
-	}
-	name := func() (string, error) {
-		l, err := r.u32()
-		if err != nil {
-			return "", err
-		}
-		b, err := r.bytes(int(l))
-		return string(b), err
-	}
-	for i := uint32(0); i < n; i++ {
-		mod, err := name()
-		if err != nil {
-			return "", err
-		}
-		field, err := name()
-		if err != nil {
-			return "", err
-		}
-		kind, err := r.byte()
-		if err != nil {
-			return "", err
-		}
-		switch kind {
-		case 0: // function: type index
-			_, err = r.u32()
-		case 1: // table
-			return fmt.Sprintf("%q.%q", mod, field), nil
-		case 2: // memory: limits
-			err = skipLimits(&r)
-		case 3: // global: valtype, mutability
-			_, err = r.bytes(2)
-		case 4: // tag: attribute, type index
-			if _, err = r.byte(); err == nil {
-				_, err = r.u32()
-			}
-		default:
-			return "", fmt.Errorf("%w: import kind %#x", ErrMalformed, kind)
-		}
-		if err != nil {
-			return "", err
-		}
-	}
-	return "", nil
 }
