@@ -102,7 +102,7 @@ func TestFunctionCallsHTTPAndCountsInStore(t *testing.T) {
 		// The server compiles the 10 MB Go module itself (no shared
 		// compilation cache), which takes minutes under the race
 		// detector; package runtime tests the host imports under -race.
-		t.Skip("compiles a Go module: run without -race")
+		t.Skip("compiles a Go module: scripts/test runs it without -race")
 	}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok"))
