@@ -29,7 +29,7 @@ func upstream(t *testing.T) *httptest.Server {
 			fmt.Fprintf(w, "%s %s %s", r.Method, r.Header.Get("X-Test"), b)
 		case "/sleep":
 			select {
-			case <-time.After(5 * time.Second):
+			case <-time.After(time.Minute): // far beyond any cap the tests set
 			case <-r.Context().Done():
 			}
 		case "/big":
@@ -136,7 +136,7 @@ func TestHostHTTPLimits(t *testing.T) {
 	start := time.Now()
 	out, _ := ops(t, f, map[string]any{"op": "http", "url": srv.URL + "/sleep"})
 	wantPrefix(t, "slow upstream", out[0], "error failed: http_request GET "+srv.URL+"/sleep: timed out")
-	if d := time.Since(start); d > 3*time.Second {
+	if d := time.Since(start); d > 30*time.Second { // generous: machines under load (and -race) are slow
 		t.Errorf("timed out request took %s", d)
 	}
 	out, _ = ops(t, f,
@@ -157,7 +157,7 @@ func TestHostHTTPLimits(t *testing.T) {
 	start = time.Now()
 	res = invoke(t, short, batch(`{"op":"http","url":"`+srv.URL+`/sleep"}`))
 	wantFailure(t, res, runtime.FailureTimeout, "timeout")
-	if d := time.Since(start); d > 3*time.Second {
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("batch with a slow request took %s", d)
 	}
 }
