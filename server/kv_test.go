@@ -109,6 +109,7 @@ func TestFunctionCallsHTTPAndCountsInStore(t *testing.T) {
 	}))
 	t.Cleanup(up.Close)
 	e := newEnv(t)
+	e.srv.cfg.DeployWait = 10 * time.Minute // the deploy answers once compiled (201), however long that takes
 	acct, tok := e.admin("checks")
 	kvTok := e.key(acct, []string{ScopeAllKV})
 	module := wasmbuild.MustRead(t, "status-check", wasmbuild.Reactor)
@@ -136,5 +137,28 @@ func TestFunctionCallsHTTPAndCountsInStore(t *testing.T) {
 	e.do(kvTok, "GET", "/v1/accounts/"+acct+"/kv/counts/keys/checks", "").expect(200).decode(&checks)
 	if checks.Value == nil || *checks.Value != "1" {
 		t.Errorf("checks = %+v, want 1 (the denied call counts nothing)", checks)
+	}
+	// The invocation log counts the calls (the allowed one reached the
+	// network, the denied one is an error), and so does /metrics.
+	var calls, errs int
+	for deadline := time.Now().Add(time.Minute); calls < 1 || errs < 1; time.Sleep(200 * time.Millisecond) {
+		var list wire.InvocationList
+		e.do(tok, "GET", "/v1/accounts/"+acct+"/invocations?function=status-check", "").expect(200).decode(&list)
+		calls, errs = 0, 0
+		for _, inv := range list.Invocations {
+			calls, errs = calls+inv.HTTPRequests, errs+inv.HTTPErrors
+			if inv.HTTPRequests > 0 && inv.HTTPBytesReceived == 0 {
+				t.Errorf("invocation %d made %d requests but received no bytes", inv.ID, inv.HTTPRequests)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("invocation log: %d HTTP requests and %d errors recorded, want at least 1 of each", calls, errs)
+		}
+	}
+	metrics := string(e.do(e.key(acct, []string{ScopeMetrics}), "GET", "/metrics", "").expect(200).body)
+	for _, name := range []string{"sluice_function_http_requests_total", "sluice_function_http_errors_total", "sluice_function_http_bytes_total"} {
+		if !strings.Contains(metrics, name+`{account="`+acct+`",function="status-check"}`) {
+			t.Errorf("/metrics has no %s for status-check", name)
+		}
 	}
 }

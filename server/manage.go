@@ -790,7 +790,9 @@ func (a *api) invocations(ctx context.Context, account string, f triggers.Invoca
 		out[i] = wire.Invocation{ID: v.ID, Function: v.Function, Version: v.Version, TriggerID: v.TriggerID,
 			Trigger: v.Trigger, TriggerType: v.TriggerType, Source: v.Source, BatchSize: v.BatchSize,
 			StartedAt: v.StartedAt.UTC(), DurationMS: v.DurationMS, Outcome: v.Outcome, FailureKind: v.FailureKind,
-			Error: v.Error, Acked: v.Acked, Retried: v.Retried, Dead: v.Dead, Emitted: v.Emitted, MessageIDs: v.MessageIDs, Stderr: v.Stderr}
+			Error: v.Error, Acked: v.Acked, Retried: v.Retried, Dead: v.Dead, Emitted: v.Emitted, MessageIDs: v.MessageIDs, Stderr: v.Stderr,
+			HTTPRequests: v.HTTP.Requests, HTTPErrors: v.HTTP.Errors, HTTPBytesSent: v.HTTP.BytesSent,
+			HTTPBytesReceived: v.HTTP.BytesReceived}
 	}
 	return out, nil
 }

@@ -44,6 +44,8 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 	invs     *prometheus.CounterVec
 	invDur   *prometheus.HistogramVec
+	// outbound HTTP of functions (host import), from the invocation log
+	httpCalls, httpErrors, httpBytes *prometheus.CounterVec
 	errors   prometheus.Counter
 
 	mu sync.Mutex // serializes refreshes
@@ -96,9 +98,18 @@ func newMetrics(a *api) *metrics {
 	m.invDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_invocation_duration_seconds",
 		Help: "Function invocation durations, from the invocation log.", Buckets: prometheus.ExponentialBucketsRange(0.001, 900, 16)},
 		[]string{"account", "function", "outcome"})
+	m.httpCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_function_http_requests_total",
+		Help: "Outbound HTTP requests functions made through the host import, from the invocation log."},
+		[]string{"account", "function"})
+	m.httpErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_function_http_errors_total",
+		Help: "Outbound HTTP calls of functions that failed or were refused, from the invocation log."},
+		[]string{"account", "function"})
+	m.httpBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_function_http_bytes_total",
+		Help: "Request and response body bytes of functions' outbound HTTP calls, from the invocation log."},
+		[]string{"account", "function"})
 	m.errors = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_metrics_refresh_errors_total",
 		Help: "Scrapes whose database reads failed (the last values are served)."})
-	m.reg.MustRegister(m.requests, m.latency, m.invs, m.invDur, m.errors, depthCollector{m},
+	m.reg.MustRegister(m.requests, m.latency, m.invs, m.invDur, m.httpCalls, m.httpErrors, m.httpBytes, m.errors, depthCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -144,6 +155,11 @@ func (m *metrics) refresh(ctx context.Context) error {
 				fn := m.label("function", v.Account, v.Function)
 				m.invs.WithLabelValues(v.Account, fn, v.Outcome).Inc()
 				m.invDur.WithLabelValues(v.Account, fn, v.Outcome).Observe(v.DurationMS / 1000)
+				if v.HTTPRequests > 0 || v.HTTPErrors > 0 {
+					m.httpCalls.WithLabelValues(v.Account, fn).Add(float64(v.HTTPRequests))
+					m.httpErrors.WithLabelValues(v.Account, fn).Add(float64(v.HTTPErrors))
+					m.httpBytes.WithLabelValues(v.Account, fn).Add(float64(v.HTTPBytes))
+				}
 			}
 			if prefixSettled = prefixSettled && v.Settled; prefixSettled {
 				floor = v.ID

@@ -143,5 +143,6 @@ func (r *invocationRecord) args() []any {
 	}
 	return []any{r.account, r.function, r.version, r.triggerID, r.triggerType, r.source,
 		r.batchSize, r.startedAt, float64(r.duration.Microseconds()) / 1000, r.outcome,
-		failureKind, errText, r.acked, r.retried, r.dead, r.emitted, ids, stderr}
+		failureKind, errText, r.acked, r.retried, r.dead, r.emitted, ids, stderr,
+		r.host.HTTPRequests, r.host.HTTPErrors, r.host.HTTPBytesSent, r.host.HTTPBytesReceived}
 }

@@ -40,6 +40,17 @@ type Invocation struct {
 	Emitted    int
 	MessageIDs []int64
 	Stderr     string
+	// HTTP counts the calls the invocation made through the outbound
+	// HTTP host import (Function ABI v1.1).
+	HTTP HTTPCalls
+}
+
+// HTTPCalls counts an invocation's outbound HTTP calls: requests that
+// reached the network, calls that failed or were refused, and the bytes of
+// request and response bodies.
+type HTTPCalls struct {
+	Requests, Errors         int
+	BytesSent, BytesReceived int64
 }
 
 // InvocationFilter selects invocations of an account; a zero field does
@@ -64,6 +75,10 @@ type InvocationSummary struct {
 	Function   string
 	Outcome    string
 	DurationMS float64
+	// HTTPRequests, HTTPErrors and HTTPBytes (sent and received) count
+	// the invocation's outbound HTTP calls.
+	HTTPRequests, HTTPErrors int
+	HTTPBytes                int64
 	// Settled is set when the invocation ended long enough ago that every
 	// invocation with a smaller id is in the log too.
 	Settled bool
@@ -95,7 +110,8 @@ func (l *InvocationLog) List(ctx context.Context, account string, f InvocationFi
 		var v Invocation
 		err := row.Scan(&v.ID, &v.Account, &v.Function, &v.Version, &v.TriggerID, &v.Trigger, &v.TriggerType, &v.Source,
 			&v.BatchSize, &v.StartedAt, &v.DurationMS, &v.Outcome, &v.FailureKind, &v.Error, &v.Acked, &v.Retried,
-			&v.Dead, &v.Emitted, &v.MessageIDs, &v.Stderr)
+			&v.Dead, &v.Emitted, &v.MessageIDs, &v.Stderr,
+			&v.HTTP.Requests, &v.HTTP.Errors, &v.HTTP.BytesSent, &v.HTTP.BytesReceived)
 		return v, err
 	})
 	if err != nil {
@@ -115,7 +131,8 @@ func (l *InvocationLog) After(ctx context.Context, id int64, limit int, settle t
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (InvocationSummary, error) {
 		var s InvocationSummary
-		err := row.Scan(&s.ID, &s.Account, &s.Function, &s.Outcome, &s.DurationMS, &s.Settled)
+		err := row.Scan(&s.ID, &s.Account, &s.Function, &s.Outcome, &s.DurationMS, &s.HTTPRequests, &s.HTTPErrors,
+			&s.HTTPBytes, &s.Settled)
 		return s, err
 	})
 	if err != nil {

@@ -64,8 +64,8 @@ DELETE FROM {{schema}}.invocations WHERE started_at < now() - make_interval(secs
 -- settles the invocation's messages and sends what it emitted.
 INSERT INTO {{schema}}.invocations (account, function, version, trigger_id, trigger_type, source,
     batch_size, started_at, duration_ms, outcome, failure_kind, error, acked, retried, dead, emitted,
-    message_ids, stderr)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+    message_ids, stderr, http_requests, http_errors, http_bytes_sent, http_bytes_received)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
 
 -- name: list_invocations
 -- Newest first by id (ids grow as records are written, so before_id pages
@@ -73,7 +73,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 -- the trigger is gone.
 SELECT i.id, i.account, i.function, i.version, i.trigger_id, coalesce(t.name, ''), i.trigger_type, i.source,
        i.batch_size, i.started_at, i.duration_ms, i.outcome, coalesce(i.failure_kind, ''), coalesce(i.error, ''),
-       i.acked, i.retried, i.dead, i.emitted, i.message_ids, coalesce(i.stderr, '')
+       i.acked, i.retried, i.dead, i.emitted, i.message_ids, coalesce(i.stderr, ''),
+       i.http_requests, i.http_errors, i.http_bytes_sent, i.http_bytes_received
   FROM {{schema}}.invocations i
   LEFT JOIN {{schema}}.triggers t ON t.id = i.trigger_id
  WHERE i.account = $1
@@ -91,7 +92,8 @@ SELECT i.id, i.account, i.function, i.version, i.trigger_id, coalesce(t.name, ''
 -- The invocation log read forward by id. settled marks rows that finished
 -- long enough ago that every row with a smaller id is committed too (the
 -- engine writes a record within seconds).
-SELECT id, account, function, outcome, duration_ms,
+SELECT id, account, function, outcome, duration_ms, http_requests, http_errors,
+       http_bytes_sent + http_bytes_received,
        started_at + duration_ms * interval '1 millisecond' < now() - make_interval(secs => $3) AS settled
   FROM {{schema}}.invocations
  WHERE id > $1

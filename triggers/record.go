@@ -23,6 +23,8 @@ type invocationRecord struct {
 	emitted              int
 	messageIDs           []int64
 	stderr               []byte
+	// host counts the calls the function made through the host imports.
+	host runtime.HostStats
 }
 
 // maxRecordedStderr caps the stderr kept per invocation row.
@@ -31,6 +33,7 @@ const maxRecordedStderr = 8 << 10
 // setResult fills in what the record says of how the function ran.
 func (r *invocationRecord) setResult(res runtime.Result) {
 	r.duration, r.stderr, r.outcome, r.err = res.Duration, res.Stderr, outcomeOf(res), firstError(res)
+	r.host = res.Host
 	r.failureKind = ""
 	if res.Failure != nil {
 		r.failureKind = string(res.Failure.Kind)

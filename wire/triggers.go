@@ -106,6 +106,13 @@ type Invocation struct {
 	Emitted    int     `json:"emitted"`
 	MessageIDs []int64 `json:"message_ids"`
 	Stderr     string  `json:"stderr,omitempty"`
+	// HTTPRequests, HTTPErrors, HTTPBytesSent and HTTPBytesReceived count
+	// the invocation's calls through the outbound HTTP host import (ABI
+	// v1.1); left out when zero.
+	HTTPRequests      int   `json:"http_requests,omitempty"`
+	HTTPErrors        int   `json:"http_errors,omitempty"`
+	HTTPBytesSent     int64 `json:"http_bytes_sent,omitempty"`
+	HTTPBytesReceived int64 `json:"http_bytes_received,omitempty"`
 }
 
 // InvocationList answers a list of invocations, newest first.
