@@ -46,7 +46,7 @@ type metrics struct {
 	invDur   *prometheus.HistogramVec
 	// outbound HTTP of functions (host import), from the invocation log
 	httpCalls, httpErrors, httpBytes *prometheus.CounterVec
-	errors   prometheus.Counter
+	errors                           prometheus.Counter
 
 	mu sync.Mutex // serializes refreshes
 	// invFloor: every invocation with a smaller or equal id has been
