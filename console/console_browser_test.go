@@ -1009,3 +1009,55 @@ func TestBrowserDeadLetterQueueSetting(t *testing.T) {
 	p.wait("dead's setting", `(document.querySelector('#overview-settings dd[data-setting="dead_letter_queue"]') || {}).textContent === "the DLQ tab"`)
 	p.shot("dead-letter-queue")
 }
+
+// The topics page creates a topic, subscribes queues (one with a filter),
+// refuses a bad filter and an unknown queue with the API's error,
+// unsubscribes and deletes the topic.
+func TestBrowserTopicsManage(t *testing.T) {
+	t.Parallel()
+	ts, account, token, c := setup(t)
+	ctx := context.Background()
+	createQueue(t, c, "billing", 5)
+	createQueue(t, c, "shipping", 5)
+	p := newPage(t)
+	p.signIn(ts.URL, account, token)
+	p.do("open topics", chromedp.Click(chromedp.CSS(`#nav a[data-section="topics"]`)), chromedp.WaitVisible(chromedp.CSS("#create-topic")))
+	p.fill("#new-topic", "orders")
+	p.do("create", chromedp.Click(chromedp.CSS("#create-topic")))
+	p.wait("created", `document.getElementById("manage-result").textContent === "Created topic orders"`)
+	p.wait("listed", `!!document.querySelector('#topics tr[data-topic="orders"]') && document.getElementById("subscribe-topic").value === "orders"`)
+
+	p.fill("#subscribe-queue", "billing")
+	p.fill("#subscribe-filter", `{"type": "order"}`)
+	p.do("subscribe billing", chromedp.Click(chromedp.CSS("#subscribe")))
+	p.wait("billing subscribed", `!!document.querySelector('#topics tr[data-queue="billing"]')`)
+	p.fill("#subscribe-queue", "shipping")
+	p.fill("#subscribe-filter", `{"type": `)
+	p.do("bad filter", chromedp.Click(chromedp.CSS("#subscribe")))
+	p.wait("bad filter refused", `document.getElementById("manage-result").textContent.startsWith("filter: not valid JSON")`)
+	p.fill("#subscribe-filter", "")
+	p.fill("#subscribe-queue", "nowhere")
+	p.do("unknown queue", chromedp.Click(chromedp.CSS("#subscribe")))
+	p.wait("unknown queue refused", `document.getElementById("manage-result").textContent.includes("nowhere")`)
+	p.fill("#subscribe-queue", "shipping")
+	p.do("subscribe shipping", chromedp.Click(chromedp.CSS("#subscribe")))
+	p.wait("shipping subscribed", `!!document.querySelector('#topics tr[data-queue="shipping"]')`)
+	p.shot("topics-manage")
+	tp, err := c.Topics.Get(ctx, "orders")
+	if err != nil || len(tp.Subscriptions) != 2 {
+		t.Fatalf("orders after subscribing: %+v, %v", tp, err)
+	}
+	for _, s := range tp.Subscriptions {
+		if s.Queue == "billing" && s.Filter["type"] != "order" {
+			t.Errorf("billing's filter = %v, want type=order", s.Filter)
+		}
+	}
+
+	p.do("unsubscribe billing", chromedp.Click(chromedp.CSS(`#topics tr[data-queue="billing"] button.unsubscribe`)))
+	p.wait("billing gone", `!document.querySelector('#topics tr[data-queue="billing"]')`)
+	p.confirm("delete the topic", `#topics tr[data-queue="shipping"] button.delete-topic`)
+	p.wait("topic gone", `document.getElementById("manage-result").textContent === "Deleted topic orders"`)
+	if _, err := c.Topics.Get(ctx, "orders"); err == nil {
+		t.Errorf("topic orders still exists after the console deleted it")
+	}
+}

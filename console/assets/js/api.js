@@ -109,6 +109,12 @@ export const api = {
   redriveSelected: (name, sequences) => call("POST", `${queueURL(session(), name)}/dlq/redrive`, { body: { sequences } }),
   queueStats: (name, minutes) => call("GET", `${mgmt(session())}/queues/${enc(name)}/stats`, { query: { minutes } }),
   listTopics: () => call("GET", `${mgmt(session())}/topics`),
+  createTopic: (name) => call("POST", `${mgmt(session())}/topics`, { body: { name } }),
+  deleteTopic: (name) => call("DELETE", `${mgmt(session())}/topics/${enc(name)}`),
+  /** subscribe puts queue on topic, with filter (an object of header values) or none. */
+  subscribe: (topic, queue, filter) =>
+    call("PUT", `${mgmt(session())}/topics/${enc(topic)}/subscriptions/${enc(queue)}`, { body: filter ? { filter } : {} }),
+  unsubscribe: (topic, queue) => call("DELETE", `${mgmt(session())}/topics/${enc(topic)}/subscriptions/${enc(queue)}`),
   /** publishEntries sends rawJSON, a {"entries": [...]} document, to topic. */
   publishEntries: (topic, rawJSON) =>
     call("POST", `/${enc(session().account)}/topics/${enc(topic)}/messages/entries`, { raw: rawJSON }),

@@ -1,9 +1,9 @@
 // The topics page: each topic with the queues subscribed to it (and their
-// filters on headers), and a form to publish to a topic. Creating topics
-// and subscribing queues is left to the CLI, the API and sluice.yaml.
+// filters on headers), forms to create a topic and subscribe a queue, an
+// unsubscribe and a delete per row, and a form to publish to a topic.
 
 import { api } from "./api.js";
-import { h, replace, titleRow, time, errorBox } from "./dom.js";
+import { h, replace, titleRow, time, errorBox, toast, confirmAction } from "./dom.js";
 
 function filterText(f) {
   const keys = Object.keys(f || {}).sort();
@@ -20,12 +20,52 @@ export function mount(root) {
   const headers = h("input", { id: "publish-headers", class: "mono", placeholder: '{"type": "order"}', autocomplete: "off" });
   const publish = h("button", { type: "submit", id: "publish" }, "Publish");
   const result = h("div", { class: "hint", id: "publish-result" });
+  const newTopic = h("input", { id: "new-topic", class: "mono", placeholder: "orders", autocomplete: "off" });
+  const subTopic = h("select", { id: "subscribe-topic" });
+  const subQueue = h("input", { id: "subscribe-queue", class: "mono", placeholder: "billing", autocomplete: "off" });
+  const subFilter = h("input", { id: "subscribe-filter", class: "mono", placeholder: '{"type": "order"} (optional)', autocomplete: "off" });
+  const manageResult = h("div", { class: "hint", id: "manage-result" });
+  // run does one management call, reports it and reloads the list.
+  async function run(what, call) {
+    try {
+      await call();
+      manageResult.textContent = what;
+      manageResult.className = "hint ok";
+      toast(what);
+      await load();
+    } catch (e) {
+      manageResult.textContent = `${e.message} (${e.code})`;
+      manageResult.className = "hint error";
+    }
+  }
   replace(root,
     h("div", { class: "row" }, h("h1", {}, "Topics")),
     h("div", { class: "panel" },
       titleRow("Subscriptions", h("button", { type: "button", class: "secondary", id: "topics-refresh", onclick: () => load() }, "Refresh")),
       list,
-      h("p", { class: "muted small" }, "Create topics and subscribe queues with `sluice topics`, the API or sluice.yaml (topics: {orders: {subscribers: [billing]}}).")),
+      h("p", { class: "muted small" }, "Also with `sluice topics`, the API or sluice.yaml (topics: {orders: {subscribers: [billing]}}).")),
+    h("div", { class: "panel" },
+      h("h2", {}, "Manage"),
+      h("form", { id: "create-topic-form", class: "row",
+        onsubmit: (ev) => { ev.preventDefault(); const name = newTopic.value.trim(); run(`Created topic ${name}`, () => api.createTopic(name)); } },
+        h("label", {}, "New topic", newTopic), h("span", { class: "spacer" }), h("button", { type: "submit", id: "create-topic" }, "Create")),
+      h("form", { id: "subscribe-form", class: "row",
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          let filter;
+          try {
+            filter = subFilter.value.trim() ? JSON.parse(subFilter.value) : undefined;
+          } catch (e) {
+            manageResult.textContent = "filter: not valid JSON: " + e.message;
+            manageResult.className = "hint error";
+            return;
+          }
+          const q = subQueue.value.trim();
+          run(`Subscribed ${q} to ${subTopic.value}`, () => api.subscribe(subTopic.value, q, filter));
+        } },
+        h("label", {}, "Topic", subTopic), h("label", {}, "Queue", subQueue), h("label", {}, "Filter on headers", subFilter),
+        h("span", { class: "spacer" }), h("button", { type: "submit", id: "subscribe" }, "Subscribe")),
+      manageResult),
     h("form", {
       class: "panel", id: "publish-form",
       onsubmit: async (ev) => {
@@ -75,17 +115,28 @@ export function mount(root) {
       const ts = r.topics;
       const chosen = topic.value;
       replace(topic, ts.map((t) => h("option", { value: t.name, selected: t.name === chosen }, t.name)));
+      const subChosen = subTopic.value;
+      replace(subTopic, ts.map((t) => h("option", { value: t.name, selected: t.name === subChosen }, t.name)));
       publish.disabled = ts.length === 0;
       replace(list, ts.length === 0 ? h("p", { class: "muted" }, "No topics yet.") :
         h("table", {},
-          h("thead", {}, h("tr", {}, h("th", {}, "Topic"), h("th", {}, "Queue"), h("th", {}, "Filter"), h("th", {}, "Source"), h("th", {}, "Created"))),
+          h("thead", {}, h("tr", {}, h("th", {}, "Topic"), h("th", {}, "Queue"), h("th", {}, "Filter"), h("th", {}, "Source"), h("th", {}, "Created"), h("th", {}, ""))),
           h("tbody", {}, ts.flatMap((t) => (t.subscriptions.length ? t.subscriptions : [null]).map((s) =>
             h("tr", { "data-topic": t.name, "data-queue": s ? s.queue : null },
               h("td", {}, t.name),
               h("td", {}, s ? h("a", { href: "#/queues/" + encodeURIComponent(s.queue) }, s.queue) : h("span", { class: "muted" }, "no subscribers")),
               h("td", {}, s ? filterText(s.filter) : null),
               h("td", { class: "small" }, s ? s.source : null),
-              h("td", { class: "small" }, time(t.created_at))))))));
+              h("td", { class: "small" }, time(t.created_at)),
+              h("td", {},
+                s ? h("button", { type: "button", class: "secondary small unsubscribe",
+                  onclick: () => run(`Unsubscribed ${s.queue} from ${t.name}`, () => api.unsubscribe(t.name, s.queue)) }, "Unsubscribe") : null,
+                h("button", { type: "button", class: "danger small delete-topic",
+                  onclick: async () => {
+                    if (await confirmAction(`Delete topic ${t.name}? Its subscriptions go with it; queued messages stay.`, "Delete topic")) {
+                      run(`Deleted topic ${t.name}`, () => api.deleteTopic(t.name));
+                    }
+                  } }, "Delete topic"))))))));
     } catch (e) {
       if (alive) replace(list, errorBox(e));
     }
