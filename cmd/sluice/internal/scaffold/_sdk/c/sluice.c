@@ -473,7 +473,8 @@ static bool parse_batch(const char *in, size_t n, parsed *pb) {
 /* ---- the result ---- */
 
 struct sluice_result {
-	buf out;
+	buf out;   /* batchItemFailures, open */
+	buf emits; /* emit entries, comma-separated */
 };
 
 static void fail(sluice_result *r, const char *id, int64_t after, bool permanent, const char *error) {
@@ -501,6 +502,31 @@ void sluice_retry(sluice_result *r, const char *id, int64_t retry_after_seconds,
 
 void sluice_permanent(sluice_result *r, const char *id, const char *error) {
 	fail(r, id, 0, true, error);
+}
+
+static void emit(sluice_result *r, const char *kind, const char *target, const char *body_json, const char *for_id) {
+	buf *b = &r->emits;
+	if (b->len)
+		buf_str(b, ",");
+	buf_str(b, "{\"");
+	buf_str(b, kind);
+	buf_str(b, "\":");
+	buf_quote(b, target ? target : "");
+	buf_str(b, ",\"body\":");
+	buf_str(b, body_json && *body_json ? body_json : "null");
+	if (for_id && *for_id) {
+		buf_str(b, ",\"for\":");
+		buf_quote(b, for_id);
+	}
+	buf_str(b, "}");
+}
+
+void sluice_emit(sluice_result *r, const char *queue, const char *body_json, const char *for_id) {
+	emit(r, "queue", queue, body_json, for_id);
+}
+
+void sluice_emit_topic(sluice_result *r, const char *topic, const char *body_json, const char *for_id) {
+	emit(r, "topic", topic, body_json, for_id);
 }
 
 void sluice_log(const char *level, const char *msg, ...) {
@@ -602,11 +628,19 @@ static void run(const char *in, size_t n, buf *out) {
 		fprintf(stderr, "sluice sdk: decode batch: %s\n", pb.err ? pb.err : "invalid JSON");
 		exit(1);
 	}
-	sluice_result r = {{0}};
+	sluice_result r = {{0}, {0}};
 	sched_yield();
 	sluice_handler(&pb.b, &r);
 	if (r.out.len)
-		buf_str(&r.out, "]}");
+		buf_str(&r.out, "]");
+	if (r.emits.len) {
+		buf_str(&r.out, r.out.len ? ",\"emit\":[" : "{\"emit\":[");
+		buf_add(&r.out, r.emits.p, r.emits.len);
+		buf_str(&r.out, "]");
+		free(r.emits.p);
+	}
+	if (r.out.len)
+		buf_str(&r.out, "}");
 	batch_free(&pb);
 	free(out->p);
 	*out = r.out;

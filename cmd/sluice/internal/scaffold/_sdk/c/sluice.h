@@ -1,5 +1,5 @@
 /*
- * sluice.h: the Sluice guest SDK for C (Function ABI v1, WASI preview 1).
+ * sluice.h: the Sluice guest SDK for C (Function ABI v1.1, WASI preview 1).
  *
  * Write one function and link sluice.c beside it:
  *
@@ -75,6 +75,18 @@ void sluice_retry(sluice_result *r, const char *id, int64_t retry_after_seconds,
 /* sluice_permanent fails message id for good: it moves to the dead-letter
  * queue without further attempts. */
 void sluice_permanent(sluice_result *r, const char *id, const char *error);
+
+/* sluice_emit sends a message to queue when the batch settles (Function
+ * ABI v1.1), in the same transaction as the batch's acks. body_json is the
+ * body as JSON text (any value; NULL: null). for_id (may be NULL) is the
+ * id of the message it belongs to: it is sent only if that message
+ * succeeds; without it, unless the whole batch fails. The function's
+ * manifest must allow the queue (emits: [pattern, ...]). */
+void sluice_emit(sluice_result *r, const char *queue, const char *body_json, const char *for_id);
+
+/* sluice_emit_topic publishes a message to topic (a copy to every
+ * subscribed queue) when the batch settles, as sluice_emit. */
+void sluice_emit_topic(sluice_result *r, const char *topic, const char *body_json, const char *for_id);
 
 /* sluice_log writes one JSON log line to stderr:
  * {"level":level,"message":msg,key1:value1,...}. The arguments after msg

@@ -31,6 +31,21 @@
 //		})
 //	}
 //
+// # Emitting messages
+//
+// A handler may send messages onward (Function ABI v1.1): Result.Emit and
+// Result.EmitTopic add messages that Sluice sends in the same transaction
+// that acks the batch. An emit For a message goes out only if that message
+// succeeds; one without For goes out unless the whole batch fails. A crash
+// before that commit sends nothing and the batch is redelivered, so a
+// pipeline of functions passes each message on exactly once:
+//
+//	res.Emit(sdk.Emit{Queue: "shipped", Body: order, For: m.ID})
+//	res.EmitTopic("audit", event, m.ID)
+//
+// The function's manifest must allow the targets (emits: [shipped, audit]);
+// an emit anywhere else fails the whole batch with invalid_output.
+//
 // # Building
 //
 // The same source builds either kind of module of the Function ABI v1:
@@ -64,6 +79,20 @@
 //		runs the handler on the batch in [ptr, ptr+len) and returns the
 //		output location packed as ptr<<32 | len (0 when there is nothing to
 //		report); the output stays valid until the next call into the module.
+//
+// # Outbound HTTP and key-value stores
+//
+// HTTPClient returns an *http.Client whose transport calls the host
+// (Function ABI v1.1), so ordinary net/http code works, limited to the URLs
+// the manifest lists in allowed_outbound_hosts. Store opens one of the
+// key-value stores the manifest lists in stores:
+//
+//	resp, err := sdk.HTTPClient().Get("https://api.example.com/v1/status")
+//	n, err := sdk.Store("counts").Increment("visits", 1)
+//
+// Failed host calls return a *HostError wrapping ErrDenied, ErrInvalid,
+// ErrLimit, ErrFailed, ErrNotFound or ErrConflict. Outside WebAssembly
+// (tests on the host) every host call fails with ErrFailed.
 //
 // # Logging
 //

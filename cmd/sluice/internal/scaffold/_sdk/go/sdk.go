@@ -72,12 +72,49 @@ func (m Message) DecodeHeaders(v any) error {
 	return nil
 }
 
-// Result lists the messages of a batch that failed. The zero Result acks
-// the whole batch.
+// Result lists the messages of a batch that failed and the messages the
+// batch emits. The zero Result acks the whole batch and emits nothing.
 type Result struct {
 	// Failures are the failed messages; a message listed twice keeps its
 	// last entry.
 	Failures []Failure
+	// Emits are the messages to send when the batch settles (ABI v1.1),
+	// in the same transaction as its acks. Add them with Emit and
+	// EmitTopic.
+	Emits []Emit
+}
+
+// Emit is a message to send to a queue (Queue) or publish to a topic
+// (Topic) when the batch settles. The function's manifest must allow the
+// target (emits: [pattern, ...]); otherwise the whole batch fails with
+// invalid_output.
+type Emit struct {
+	// Queue or Topic names the target: set exactly one.
+	Queue, Topic string
+	// Body is the message body, marshaled with encoding/json (a
+	// json.RawMessage is sent as is).
+	Body any
+	// Headers are the message's headers (optional).
+	Headers map[string]string
+	// Delay keeps a queue message delayed (whole seconds, rounded up).
+	Delay time.Duration
+	// DedupKey makes a repeat send to the queue within its dedup window a
+	// no-op.
+	DedupKey string
+	// For is the ID of the batch message the emit belongs to: it is sent
+	// only if that message succeeds. Without it, the emit is sent when the
+	// batch settles without failing as a whole.
+	For string
+}
+
+// Emit adds a message to send when the batch settles, e.g.
+// res.Emit(sdk.Emit{Queue: "shipped", Body: order, For: m.ID}).
+func (r *Result) Emit(e Emit) { r.Emits = append(r.Emits, e) }
+
+// EmitTopic adds a message to publish to topic when the message with ID
+// forID succeeds ("" when the batch settles without failing as a whole).
+func (r *Result) EmitTopic(topic string, body any, forID string) {
+	r.Emits = append(r.Emits, Emit{Topic: topic, Body: body, For: forID})
 }
 
 // Failure reports one failed message.
@@ -126,14 +163,39 @@ type wireFailure struct {
 	Error             string `json:"error,omitempty"`
 }
 
+// wireEmit is an Emit as the host reads it.
+type wireEmit struct {
+	Queue        string            `json:"queue,omitempty"`
+	Topic        string            `json:"topic,omitempty"`
+	Body         any               `json:"body"`
+	Headers      map[string]string `json:"headers,omitempty"`
+	DelaySeconds int64             `json:"delay_seconds,omitempty"`
+	DedupKey     string            `json:"dedup_key,omitempty"`
+	For          string            `json:"for,omitempty"`
+}
+
 // marshal encodes the result as ABI output; an empty result encodes to nil.
+// An emit body that cannot be marshaled makes an output the host refuses
+// (invalid_output), quoting the error.
 func (r Result) marshal() []byte {
-	if len(r.Failures) == 0 {
+	if len(r.Failures) == 0 && len(r.Emits) == 0 {
 		return nil
 	}
 	out := struct {
-		BatchItemFailures []wireFailure `json:"batchItemFailures"`
-	}{make([]wireFailure, 0, len(r.Failures))}
+		BatchItemFailures []wireFailure `json:"batchItemFailures,omitempty"`
+		Emit              []wireEmit    `json:"emit,omitempty"`
+	}{BatchItemFailures: make([]wireFailure, 0, len(r.Failures))}
+	for i, e := range r.Emits {
+		w := wireEmit{Queue: e.Queue, Topic: e.Topic, Body: e.Body, Headers: e.Headers, DedupKey: e.DedupKey, For: e.For}
+		if e.Delay > 0 {
+			w.DelaySeconds = int64((e.Delay + time.Second - 1) / time.Second)
+		}
+		if _, err := json.Marshal(e.Body); err != nil {
+			// Not JSON, so the host refuses it and quotes it.
+			return fmt.Appendf(nil, "sdk: emit %d to %s%s: body: %v", i, e.Queue, e.Topic, err)
+		}
+		out.Emit = append(out.Emit, w)
+	}
 	for _, f := range r.Failures {
 		w := wireFailure{ItemIdentifier: f.ID, Permanent: f.Permanent}
 		if f.RetryAfter > 0 {
