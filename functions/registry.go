@@ -102,9 +102,10 @@ type Deployment struct {
 	AliasMoved bool
 }
 
-// ValidateFunc checks a module before it is stored (the runtime loads it);
-// its error is returned to the deployer wrapped in ErrInvalidModule.
-type ValidateFunc func(ctx context.Context, module []byte) error
+// ValidateFunc checks a module before it is stored (the runtime loads it
+// with the limits of cfg, so what it compiles is what the triggers will
+// run); its error is returned to the deployer wrapped in ErrInvalidModule.
+type ValidateFunc func(ctx context.Context, module []byte, cfg Config) error
 
 // Registry stores functions in Postgres. It is safe for concurrent use.
 type Registry struct {
@@ -161,7 +162,7 @@ func (r *Registry) Deploy(ctx context.Context, account, name string, module []by
 		return Deployment{}, fmt.Errorf("functions: deploy %s: %w: not a WebAssembly binary (no \\0asm header)", name, ErrInvalidModule)
 	}
 	if r.validate != nil {
-		if err := r.validate(ctx, module); err != nil {
+		if err := r.validate(ctx, module, cfg); err != nil {
 			return Deployment{}, fmt.Errorf("functions: deploy %s: %w: %w", name, ErrInvalidModule, err)
 		}
 	}

@@ -127,7 +127,7 @@ func TestRollbackAndAliases(t *testing.T) {
 func TestDeployRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	r := newRegistry(t, func(_ context.Context, m []byte) error {
+	r := newRegistry(t, func(_ context.Context, m []byte, _ functions.Config) error {
 		if strings.Contains(string(m), "bad") {
 			return errors.New(`module imports "env"."evil", which the host does not provide`)
 		}

@@ -241,8 +241,11 @@ func (s *Server) Triggers() *triggers.Store { return s.triggers }
 // validateModule is the registry's deploy-time check: the runtime must
 // accept the module (imports it provides, the exports of a command or
 // reactor).
-func (s *Server) validateModule(ctx context.Context, module []byte) error {
-	fn, err := s.runtime.Load(ctx, module, runtime.FunctionConfig{Name: "deploy-check", Version: 1})
+func (s *Server) validateModule(ctx context.Context, module []byte, cfg functions.Config) error {
+	// The same memory limit as the triggers will load it with: the runtime
+	// caps a module's tables by that limit, so another limit would be
+	// another compilation.
+	fn, err := s.runtime.Load(ctx, module, runtime.FunctionConfig{Name: "deploy-check", Version: 1, MemoryMiB: cfg.MemoryMiB})
 	if err != nil {
 		return err
 	}
