@@ -121,7 +121,7 @@ var goldens = []struct {
 			StartedAt: t0, DurationMS: 1.25, Outcome: "partial_failure", FailureKind: "invalid_output", Error: "boom", Acked: 1,
 			Retried: 1, MessageIDs: []int64{7, 8}, Stderr: "log"},
 		{ID: 8, Function: "f", Version: 1, TriggerType: "cron", Source: "0 * * * *", BatchSize: 1, StartedAt: t1, Outcome: "success", Acked: 1}}},
-		`{"invocations":[{"id":9,"function":"f","version":2,"trigger_id":4,"trigger":"t","trigger_type":"queue","source":"q","batch_size":2,"started_at":"2026-11-30T12:00:00Z","duration_ms":1.25,"outcome":"partial_failure","failure_kind":"invalid_output","error":"boom","acked":1,"retried":1,"dead":0,"message_ids":[7,8],"stderr":"log"},{"id":8,"function":"f","version":1,"trigger_id":null,"trigger":"","trigger_type":"cron","source":"0 * * * *","batch_size":1,"started_at":"2026-11-30T12:00:30.5Z","duration_ms":0,"outcome":"success","acked":1,"retried":0,"dead":0,"message_ids":null}]}`},
+		`{"invocations":[{"id":9,"function":"f","version":2,"trigger_id":4,"trigger":"t","trigger_type":"queue","source":"q","batch_size":2,"started_at":"2026-11-30T12:00:00Z","duration_ms":1.25,"outcome":"partial_failure","failure_kind":"invalid_output","error":"boom","acked":1,"retried":1,"dead":0,"emitted":0,"message_ids":[7,8],"stderr":"log"},{"id":8,"function":"f","version":1,"trigger_id":null,"trigger":"","trigger_type":"cron","source":"0 * * * *","batch_size":1,"started_at":"2026-11-30T12:00:30.5Z","duration_ms":0,"outcome":"success","acked":1,"retried":0,"dead":0,"emitted":0,"message_ids":null}]}`},
 
 	{"KeyList", wire.KeyList{Keys: []wire.Key{
 		{ID: "sk_a", Account: "000000000001", Scopes: []string{"mq:*"}, Queues: []string{"*"}, Description: "d", CreatedAt: t0},
