@@ -302,7 +302,7 @@ func (d *dispatcher) settle(ctx context.Context, b queueBatch, rules settleRules
 	}
 	err := d.e.commitOrRefuse(ctx, d.queueSettlement(p), emits, rec, fail)
 	if errors.Is(err, pgqueue.ErrStaleReceipt) {
-		d.log.Warn().Msg("some leases of the batch were no longer current (turn lease extension on, or raise the visibility timeout); settling what is left")
+		d.log.Warn().Msg("acks refused: some leases of the batch were no longer current, the messages were redelivered (turn lease extension on, or raise the visibility timeout); settling what is left")
 		err = d.settleTx(ctx, b, rules, p, res, rec)
 	}
 	if err == nil && len(p.retries) > 0 {
