@@ -6,10 +6,14 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 sdk="$here/../../../../sdk"
 rm -rf "$here/_sdk"
-mkdir -p "$here/_sdk/go" "$here/_sdk/c" "$here/_sdk/rust/src" "$here/_sdk/assemblyscript"
+mkdir -p "$here/_sdk/go/sdkhttp" "$here/_sdk/c" "$here/_sdk/rust/src" "$here/_sdk/assemblyscript"
 for f in "$sdk"/*.go; do
 	case "$f" in *_test.go) continue ;; esac
 	cp "$f" "$here/_sdk/go/"
+done
+for f in "$sdk"/sdkhttp/*.go; do
+	case "$f" in *_test.go) continue ;; esac
+	cp "$f" "$here/_sdk/go/sdkhttp/"
 done
 cp "$sdk/c/sluice.h" "$sdk/c/sluice.c" "$here/_sdk/c/"
 cp "$sdk/rust/Cargo.toml" "$here/_sdk/rust/"

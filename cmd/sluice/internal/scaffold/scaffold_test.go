@@ -20,7 +20,7 @@ func TestEmbeddedSDKsMatch(t *testing.T) {
 		"_sdk/rust/Cargo.toml":         "rust/Cargo.toml",
 		"_sdk/assemblyscript/index.ts": "assemblyscript/assembly/index.ts",
 	}
-	for _, dir := range []struct{ embedded, repo string }{{"_sdk/go", "."}, {"_sdk/rust/src", "rust/src"}} {
+	for _, dir := range []struct{ embedded, repo string }{{"_sdk/go", "."}, {"_sdk/go/sdkhttp", "sdkhttp"}, {"_sdk/rust/src", "rust/src"}} {
 		entries, err := os.ReadDir(filepath.Join(sdk, dir.repo))
 		if err != nil {
 			t.Fatal(err)
