@@ -203,3 +203,12 @@ func (s *FunctionsService) Rollback(ctx context.Context, name, alias string) (in
 		body: wire.RollbackRequest{Alias: alias}}, &out)
 	return out.Version, err
 }
+
+// Delete deletes function name with all its versions and aliases (scope
+// functions:deploy).
+func (s *FunctionsService) Delete(ctx context.Context, name string) error {
+	if err := checkName("function", name); err != nil {
+		return err
+	}
+	return s.c.do(ctx, request{method: http.MethodDelete, path: s.c.managePath("functions", name)}, nil)
+}
