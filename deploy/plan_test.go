@@ -13,7 +13,9 @@ import (
 // what it creates, updates, deletes and leaves alone, table-tested.
 func TestComputePlan(t *testing.T) {
 	t.Parallel()
-	q := func(app string, fields map[string]string) deploy.Resource { return deploy.Resource{App: app, Fields: fields} }
+	q := func(app string, fields map[string]string) deploy.Resource {
+		return deploy.Resource{App: app, Fields: fields}
+	}
 	vis := func(v string) map[string]string { return map[string]string{"visibility_timeout_seconds": v} }
 	for _, tc := range []struct {
 		name  string
