@@ -36,6 +36,7 @@ func commands() []command {
 		{"dev", "run Sluice locally with the example functions (starts Postgres if needed)", runDev},
 		{"serve", "run the sweeper, triggers and HTTP API against DATABASE_URL", runServe},
 		{"deploy", "apply an app manifest (sluice.yaml): to DATABASE_URL, or through the API after login", runDeploy},
+		{"apps", "list, show or delete the apps deploys made (each manifest's app:)", runApps},
 		{"postgres", "start, stop or locate the local development Postgres", runPostgres},
 		{"login", "save the API endpoint and access key the other commands use", runLogin},
 		{"queues", "list, show, create, update or delete queues", runQueues},
