@@ -37,6 +37,7 @@ func commands() []command {
 		{"serve", "run the sweeper, triggers and HTTP API against DATABASE_URL", runServe},
 		{"deploy", "apply an app manifest (sluice.yaml): to DATABASE_URL, or through the API after login", runDeploy},
 		{"apps", "list, show or delete the apps deploys made (each manifest's app:)", runApps},
+		{"health", "probe a server's /readyz (exit 0 when ready, 1 if not): a container healthcheck", runHealth},
 		{"postgres", "start, stop or locate the local development Postgres", runPostgres},
 		{"login", "save the API endpoint and access key the other commands use", runLogin},
 		{"queues", "list, show, create, update or delete queues", runQueues},
