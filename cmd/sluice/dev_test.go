@@ -89,23 +89,23 @@ func pgUp(t *testing.T, dir string) bool {
 func shellFields(s string) []string {
 	var out []string
 	var cur strings.Builder
-	quoted, any := false, false
+	quoted, started := false, false
 	for _, r := range s {
 		switch {
 		case r == '\'':
-			quoted, any = !quoted, true
+			quoted, started = !quoted, true
 		case r == ' ' && !quoted:
-			if any {
+			if started {
 				out = append(out, cur.String())
 			}
 			cur.Reset()
-			any = false
+			started = false
 		default:
 			cur.WriteRune(r)
-			any = true
+			started = true
 		}
 	}
-	if any {
+	if started {
 		out = append(out, cur.String())
 	}
 	return out
