@@ -67,7 +67,7 @@ func (s Step) String() string {
 	for _, c := range s.Changes {
 		switch {
 		case s.Action == ActionCreate:
-			if c.New != "" {
+			if c.New != "" && c.New != "{}" {
 				parts = append(parts, c.Field+" "+c.New)
 			}
 		default:
