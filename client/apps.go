@@ -81,3 +81,17 @@ func (s *AppsService) SetOwner(ctx context.Context, app, kind, name string) erro
 	}
 	return s.c.do(ctx, request{method: http.MethodPut, path: s.c.managePath("apps", app, kind+"s", name)}, nil)
 }
+
+// PlanRequest asks what deploying a manifest as an app would do.
+type PlanRequest = wire.PlanRequest
+
+// Plan returns what deploying r.Manifest as app would do, changing
+// nothing (scopes mq:admin and functions:deploy).
+func (s *AppsService) Plan(ctx context.Context, app string, r PlanRequest) (DeployPlan, error) {
+	var out DeployPlan
+	if err := checkName("app", app); err != nil {
+		return out, err
+	}
+	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("apps", app, "plan"), body: r}, &out)
+	return out, err
+}

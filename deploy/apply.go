@@ -135,7 +135,10 @@ type desiredApp struct {
 	modules  map[string][]byte
 }
 
-func newDesired(account string, m *manifest.Manifest, built map[string][]byte) (*desiredApp, error) {
+// newDesired is what m declares, with each function's module (built, or
+// only its SHA-256 in shas when planning without modules) and each hook's
+// secrets from secrets.
+func newDesired(account string, m *manifest.Manifest, built map[string][]byte, shas map[string]string, secrets func(name string, h manifest.Hook) ([]string, error)) (*desiredApp, error) {
 	d := &desiredApp{
 		want: Desired{Queues: map[string]map[string]string{}, Functions: map[string]map[string]string{},
 			Triggers: map[string]map[string]string{}, Hooks: map[string]map[string]string{}, Topics: map[string][]string{},
@@ -154,7 +157,7 @@ func newDesired(account string, m *manifest.Manifest, built map[string][]byte) (
 	}
 	for _, name := range sortedKeys(m.Hooks) {
 		mh := m.Hooks[name]
-		secrets, err := mh.Secrets(os.Getenv)
+		secrets, err := secrets(name, mh)
 		if err != nil {
 			return nil, fmt.Errorf("hook %s: %w", name, err)
 		}
@@ -167,8 +170,12 @@ func newDesired(account string, m *manifest.Manifest, built map[string][]byte) (
 			Capabilities: functions.Capabilities{Emits: f.Emits, AllowedOutboundHosts: f.AllowedOutboundHosts, Stores: f.Stores},
 		}
 		d.funcs[name] = cfg
-		sum := sha256.Sum256(built[name])
-		d.want.Functions[name] = FunctionFields(hex.EncodeToString(sum[:]), cfg)
+		sha, ok := shas[name]
+		if !ok {
+			sum := sha256.Sum256(built[name])
+			sha = hex.EncodeToString(sum[:])
+		}
+		d.want.Functions[name] = FunctionFields(sha, cfg)
 	}
 	for _, mt := range m.Triggers {
 		t := mt.Spec(account)
@@ -208,10 +215,45 @@ func Apply(ctx context.Context, target Target, account string, m *manifest.Manif
 		}
 		built[name] = module
 	}
-	d, err := newDesired(account, m, built)
+	d, err := newDesired(account, m, built, nil, envSecrets)
 	if err != nil {
 		return Plan{App: app}, err
 	}
+	return run(ctx, target, app, d, opts)
+}
+
+// envSecrets reads a hook's secrets from the environment variables the
+// manifest names.
+func envSecrets(_ string, h manifest.Hook) ([]string, error) { return h.Secrets(os.Getenv) }
+
+// PlanManifest computes the plan of deploying m (as AppName(m)) to the
+// target's account, and applies nothing: what a dry run of Apply
+// returns, for a caller that has no modules or hook secrets, only their
+// fingerprints. moduleSHA256 gives each function's module as the hex
+// SHA-256 (every function needs one), hookSecrets the number of secrets
+// of each hook (0 when absent). opts.DryRun is implied; without
+// opts.Force, a plan deleting queues that hold messages is returned with
+// a *DataLossError.
+func PlanManifest(ctx context.Context, target Target, account string, m *manifest.Manifest, moduleSHA256 map[string]string, hookSecrets map[string]int, opts Options) (Plan, error) {
+	app := AppName(m)
+	if !pgqueue.ValidName(app) {
+		return Plan{App: app}, fmt.Errorf("app name %q: use 1-80 characters from A-Z a-z 0-9 _ -", app)
+	}
+	shas := map[string]string{}
+	for _, name := range sortedKeys(m.Functions) {
+		sha := strings.ToLower(moduleSHA256[name])
+		if b, err := hex.DecodeString(sha); err != nil || len(b) != sha256.Size {
+			return Plan{App: app}, fmt.Errorf("function %s: module sha256 %q: want the 64 hex digits of the module's SHA-256", name, moduleSHA256[name])
+		}
+		shas[name] = sha
+	}
+	d, err := newDesired(account, m, nil, shas, func(name string, _ manifest.Hook) ([]string, error) {
+		return make([]string, hookSecrets[name]), nil
+	})
+	if err != nil {
+		return Plan{App: app}, err
+	}
+	opts.DryRun = true
 	return run(ctx, target, app, d, opts)
 }
 
@@ -222,7 +264,7 @@ func Delete(ctx context.Context, target Target, app string, opts Options) (Plan,
 	if !pgqueue.ValidName(app) {
 		return Plan{App: app}, fmt.Errorf("app name %q: use 1-80 characters from A-Z a-z 0-9 _ -", app)
 	}
-	d, err := newDesired("", &manifest.Manifest{}, nil)
+	d, err := newDesired("", &manifest.Manifest{}, nil, nil, envSecrets)
 	if err != nil {
 		return Plan{App: app}, err
 	}

@@ -2,6 +2,8 @@ package deploy_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/client/clienttest"
 	"github.com/sluicehq/sluice/deploy"
 	"github.com/sluicehq/sluice/functions/manifest"
+	"github.com/sluicehq/sluice/internal/wasmbuild"
 	"github.com/sluicehq/sluice/pgqueue"
 )
 
@@ -188,24 +191,63 @@ func TestDryRunChangesNothing(t *testing.T) {
 	if _, err := c.Queues.Create(ctx, "adopted", client.QueueSettings{}); err != nil {
 		t.Fatal(err)
 	}
-	next := appManifest(t, dir, "shop", "")
-	next.Queues["adopted"] = manifest.Queue{}
-	for _, via := range []string{"db", "api"} {
+	nextText := fmt.Sprintf(`
+app: shop
+queues:
+  shop-in: {max_receive_count: 3}
+  adopted: {}
+functions:
+  shop-fn: {wasm: trap.wasm, memory_mb: 32}
+triggers:
+  - {queue: shop-in, function: shop-fn}
+hooks:
+  shop-hook: {queue: shop-in, verify: github, secret_env: %s}
+`, hookSecretEnv)
+	next := writeManifest(t, filepath.Join(dir, "shop"), nextText)
+	var first string
+	for _, via := range []string{"db", "api", "plan endpoint"} {
 		before := dump(t, srv)
-		var target deploy.Target = srv.DeployTarget(c.Account())
-		if via == "api" {
-			target = deploy.APITarget(c)
+		var plan deploy.Plan
+		var err error
+		switch via {
+		case "plan endpoint":
+			var wp client.DeployPlan
+			sum := sha256.Sum256(wasmbuild.Handwritten("trap"))
+			wp, err = c.Apps.Plan(ctx, "shop", client.PlanRequest{Manifest: nextText, Force: true,
+				Modules: map[string]string{"shop-fn": hex.EncodeToString(sum[:])}, HookSecrets: map[string]int{"shop-hook": 1}})
+			plan = deploy.PlanFromWire(wp)
+		default:
+			var target deploy.Target = srv.DeployTarget(c.Account())
+			if via == "api" {
+				target = deploy.APITarget(c)
+			}
+			plan, err = deploy.Apply(ctx, target, c.Account(), next, deploy.ManifestModules(next, nil, nil), deploy.Options{DryRun: true, Force: true})
 		}
-		plan, err := deploy.Apply(ctx, target, c.Account(), next, deploy.ManifestModules(next, nil, nil), deploy.Options{DryRun: true, Force: true})
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", via, err)
 		}
 		if plan.Count(deploy.ActionCreate) == 0 || plan.Count(deploy.ActionUpdate) == 0 || plan.Count(deploy.ActionDelete) == 0 {
 			t.Errorf("%s: plan %s: want creates, updates and deletes", via, plan.Summary())
 		}
+		var text strings.Builder
+		plan.Print(&text)
+		if first == "" {
+			first = text.String()
+		} else if text.String() != first {
+			t.Errorf("%s: plan\n%s\ndiffers from the database's:\n%s", via, text.String(), first)
+		}
 		if after := dump(t, srv); after != before {
 			t.Errorf("%s: the dry run changed the database:\nbefore:\n%s\nafter:\n%s", via, before, after)
 		}
+	}
+	// Without force, the plan endpoint refuses like a deploy, with the count.
+	_, err := c.Apps.Plan(ctx, "shop", client.PlanRequest{Manifest: "app: shop\n", Modules: map[string]string{}})
+	if !client.IsConflict(err) || !strings.Contains(err.Error(), "shop-old (1)") {
+		t.Errorf("plan dropping a non-empty queue without force: %v; want a conflict counting 1 message", err)
+	}
+	// A function without its module's SHA-256 is a bad request.
+	if _, err := c.Apps.Plan(ctx, "shop", client.PlanRequest{Manifest: nextText}); err == nil || !strings.Contains(err.Error(), "SHA-256") {
+		t.Errorf("plan without module digests: %v", err)
 	}
 }
 

@@ -320,6 +320,7 @@ func (a *api) routes() {
 	a.handle(m, "GET "+v+"/apps", "mq:admin", a.listApps)
 	a.handle(m, "GET "+v+"/apps/{app}", "mq:admin", a.getApp)
 	a.handle(m, "DELETE "+v+"/apps/{app}", "mq:admin", a.deleteApp)
+	a.handle(m, "POST "+v+"/apps/{app}/plan", "mq:admin", a.planApp)
 	a.handle(m, "PUT "+v+"/apps/{app}/{kind}/{name}", "mq:admin", a.setResourceApp)
 	a.handle(m, "GET "+v+"/deploy/state", "mq:admin", a.deployState)
 

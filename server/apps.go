@@ -2,12 +2,15 @@ package server
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
 	"strconv"
 
 	"github.com/sluicehq/sluice/deploy"
+	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/wire"
 )
@@ -140,6 +143,52 @@ func (a *api) deleteApp(w http.ResponseWriter, r *http.Request, c *call) error {
 		return errorf(http.StatusNotFound, "not_found", "no app %s in account %s: `sluice apps list` lists the apps", app, c.account)
 	}
 	writeJSON(w, http.StatusOK, deploy.WirePlan(plan, !dryRun))
+	return nil
+}
+
+// planApp answers what deploying a manifest as app would do (a dry run:
+// nothing changes).
+func (a *api) planApp(w http.ResponseWriter, r *http.Request, c *call) error {
+	if err := appCall(c, true); err != nil {
+		return err
+	}
+	app := r.PathValue("app")
+	if !pgqueue.ValidName(app) {
+		return errorf(http.StatusBadRequest, "invalid_name", "invalid app name %q: use 1-80 characters from A-Z a-z 0-9 _ -", truncate(app, 90))
+	}
+	var req wire.PlanRequest
+	body, err := readJSON(w, r, false)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return badRequest("invalid plan request: %s", err)
+	}
+	m, err := manifest.Parse([]byte(req.Manifest))
+	if err != nil {
+		return badRequest("%s", err)
+	}
+	if m.App != "" && m.App != app {
+		return badRequest("the manifest is app %s, not %s: plan it at .../apps/%s/plan", m.App, app, m.App)
+	}
+	m.App = app
+	for name := range m.Functions {
+		if b, err := hex.DecodeString(req.Modules[name]); err != nil || len(b) != 32 {
+			return badRequest("modules: function %s: %q is not the 64 hex digits of its module's SHA-256", name, truncate(req.Modules[name], 70))
+		}
+	}
+	plan, err := deploy.PlanManifest(r.Context(), a.s.deployTarget(c.account), c.account, m, req.Modules, req.HookSecrets, deploy.Options{Force: req.Force})
+	var loss *deploy.DataLossError
+	var clash *deploy.ClashError
+	switch {
+	case errors.As(err, &loss):
+		return errorf(http.StatusConflict, "conflict", "%s", loss.Error())
+	case errors.As(err, &clash):
+		return errorf(http.StatusConflict, "conflict", "%s", clash.Error())
+	case err != nil:
+		return err
+	}
+	writeJSON(w, http.StatusOK, deploy.WirePlan(plan, false))
 	return nil
 }
 

@@ -125,6 +125,7 @@ func TestQueueLimitedKeys(t *testing.T) {
 		{"deploy state", "GET", v + "/deploy/state", "", want{"full": 200}},
 		{"claim own queue for an app", "PUT", v + "/apps/shop/queues/orders-1", "", want{"full": 204}},
 		{"delete an app", "DELETE", v + "/apps/nothing?dry_run=true", "", want{"full": 404}},
+		{"plan an app", "POST", v + "/apps/shop/plan", `{"manifest":"queues: {orders-2: {}}"}`, want{"full": 200}},
 		{"delete a function", "DELETE", v + "/functions/f", "", want{"full": 204}},
 	}
 	for _, tc := range cases {

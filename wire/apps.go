@@ -67,3 +67,16 @@ type DeployPlan struct {
 	Steps   []PlanStep `json:"steps"`
 	Applied bool       `json:"applied"`
 }
+
+// PlanRequest is the body of POST /v1/accounts/{a}/apps/{app}/plan: the
+// manifest (sluice.yaml as YAML or JSON text; its `app:`, if any, must be
+// the path's), each function's module as the hex SHA-256 of its bytes
+// (modules are built by the deployer, never by the server), and how many
+// secrets each hook has (secrets stay with the deployer). Force plans
+// deleting queues that hold messages instead of refusing.
+type PlanRequest struct {
+	Manifest    string            `json:"manifest"`
+	Modules     map[string]string `json:"modules"`
+	HookSecrets map[string]int    `json:"hook_secrets,omitempty"`
+	Force       bool              `json:"force,omitempty"`
+}
