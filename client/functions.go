@@ -39,6 +39,10 @@ type DeployOptions struct {
 	// the server reports: "compiling" once while it compiles the module
 	// (after the upload), then "ready" or "failed".
 	Progress func(status string)
+	// DryRun asks what the deploy would do (the version, whether it
+	// would be created, whether the alias would move; status "dry_run")
+	// and stores and compiles nothing.
+	DryRun bool
 	// Emits are the patterns of the queues and topics the version may
 	// emit to (Function ABI v1.1; none by default).
 	Emits []string
@@ -134,6 +138,9 @@ func (s *FunctionsService) Deploy(ctx context.Context, name string, module []byt
 			return out, err
 		}
 		q.Add("store", st)
+	}
+	if o.DryRun {
+		q.Set("dry_run", "true")
 	}
 	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("functions", name, "versions"), query: q,
 		raw: module, contentType: "application/wasm"}, &out)

@@ -94,3 +94,6 @@ UPDATE {{schema}}.functions SET app = $3 WHERE account = $1 AND name = $2
 
 -- name: function_apps
 SELECT name, app FROM {{schema}}.functions WHERE account = $1 ORDER BY name
+
+-- name: function_id
+SELECT id FROM {{schema}}.functions WHERE account = $1 AND name = $2
