@@ -229,3 +229,9 @@ SELECT CASE WHEN count(*) = cardinality($3::bigint[]) THEN count(*)
        ELSE ({{schema}}.raise_error('SQ006', format('fail messages in queue %s: %s of %s leases are no longer current',
              $2, cardinality($3::bigint[]) - count(*), cardinality($3::bigint[]))) IS NULL)::int END
   FROM s
+
+-- name: set_queue_app
+UPDATE {{schema}}.queues SET app = $3 WHERE account = $1 AND name = $2
+
+-- name: queue_apps
+SELECT name, app FROM {{schema}}.queues WHERE account = $1 ORDER BY name

@@ -145,3 +145,15 @@ DELETE FROM {{schema}}.webhook_deliveries
  WHERE ctid = ANY (ARRAY(SELECT ctid FROM {{schema}}.webhook_deliveries
                           WHERE received_at < now() - make_interval(secs => $1)
                           LIMIT 1000))
+
+-- name: set_trigger_app
+UPDATE {{schema}}.triggers SET app = $3 WHERE account = $1 AND name = $2
+
+-- name: trigger_apps
+SELECT name, app FROM {{schema}}.triggers WHERE account = $1 ORDER BY name
+
+-- name: set_hook_app
+UPDATE {{schema}}.hooks SET app = $3 WHERE account = $1 AND name = $2
+
+-- name: hook_apps
+SELECT name, app FROM {{schema}}.hooks WHERE account = $1 ORDER BY name

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,12 +25,18 @@ func runDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	account := fs.String("account", pgqueue.DefaultAccount, "account number")
 	schema := fs.String("schema", envOr("SLUICE_SCHEMA", "sluice"), "database schema [SLUICE_SCHEMA]")
 	config := fs.String("config", "", "without DATABASE_URL: the config file written by sluice login (default $XDG_CONFIG_HOME/sluice/config.json) [SLUICE_CONFIG]")
+	dryRun := fs.Bool("dry-run", false, "print the plan and change nothing")
+	force := fs.Bool("force", false, "delete queues the manifest no longer declares even when they hold messages")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q: sluice deploy [-f sluice.yaml] [--dry-run] [--force]", fs.Arg(0))
+	}
+	opts := deploy.Options{DryRun: *dryRun, Force: *force}
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {
-		return deployViaAPI(ctx, *file, *config, flagIfSet(fs, "account"), stdout)
+		return deployViaAPI(ctx, *file, *config, flagIfSet(fs, "account"), opts, stdout)
 	}
 	m, err := manifest.ReadFile(*file)
 	if err != nil {
@@ -42,14 +49,28 @@ func runDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer srv.Stop(context.Background())
 	p := &progress{w: stdout}
 	p.verb = "storing and compiling"
-	changes, err := deploy.Apply(ctx, p.target(srv.DeployTarget(*account)), *account, m, p.modules(m))
-	return printChanges(stdout, changes, err)
+	printApp(stdout, m)
+	opts.OnPlan = p.plan(opts)
+	plan, err := deploy.Apply(ctx, p.target(srv.DeployTarget(*account)), *account, m, p.modules(m), opts)
+	return finishDeploy(stdout, plan, opts, err)
 }
 
-// applyManifest applies m and prints what changed.
+// printApp says which app a deploy deploys, and where the name comes from.
+func printApp(w io.Writer, m *manifest.Manifest) {
+	if m.App != "" {
+		fmt.Fprintf(w, "app %s\n", m.App)
+		return
+	}
+	fmt.Fprintf(w, "app %s (the manifest's folder name; set app: in the manifest to choose another)\n", deploy.AppName(m))
+}
+
+// applyManifest applies m and prints its plan.
 func applyManifest(ctx context.Context, srv *server.Server, account string, m *manifest.Manifest, w io.Writer) error {
-	changes, err := srv.Apply(ctx, account, m, goModules(m))
-	return printChanges(w, changes, err)
+	printApp(w, m)
+	p := &progress{w: w}
+	opts := deploy.Options{OnPlan: p.plan(deploy.Options{})}
+	plan, err := srv.Apply(ctx, account, m, goModules(m), opts)
+	return finishDeploy(w, plan, opts, err)
 }
 
 // goModules returns the modules m declares, compiling its build: packages
@@ -142,13 +163,35 @@ func megabytes(n int) string {
 	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
 
-// printChanges prints what an apply changed, then its error.
-func printChanges(w io.Writer, changes []deploy.Change, err error) error {
-	for _, c := range changes {
-		fmt.Fprintln(w, c)
+// plan returns the OnPlan of a deploy: it prints the plan.
+func (p *progress) plan(opts deploy.Options) func(deploy.Plan) {
+	return func(plan deploy.Plan) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		switch {
+		case opts.DryRun:
+			fmt.Fprintln(p.w, "plan (dry run: nothing is changed):")
+		case plan.Changes():
+			fmt.Fprintln(p.w, "plan:")
+		}
+		plan.Print(p.w)
 	}
-	if err == nil && len(changes) == 0 {
+}
+
+// finishDeploy reports how a deploy ended.
+func finishDeploy(w io.Writer, plan deploy.Plan, opts deploy.Options, err error) error {
+	var loss *deploy.DataLossError
+	switch {
+	case errors.As(err, &loss):
+		return err
+	case err != nil:
+		return err
+	case opts.DryRun:
+		fmt.Fprintln(w, "dry run: nothing was changed; run without --dry-run to apply")
+	case plan.Changes():
+		fmt.Fprintf(w, "app %s deployed\n", plan.App)
+	default:
 		fmt.Fprintln(w, "no changes")
 	}
-	return err
+	return nil
 }

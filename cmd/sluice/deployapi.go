@@ -14,7 +14,7 @@ import (
 // deployViaAPI is `sluice deploy` without DATABASE_URL: it applies the
 // manifest file through the HTTP API as the logged-in key (which needs
 // mq:admin and functions:deploy). account overrides the login's when set.
-func deployViaAPI(ctx context.Context, file, config, account string, w io.Writer) error {
+func deployViaAPI(ctx context.Context, file, config, account string, opts deploy.Options, w io.Writer) error {
 	cfg, err := client.LoadConfig(config)
 	if err != nil {
 		return err
@@ -34,10 +34,12 @@ func deployViaAPI(ctx context.Context, file, config, account string, w io.Writer
 		return err
 	}
 	fmt.Fprintf(w, "deploying through %s (account %s)\n", c.Endpoint(), c.Account())
+	printApp(w, m)
 	p := &progress{w: w}
+	opts.OnPlan = p.plan(opts)
 	target := p.target(deploy.APITargetWithProgress(c, p.apiProgress))
-	changes, err := deploy.Apply(ctx, target, c.Account(), m, p.modules(m))
-	return printChanges(w, changes, err)
+	plan, err := deploy.Apply(ctx, target, c.Account(), m, p.modules(m), opts)
+	return finishDeploy(w, plan, opts, err)
 }
 
 // flagIfSet returns the value of flag name when it was given, else "".

@@ -83,7 +83,7 @@ func keysCreate(ctx context.Context, args []string, stdout, _ io.Writer) error {
 // createKeyInDatabase creates a key with the server's own method on
 // DATABASE_URL, for bootstrapping: no key exists yet to call the API with.
 func createKeyInDatabase(ctx context.Context, url, schema, account string, o client.KeyOptions) (client.NewKey, error) {
-	srv, err := server.Open(ctx, server.Config{DatabaseURL: url, Schema: schema, MaxConns: 2, Logger: zerolog.Nop()})
+	srv, err := server.Open(ctx, server.Config{DatabaseURL: url, Schema: schema, MaxConns: 2, Migrate: true, Logger: zerolog.Nop()})
 	if err != nil {
 		return client.NewKey{}, err
 	}
