@@ -109,12 +109,12 @@ func TestGroupsDeliverOneAtATimeInOrder(t *testing.T) {
 		t.Fatalf("redrive: %d, %v", n, err)
 	}
 	got = e.receive("orders", pgqueue.ReceiveOptions{Max: 10})
-	if !slices.Equal(seqs(got), []int64{a2}) || got[0].Group != "a" {
-		t.Fatalf("after redrive: got %v (%q), want [%d] in group a", seqs(got), groupsOf(got), a2)
+	if len(got) != 1 || got[0].Group != "a" || string(got[0].Body) != `{"n": 2}` {
+		t.Fatalf("after redrive: got %v (%q), want a2 back in group a", seqs(got), groupsOf(got))
 	}
 }
 
-func TestGroupRedriveRejoinsInOriginalPlace(t *testing.T) {
+func TestGroupRedriveRejoinsAtTheEndOfItsGroup(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.queue("q", pgqueue.Settings{})
@@ -137,19 +137,36 @@ func TestGroupRedriveRejoinsInOriginalPlace(t *testing.T) {
 	if err := e.c.Delete(e.ctx, acct, "q", s2, got[0].Receipt); err != nil {
 		t.Fatal(err)
 	}
-	var order []int64
+	var order []string
+	var last int64
 	for range 2 {
 		m := e.receive("q", pgqueue.ReceiveOptions{Max: 10})
 		if len(m) != 1 {
 			t.Fatalf("want one message, got %v", seqs(m))
 		}
-		order = append(order, m[0].Sequence)
+		order = append(order, string(m[0].Body))
+		last = m[0].Sequence
 		if err := e.c.Delete(e.ctx, acct, "q", m[0].Sequence, m[0].Receipt); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if !slices.Equal(order, []int64{s1, s3}) {
-		t.Fatalf("after the redrive: got %v, want the redriven %d before %d", order, s1, s3)
+	if !slices.Equal(order, []string{`{"n": 3}`, `{"n": 1}`}) {
+		t.Fatalf("after the redrive: bodies %v, want message 3 then the redriven message 1", order)
+	}
+	if last <= s3 {
+		t.Fatalf("the redriven message kept sequence %d, want a new one above %d", last, s3)
+	}
+	// A dedup key on a grouped send returns the sequence the message got.
+	seq, err := e.c.Send(e.ctx, acct, "q", pgqueue.NewMessage{Body: body(9), Group: "g", DedupKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.c.Send(e.ctx, acct, "q", pgqueue.NewMessage{Body: body(9), Group: "g", DedupKey: "k"})
+	if err != nil || again != seq {
+		t.Fatalf("repeat dedup send: %d, %v, want %d", again, err, seq)
+	}
+	if m := e.receive("q", pgqueue.ReceiveOptions{Max: 10}); len(m) != 1 || m[0].Sequence != seq {
+		t.Fatalf("received %v, want [%d]", seqs(m), seq)
 	}
 }
 

@@ -47,6 +47,10 @@ CREATE TABLE message_groups (
 
 -- A grouped message joins its group: the first message of an empty group is
 -- its head; any other is parked until the messages before it are gone.
+-- The message takes its sequence only now, under the group's row lock, so
+-- that within a group sequence order is the order in which the sends took
+-- the lock (and committed): the head always has the group's lowest
+-- sequence, and a redriven dead letter rejoins at the end of its group.
 CREATE FUNCTION group_enter() RETURNS trigger
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
@@ -59,6 +63,7 @@ BEGIN
     VALUES (NEW.queue_id, NEW.group_key, 1)
     ON CONFLICT (queue_id, group_key) DO UPDATE SET size = g.size + 1
     RETURNING g.size INTO n;
+    NEW.sequence := nextval('message_sequence');
     IF n > 1 THEN
         NEW.ready_at := NEW.visible_at;
         NEW.visible_at := 'infinity';
@@ -68,7 +73,10 @@ END
 $$;
 
 -- A grouped message left the queue: when it was the head, the next message
--- of its group (lowest sequence) becomes receivable. A dead letter keeps
+-- of its group (the lowest sequence above the head's) becomes receivable.
+-- Looking above the head's sequence starts the index scan past the
+-- group's earlier, deleted messages, whose index entries stay until a
+-- vacuum; from the group's start, a long group would walk them all. A dead letter keeps
 -- the group key so that a redrive puts it back into its group.
 CREATE FUNCTION group_leave() RETURNS trigger
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
@@ -97,6 +105,7 @@ BEGIN
      WHERE m.queue_id = OLD.queue_id
        AND m.sequence = (SELECT p.sequence FROM messages p
                           WHERE p.queue_id = OLD.queue_id AND p.group_key = OLD.group_key
+                            AND p.sequence > OLD.sequence
                           ORDER BY p.sequence LIMIT 1)
        AND m.visible_at = 'infinity'
     RETURNING m.visible_at INTO next_at;
@@ -302,6 +311,7 @@ DECLARE
     q queues;
     seq bigint;
     size bigint;
+    got bigint;
     delay integer;
 BEGIN
     SELECT * INTO q FROM queues WHERE account = p_account AND name = p_queue;
@@ -340,7 +350,13 @@ BEGIN
         END IF;
         INSERT INTO messages (queue_id, sequence, visible_at, expires_at, body, headers, group_key)
         VALUES (q.id, seq, now() + make_interval(secs => delay),
-                now() + make_interval(secs => p_expires_in_seconds), p_body, p_headers, p_group);
+                now() + make_interval(secs => p_expires_in_seconds), p_body, p_headers, p_group)
+        RETURNING sequence INTO got;
+        IF got <> seq THEN
+            -- A grouped message took a new sequence under its group's lock.
+            UPDATE dedup_keys SET sequence = got WHERE queue_id = q.id AND dedup_key = p_dedup_key;
+            seq := got;
+        END IF;
     ELSE
         INSERT INTO messages (queue_id, visible_at, expires_at, body, headers, group_key)
         VALUES (q.id, now() + make_interval(secs => delay),
@@ -703,8 +719,9 @@ END;
 -- Redrive puts a dead letter back into its group
 ---------------------------------------------------------------------------
 
--- A redriven message keeps its sequence, so it rejoins its group in its
--- original place: after the group's current head, before later messages.
+-- A redriven message without a group keeps its sequence; one with a group
+-- rejoins the end of its group with a new sequence (group_enter), as an
+-- SQS FIFO redrive sends the message anew.
 CREATE OR REPLACE FUNCTION account_redrive(p_account text, p_queue text, p_max_messages integer DEFAULT NULL) RETURNS bigint
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
