@@ -1,6 +1,7 @@
 package pgqueue_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -468,4 +469,59 @@ func TestGroupsReceiveShareOutAcrossConsumers(t *testing.T) {
 		}
 	}
 	_ = json.RawMessage(nil)
+}
+
+// TestGroupHandOverWakesLongPoll: acking a group's head wakes a receiver
+// long-polling for the next message of the group (the poll fallback is set
+// far beyond the wait, so only the wake-up can deliver it).
+func TestGroupHandOverWakesLongPoll(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{})
+	l := startListener(t, e)
+	c, err := pgqueue.New(e.pool, pgqueue.Options{Schema: e.schema, Listener: l, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan struct{}, 1)
+	pgqueue.SetWaitingHook(c, func() { waiting <- struct{}{} })
+	s1 := e.sendGroup("q", "g", 1)
+	s2 := e.sendGroup("q", "g", 2)
+	head := e.receive("q", pgqueue.ReceiveOptions{Max: 10})
+	if !slices.Equal(seqs(head), []int64{s1}) {
+		t.Fatalf("got %v, want [%d]", seqs(head), s1)
+	}
+	got := make(chan []pgqueue.Message, 1)
+	errc := make(chan error, 1)
+	go func() {
+		msgs, err := c.Receive(e.ctx, acct, "q", pgqueue.ReceiveOptions{Wait: pgqueue.MaxWait})
+		errc <- err
+		got <- msgs
+	}()
+	<-waiting
+	// Listen as well, to see the wake-up itself: the long poll would also
+	// find the message at the end of its wait.
+	conn, err := e.pool.Acquire(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(e.ctx, "LISTEN "+pgxIdent(e.schema+"_wake")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Delete(e.ctx, acct, "q", s1, head[0].Receipt); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(e.ctx, pgqueue.MaxWait)
+	defer cancel()
+	n, err := conn.Conn().WaitForNotification(wctx)
+	if err != nil || n.Payload != acct+"/q" {
+		t.Fatalf("no wake-up for the group's next message: %v, %v", n, err)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if msgs := <-got; !slices.Equal(seqs(msgs), []int64{s2}) {
+		t.Fatalf("long poll returned %v, want the next message of the group [%d]", seqs(msgs), s2)
+	}
 }

@@ -109,10 +109,13 @@ BEGIN
                           ORDER BY p.sequence LIMIT 1)
        AND m.visible_at = 'infinity'
     RETURNING m.visible_at INTO next_at;
-    IF next_at IS NOT NULL AND next_at <= now() THEN
+    -- Wake long-polling receivers (as wake() does, looking the queue's
+    -- name up only when someone listens).
+    IF next_at IS NOT NULL AND next_at <= now()
+       AND EXISTS (SELECT 1 FROM wake_interest w WHERE w.queue_id = OLD.queue_id AND w.until > now()) THEN
         SELECT account, name INTO q FROM queues WHERE id = OLD.queue_id;
         IF FOUND THEN
-            PERFORM wake(OLD.queue_id, q.account, q.name);
+            PERFORM pg_notify(current_schema() || '_wake', q.account || '/' || q.name);
         END IF;
     END IF;
     RETURN NULL;
