@@ -85,7 +85,7 @@ func TestGroupsDeliverOneAtATimeInOrder(t *testing.T) {
 		t.Fatalf("after failing a2: got %v, want [%d]", seqs(got), a3)
 	}
 	dl, err := e.c.ReceiveDLQ(e.ctx, acct, "orders", 10)
-	if err != nil || len(dl) != 1 || dl[0].Sequence != a2 {
+	if err != nil || len(dl) != 1 || dl[0].Sequence != a2 || dl[0].Group != "a" {
 		t.Fatalf("dead letters: %v, %v", dl, err)
 	}
 	if g := e.one(`SELECT group_key FROM dead_letters WHERE sequence = $1`, a2); g != "a" {

@@ -85,11 +85,11 @@ SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt, 
 SELECT {{schema}}.account_purge($1, $2)
 
 -- name: receive_dlq
-SELECT sequence, body, headers, receive_count, created_at, failed_at, reason, last_error
+SELECT sequence, body, headers, receive_count, created_at, failed_at, reason, last_error, group_key
   FROM {{schema}}.account_receive_dlq($1, $2, $3)
 
 -- name: receive_dlq_after
-SELECT sequence, body, headers, receive_count, created_at, failed_at, reason, last_error
+SELECT sequence, body, headers, receive_count, created_at, failed_at, reason, last_error, group_key
   FROM {{schema}}.account_receive_dlq_after($1, $2, $3, $4)
 
 -- name: delete_dlq

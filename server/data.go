@@ -431,7 +431,7 @@ func (a *api) receiveDLQ(w http.ResponseWriter, r *http.Request, c *call) error 
 	for i, d := range ds {
 		out[i] = wire.DeadLetter{Sequence: d.Sequence, Body: rawOrNull(d.Body), Headers: rawOrNull(d.Headers),
 			CreatedAt: d.CreatedAt.UTC(), ReceiveCount: d.ReceiveCount, FailedAt: d.FailedAt.UTC(),
-			Reason: d.Reason, LastError: d.LastError}
+			Reason: d.Reason, LastError: d.LastError, Group: d.Group}
 	}
 	writeJSON(w, http.StatusOK, wire.DeadLetterList{Messages: out})
 	return nil

@@ -32,6 +32,8 @@ type DeadLetter struct {
 	// Reason says why it died, e.g. max_receive_count or permanent.
 	Reason    string `json:"reason"`
 	LastError string `json:"last_error"`
+	// Group is the message's ordered group; left out when it has none.
+	Group string `json:"group,omitempty"`
 }
 
 // MessageList answers a receive or a peek.

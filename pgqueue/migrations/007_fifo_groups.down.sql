@@ -18,6 +18,49 @@ DROP FUNCTION receive(text, integer, integer);
 DROP FUNCTION peek(text, integer);
 DROP FUNCTION receive_delete(text, integer);
 DROP VIEW queue_stats;
+DROP FUNCTION receive_dlq(text, integer);
+ALTER TYPE dead_letter DROP ATTRIBUTE group_key;
+CREATE OR REPLACE FUNCTION account_receive_dlq(p_account text, p_queue text, p_max_messages integer DEFAULT 10)
+RETURNS SETOF dead_letter
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    qid bigint;
+BEGIN
+    qid := queue_id(p_account, p_queue);
+    IF p_max_messages IS NULL OR p_max_messages < 1 OR p_max_messages > 1000 THEN
+        PERFORM out_of_range('max_messages', p_max_messages, 1, 1000);
+    END IF;
+    RETURN QUERY
+    SELECT d.sequence, d.body, d.headers, d.receive_count, d.created_at, d.failed_at, d.reason, d.last_error
+      FROM dead_letters d
+     WHERE d.queue_id = qid
+     ORDER BY d.failed_at, d.sequence
+     LIMIT p_max_messages;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION account_receive_dlq_after(p_account text, p_queue text, p_after bigint, p_max_messages integer)
+RETURNS SETOF dead_letter
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    qid bigint;
+BEGIN
+    qid := queue_id(p_account, p_queue);
+    PERFORM check_page(p_after, p_max_messages);
+    RETURN QUERY
+    SELECT d.sequence, d.body, d.headers, d.receive_count, d.created_at, d.failed_at, d.reason, d.last_error
+      FROM dead_letters d
+     WHERE d.queue_id = qid AND d.sequence > p_after
+     ORDER BY d.sequence
+     LIMIT p_max_messages;
+END
+$$;
+
+CREATE FUNCTION receive_dlq(queue text, max_messages integer DEFAULT 10) RETURNS SETOF dead_letter
+LANGUAGE sql
+BEGIN ATOMIC
+    SELECT * FROM account_receive_dlq('000000000001', receive_dlq.queue, receive_dlq.max_messages);
+END;
 
 
 CREATE FUNCTION account_send(p_account text, p_queue text, p_body jsonb, p_delay_seconds integer DEFAULT 0,

@@ -86,11 +86,16 @@ export function mount(root, name, tab) {
           [["ready", "Ready"], ["inflight", "Inflight"], ["delayed", "Delayed"], ["dlq", "DLQ"]].map(([k, label]) =>
             h("div", { "data-stat": k }, h("span", { class: "muted small" }, label), h("b", {}, num(s[k])))),
           h("div", { "data-stat": "oldest_ready_age_seconds" }, h("span", { class: "muted small" }, "Oldest ready"),
-            h("b", {}, s.ready ? age(s.oldest_ready_age_seconds) : "–"))),
+            h("b", {}, s.ready ? age(s.oldest_ready_age_seconds) : "–")),
+          // Ordered groups: shown on a fifo queue, or once a queue has groups.
+          ...(q.fifo || s.groups || s.grouped_waiting ?
+            [["groups", "Groups"], ["groups_inflight", "Groups in flight"], ["groups_blocked", "Groups blocked"],
+              ["grouped_waiting", "Waiting in groups"]].map(([k, label]) =>
+              h("div", { "data-stat": k }, h("span", { class: "muted small" }, label), h("b", {}, num(s[k] || 0)))) : [])),
         h("p", { class: "muted small" },
           `visibility timeout ${q.visibility_timeout_seconds}s · max receive count ${q.max_receive_count} · ` +
           `delay ${q.delay_seconds}s · retention ${age(q.retention_seconds)} · max message ${num(q.max_message_bytes)} bytes · ` +
-          `dedup window ${q.dedup_window_seconds}s · created ${time(q.created_at)}`));
+          `dedup window ${q.dedup_window_seconds}s · ${q.fifo ? "fifo (every message needs a group) · " : ""}created ${time(q.created_at)}`));
     } catch (e) {
       if (alive) replace(header, errorBox(e));
     }
@@ -270,9 +275,10 @@ function messagesTab(root, name, changed, alive) {
   function messageTable(msgs) {
     if (msgs.length === 0) return h("p", { class: "muted" }, "No messages to peek.");
     return h("table", {},
-      h("thead", {}, h("tr", {}, ["Sequence", "Created", "Receives", "Visible at", "Body", "Headers", ""].map((t) => h("th", {}, t)))),
+      h("thead", {}, h("tr", {}, ["Sequence", "Group", "Created", "Receives", "Visible at", "Body", "Headers", ""].map((t) => h("th", {}, t)))),
       h("tbody", {}, msgs.map((m) => h("tr", { "data-sequence": m.sequence },
         h("td", { class: "num" }, m.sequence),
+        h("td", { class: "small", "data-group": m.group || "" }, m.group || h("span", { class: "muted" }, "–")),
         h("td", { class: "small" }, time(m.created_at)),
         h("td", { class: "num" }, m.receive_count),
         h("td", { class: "small" }, time(m.visible_at)),
@@ -388,10 +394,11 @@ function dlqTab(root, name, changed, alive) {
         selectionChanged();
       } });
     return h("table", {},
-      h("thead", {}, h("tr", {}, h("th", {}, all), ["Sequence", "Failed at", "Reason", "Last error", "Receives", "Body", ""].map((t) => h("th", {}, t)))),
+      h("thead", {}, h("tr", {}, h("th", {}, all), ["Sequence", "Group", "Failed at", "Reason", "Last error", "Receives", "Body", ""].map((t) => h("th", {}, t)))),
       h("tbody", {}, msgs.map((m, i) => h("tr", { "data-sequence": m.sequence },
         h("td", {}, boxes[i]),
         h("td", { class: "num" }, m.sequence),
+        h("td", { class: "small", "data-group": m.group || "" }, m.group || h("span", { class: "muted" }, "–")),
         h("td", { class: "small" }, time(m.failed_at)),
         h("td", {}, m.reason),
         h("td", {}, m.last_error ? h("pre", {}, m.last_error) : h("span", { class: "muted" }, "–")),
