@@ -94,6 +94,9 @@ var queueOptionRanges = map[string][2]int64{
 // letters: a queue name, or "" or null for the dead-letter table.
 const deadLetterQueueOption = "dead_letter_queue"
 
+// fifoOption makes every send to the queue need a group: true or false.
+const fifoOption = "fifo"
+
 // checkDeadLetterQueue refuses a dead-letter queue the key may not reach.
 func checkDeadLetterQueue(c *call, opts pgqueue.QueueOptions) error {
 	if dlq, ok := opts[deadLetterQueueOption].(string); ok && !c.key.allowsQueue(dlq) {
@@ -151,7 +154,7 @@ func decodeQueueOptions(body []byte, withName bool) (string, pgqueue.QueueOption
 			}
 			continue
 		}
-		if k == "fifo" {
+		if k == fifoOption {
 			var on bool
 			if err := json.Unmarshal(fields[k], &on); err != nil || string(fields[k]) == "null" {
 				return "", nil, nil, badRequest("field fifo: expected true or false")
