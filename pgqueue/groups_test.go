@@ -525,3 +525,90 @@ func TestGroupHandOverWakesLongPoll(t *testing.T) {
 		t.Fatalf("long poll returned %v, want the next message of the group [%d]", seqs(msgs), s2)
 	}
 }
+
+// TestGroupsThroughput drains the same 300 messages with 8 consumers
+// spread over no groups, 1 group and 100 groups, checks each run's
+// recorded history (per group: in order, one at a time) and logs the rates
+// (no assertion on speed: the machine may be loaded).
+func TestGroupsThroughput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const total, consumers = 300, 8
+	for _, groups := range []int{0, 1, 100} {
+		q := fmt.Sprintf("t%d", groups)
+		e.queue(q, pgqueue.Settings{})
+		batch := make([]pgqueue.NewMessage, total)
+		for i := range batch {
+			batch[i] = pgqueue.NewMessage{Body: body(i)}
+			if groups > 0 {
+				batch[i].Group = fmt.Sprint(i % groups)
+			}
+		}
+		seqsSent, err := e.c.SendBatch(e.ctx, acct, q, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := map[string][]int64{}
+		for i, m := range batch {
+			if m.Group != "" {
+				sent[m.Group] = append(sent[m.Group], seqsSent[i])
+			}
+		}
+		var mu sync.Mutex
+		var history []event
+		done := 0
+		start := time.Now()
+		var wg sync.WaitGroup
+		errs := make(chan error, consumers)
+		for range consumers {
+			wg.Go(func() {
+				for {
+					mu.Lock()
+					finished := done == total
+					mu.Unlock()
+					if finished {
+						return
+					}
+					msgs, err := e.c.Receive(e.ctx, acct, q, pgqueue.ReceiveOptions{Max: 10, VisibilityTimeout: time.Minute})
+					if err != nil {
+						errs <- err
+						return
+					}
+					if len(msgs) == 0 {
+						time.Sleep(time.Millisecond)
+						continue
+					}
+					acks := make([]pgqueue.Ack, len(msgs))
+					mu.Lock()
+					for i, m := range msgs {
+						history = append(history, event{m.Group, m.Sequence, true})
+						acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
+					}
+					for _, m := range msgs {
+						history = append(history, event{m.Group, m.Sequence, false})
+					}
+					done += len(msgs)
+					mu.Unlock()
+					if _, err := e.c.Ack(e.ctx, acct, q, acks); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		elapsed := time.Since(start)
+		if groups > 0 {
+			checkGroupHistory(t, history, sent)
+		}
+		if n := e.stats(q).Total; n != 0 {
+			t.Fatalf("%d groups: %d messages left after the drain", groups, n)
+		}
+		t.Logf("%3d groups: %d messages in %v (%.0f msgs/s), 8 consumers, receive up to 10",
+			groups, total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds())
+	}
+}
