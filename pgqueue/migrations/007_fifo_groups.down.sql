@@ -559,19 +559,6 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION account_purge(p_account text, p_queue text) RETURNS bigint
-LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
-DECLARE
-    qid bigint;
-    n bigint;
-BEGIN
-    qid := queue_id(p_account, p_queue);
-    DELETE FROM messages WHERE queue_id = qid;
-    GET DIAGNOSTICS n = ROW_COUNT;
-    RETURN n;
-END
-$$;
-
 CREATE FUNCTION receive(queue text, max_messages integer DEFAULT 1, visibility_timeout_seconds integer DEFAULT NULL)
 RETURNS SETOF received_message
 LANGUAGE sql

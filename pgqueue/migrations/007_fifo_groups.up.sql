@@ -76,8 +76,9 @@ $$;
 -- of its group (the lowest sequence above the head's) becomes receivable.
 -- Looking above the head's sequence starts the index scan past the
 -- group's earlier, deleted messages, whose index entries stay until a
--- vacuum; from the group's start, a long group would walk them all. A dead letter keeps
--- the group key so that a redrive puts it back into its group.
+-- vacuum; from the group's start, a long group would walk them all. A
+-- dead letter keeps the group key so that a redrive puts it back into its
+-- group.
 CREATE FUNCTION group_leave() RETURNS trigger
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
@@ -89,7 +90,7 @@ BEGIN
      WHERE queue_id = OLD.queue_id AND group_key = OLD.group_key
     RETURNING size INTO n;
     IF n IS NULL THEN
-        RETURN NULL; -- purge or queue deletion removed the group first
+        RETURN NULL; -- no such group (not expected: every grouped insert counts in)
     END IF;
     UPDATE dead_letters SET group_key = OLD.group_key
      WHERE queue_id = OLD.queue_id AND sequence = OLD.sequence AND group_key IS NULL;
@@ -836,25 +837,6 @@ SELECT q.account,
         WHERE m.queue_id = q.id) s
  CROSS JOIN LATERAL (SELECT count(*) AS dlq FROM dead_letters dl WHERE dl.queue_id = q.id) d
  CROSS JOIN LATERAL (SELECT count(*) AS groups FROM message_groups mg WHERE mg.queue_id = q.id) g;
-
----------------------------------------------------------------------------
--- Purge and queue deletion drop the groups first, so the per-row trigger
--- returns at once instead of handing each group on message by message.
----------------------------------------------------------------------------
-
-CREATE OR REPLACE FUNCTION account_purge(p_account text, p_queue text) RETURNS bigint
-LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
-DECLARE
-    qid bigint;
-    n bigint;
-BEGIN
-    qid := queue_id(p_account, p_queue);
-    DELETE FROM message_groups WHERE queue_id = qid;
-    DELETE FROM messages WHERE queue_id = qid;
-    GET DIAGNOSTICS n = ROW_COUNT;
-    RETURN n;
-END
-$$;
 
 ---------------------------------------------------------------------------
 -- Dead letters carry their group
