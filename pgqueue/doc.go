@@ -64,7 +64,7 @@
 // already carries each NewMessage's options through account_send_batch).
 // 005 adds subscription filters and sources, delete_topic, publish_batch,
 // list_topics (and their account_ forms) and the dead_letter_queue queue
-// option; 006 adds the require_receipt queue option. 007 adds ordered
+// option; 006 adds the require_receipt queue option. 008 adds ordered
 // groups (docs/ordered.md): a message may carry a group key
 // (NewMessage.Group; sluice.send(..., group_key => 'k'), send_batch's
 // group_key, send_entries' "group"), and within a group messages are

@@ -1,4 +1,4 @@
--- Undo 007: ordered groups. Grouped messages become ordinary messages
+-- Undo 008: ordered groups. Grouped messages become ordinary messages
 -- (parked ones are made visible at their own time).
 
 DROP TRIGGER messages_group_enter ON messages;
