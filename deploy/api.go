@@ -35,7 +35,7 @@ func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue
 		VisibilityTimeoutSeconds: q.VisibilityTimeoutSeconds, MaxReceiveCount: q.MaxReceiveCount,
 		DelaySeconds: q.DelaySeconds, RetentionSeconds: q.RetentionSeconds,
 		MaxMessageBytes: q.MaxMessageBytes, DedupWindowSeconds: q.DedupWindowSeconds,
-		DeadLetterQueue: q.DeadLetterQueue,
+		DeadLetterQueue: q.DeadLetterQueue, Fifo: q.Fifo,
 	}
 	cur, err := t.c.Queues.Get(ctx, name)
 	if client.IsNotFound(err) {
@@ -49,7 +49,8 @@ func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue
 	if !differs(want.VisibilityTimeoutSeconds, cur.VisibilityTimeoutSeconds) && !differs(want.MaxReceiveCount, cur.MaxReceiveCount) &&
 		!differs(want.DelaySeconds, cur.DelaySeconds) && !differs(want.RetentionSeconds, cur.RetentionSeconds) &&
 		!differs(want.MaxMessageBytes, cur.MaxMessageBytes) && !differs(want.DedupWindowSeconds, cur.DedupWindowSeconds) &&
-		(want.DeadLetterQueue == nil || *want.DeadLetterQueue == cur.DeadLetterQueue) {
+		(want.DeadLetterQueue == nil || *want.DeadLetterQueue == cur.DeadLetterQueue) &&
+		(want.Fifo == nil || *want.Fifo == cur.Fifo) {
 		return "", nil
 	}
 	_, err = t.c.Queues.Update(ctx, name, want)

@@ -483,5 +483,8 @@ func queueSettings(base pgqueue.Settings, q manifest.Queue) pgqueue.Settings {
 	if q.DeadLetterQueue != nil {
 		base.DeadLetterQueue = *q.DeadLetterQueue
 	}
+	if q.Fifo != nil {
+		base.Fifo = *q.Fifo
+	}
 	return base
 }

@@ -357,7 +357,7 @@ func (d *dispatcher) settleTx(ctx context.Context, b queueBatch, rules settleRul
 		if e.Topic != "" {
 			_, err = q.PublishTx(ctx, tx, a.Account, e.Topic, e.Body, e.Headers)
 		} else {
-			_, err = q.SendTx(ctx, tx, a.Account, e.Queue, pgqueue.NewMessage{Body: e.Body, Headers: e.Headers, Delay: e.Delay, DedupKey: e.DedupKey})
+			_, err = q.SendTx(ctx, tx, a.Account, e.Queue, pgqueue.NewMessage{Body: e.Body, Headers: e.Headers, Delay: e.Delay, DedupKey: e.DedupKey, Group: e.Group})
 		}
 		if err != nil {
 			if msg := emitRefusal(err); msg != "" {

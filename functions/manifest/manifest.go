@@ -81,6 +81,9 @@ type Queue struct {
 	// DeadLetterQueue names another queue that receives this queue's dead
 	// letters as messages ("": back to the dead-letter table).
 	DeadLetterQueue *string `yaml:"dead_letter_queue" json:"dead_letter_queue,omitempty"`
+	// Fifo requires a group on every message sent: the queue delivers each
+	// group's messages in order, one at a time (docs/ordered.md).
+	Fifo *bool `yaml:"fifo" json:"fifo,omitempty"`
 }
 
 // Function declares a function: where its module comes from and its limits.
