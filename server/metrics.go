@@ -27,7 +27,8 @@ import (
 //     depthCacheTTL, since the view counts rows.
 //   - sluice_invocations_total{account,function,outcome} and
 //     sluice_invocation_duration_seconds (histogram): read at scrape time
-//     from the invocations table, forward by id, and accumulated in the
+//     from the invocations table, forward by log_seq (the order records
+//     are written), and accumulated in the
 //     process. They count every invocation of every process sharing the
 //     database (aggregate across Sluice processes with max, not sum) that
 //     the invocation log holds when first scraped and after. Rows of
@@ -49,8 +50,8 @@ type metrics struct {
 	errors                           prometheus.Counter
 
 	mu sync.Mutex // serializes refreshes
-	// invFloor: every invocation with a smaller or equal id has been
-	// counted; invSeen: the ids above it counted so far.
+	// invFloor: every invocation with a smaller or equal log_seq has been
+	// counted; invSeen: the log_seqs above it counted so far.
 	invFloor int64
 	invSeen  map[int64]struct{}
 	depthAt  time.Time
@@ -149,9 +150,9 @@ func (m *metrics) refresh(ctx context.Context) error {
 			return err
 		}
 		for _, v := range invs {
-			after = v.ID
-			if _, dup := m.invSeen[v.ID]; !dup {
-				m.invSeen[v.ID] = struct{}{}
+			after = v.Seq
+			if _, dup := m.invSeen[v.Seq]; !dup {
+				m.invSeen[v.Seq] = struct{}{}
 				fn := m.label("function", v.Account, v.Function)
 				m.invs.WithLabelValues(v.Account, fn, v.Outcome).Inc()
 				m.invDur.WithLabelValues(v.Account, fn, v.Outcome).Observe(v.DurationMS / 1000)
@@ -162,7 +163,7 @@ func (m *metrics) refresh(ctx context.Context) error {
 				}
 			}
 			if prefixSettled = prefixSettled && v.Settled; prefixSettled {
-				floor = v.ID
+				floor = v.Seq
 			}
 		}
 		if len(invs) < invocationBatch {

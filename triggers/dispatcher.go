@@ -236,9 +236,15 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 			return
 		}
 	}
+	invID, err := d.e.invocationID(settleCtx)
+	if err != nil {
+		d.log.Error().Err(err).Msg("batch not run; leases released")
+		d.release(settleCtx, planSettlement(rules, b, runtime.Result{}, err).release)
+		return
+	}
 	inv := runtime.Invocation{
-		ID:       d.e.newInvocationID(),
-		Trigger:  runtime.Trigger{Type: "queue", Source: a.Queue},
+		ID:       strconv.FormatInt(invID, 10),
+		Trigger:  runtime.Trigger{Type: "queue", Source: a.Queue, Name: a.Name},
 		Messages: b.messages,
 	}
 	stopExtending := func() {}
@@ -262,6 +268,7 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 		plan = planSettlement(rules, b, res, nil)
 	}
 	rec := invocationRecord{
+		id: invID, trigger: a.Name,
 		account: a.Account, function: a.Function, version: a.version, triggerID: a.ID,
 		triggerType: "queue", source: a.Queue, batchSize: len(msgs), startedAt: started, messageIDs: b.ids,
 	}
@@ -394,11 +401,13 @@ func firstError(res runtime.Result) string {
 func outcomeOf(res runtime.Result) string {
 	switch {
 	case res.Failure != nil:
-		return "failure"
+		return OutcomeFailure
 	case res.OK():
-		return "success"
+		return OutcomeSuccess
+	case allFailed(res):
+		return OutcomeFailure
 	default:
-		return "partial_failure"
+		return OutcomePartialFailure
 	}
 }
 
