@@ -14,6 +14,21 @@ UPDATE invocations i
    SET trigger = coalesce((SELECT t.name FROM triggers t WHERE t.id = i.trigger_id),
                           i.trigger_type || ':' || i.source);
 ALTER TABLE invocations ALTER COLUMN trigger SET NOT NULL;
+-- A record inserted without trigger (by hand, by SQL, by an older
+-- process) gets its trigger's name, else trigger_type:source.
+CREATE FUNCTION invocation_trigger_name() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.trigger IS NULL THEN
+        IF NEW.trigger_id IS NOT NULL THEN
+            EXECUTE format('SELECT name FROM %I.triggers WHERE id = $1', TG_TABLE_SCHEMA)
+               INTO NEW.trigger USING NEW.trigger_id;
+        END IF;
+        NEW.trigger := coalesce(NEW.trigger, NEW.trigger_type || ':' || NEW.source);
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER invocation_trigger_name BEFORE INSERT ON invocations
+    FOR EACH ROW WHEN (NEW.trigger IS NULL) EXECUTE FUNCTION invocation_trigger_name();
 
 CREATE SEQUENCE invocation_log_seq;
 ALTER TABLE invocations ADD COLUMN log_seq bigint;
