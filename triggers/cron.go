@@ -120,7 +120,7 @@ func (e *Engine) tick(ctx context.Context, a *active, fn *runtime.Function, at t
 		return nil
 	})
 	if err != nil {
-		log.Error().Err(err).Str("invocation", inv.ID).Msg("recording the cron invocation failed; what it emitted was not sent")
+		log.Error().Err(err).Msg("recording the cron invocation failed; what it emitted was not sent")
 		return
 	}
 	if rec.outcome != "success" {

@@ -259,7 +259,8 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 	if plan.notRun {
 		d.release(settleCtx, plan.release)
 		if err != nil {
-			d.log.Warn().Err(err).Str("invocation", inv.ID).Msg("batch not run; leases released")
+			// No record is written: the line names no invocation id.
+			d.log.Warn().Err(err).Msg("batch not run; leases released")
 		}
 		return
 	}
@@ -274,7 +275,7 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 	}
 	rec.setResult(res)
 	if err := d.settle(settleCtx, b, rules, plan, res, &rec); err != nil {
-		d.log.Error().Err(err).Str("invocation", inv.ID).Int("messages", len(msgs)).
+		d.log.Error().Err(err).Int("messages", len(msgs)).
 			Msg("settling the batch failed: nothing of it was done; its leases will expire and the messages be redelivered")
 		return
 	}
