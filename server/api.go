@@ -75,6 +75,8 @@ type api struct {
 	nextPrune                atomic.Int64 // unix nanos of the next delivery prune
 	// webhookReads holds a token per webhook body being read.
 	webhookReads chan struct{}
+	// invokes holds a token per invoke call running (maxInvokes).
+	invokes chan struct{}
 
 	// stopping is closed when an http.Server serving the API shuts down,
 	// which ends long polls at once (with what they have: nothing).
@@ -88,7 +90,7 @@ type api struct {
 func newAPI(s *Server) *api {
 	a := &api{s: s, log: s.log, q: namedsql.MustParse(queriesSQL, s.cfg.Schema), keys: newKeyCache(keyCacheTTL),
 		authFails: newAuthLimiter(s.cfg.AuthFailuresPerMinute),
-		stopping:  make(chan struct{}), webhookReads: make(chan struct{}, s.cfg.WebhookReads)}
+		stopping:  make(chan struct{}), webhookReads: make(chan struct{}, s.cfg.WebhookReads), invokes: make(chan struct{}, maxInvokes)}
 	a.metrics = newMetrics(a)
 	a.routes()
 	return a

@@ -2,11 +2,15 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/sluicehq/sluice/triggers"
 	"github.com/sluicehq/sluice/wire"
 )
+
+// maxInvokes bounds the invoke calls running at once on one server.
+const maxInvokes = 16
 
 // invokeFunction answers POST .../functions/{name}/invoke (scope
 // functions:invoke): it runs the function once on the request's batch,
@@ -15,7 +19,17 @@ import (
 // (in the transaction that records the invocation) unless dry_run is set.
 // A key limited to queue patterns may only invoke with dry_run: what a
 // function emits is not bounded by the key's queues.
+//
+// At most maxInvokes invocations run at once per server (each loads the
+// function and holds its memory): beyond, 429 with Retry-After.
 func (a *api) invokeFunction(w http.ResponseWriter, r *http.Request, c *call) error {
+	select {
+	case a.invokes <- struct{}{}:
+		defer func() { <-a.invokes }()
+	default:
+		return &apiError{Status: http.StatusTooManyRequests, Code: "too_many_requests", RetryAfter: 1,
+			Message: fmt.Sprintf("%d invocations are running on this server: retry in a second", maxInvokes)}
+	}
 	body, err := readJSON(w, r, false)
 	if err != nil {
 		return err

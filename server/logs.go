@@ -30,6 +30,9 @@ const (
 	// logsPage records are read per query, at most logsPages queries a
 	// poll; a backlog beyond that is read by later polls.
 	logsPage, logsPages = 500, 4
+	// logsVisibility is how often a stream reads again which triggers'
+	// invocations a queue-limited key may see.
+	logsVisibility = 10 * time.Second
 	// logsHeartbeat is how often an idle stream sends a comment, so
 	// proxies and clients see it is alive.
 	logsHeartbeat = 15 * time.Second
@@ -77,12 +80,15 @@ func (a *api) streamLogs(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
+	visibleAt := time.Now()
 	if after < 0 {
-		after = 0
-		if f.Since == nil {
-			if after, err = a.s.invocations.LastSeq(r.Context()); err != nil {
-				return err
-			}
+		if f.Since != nil {
+			after, err = a.s.invocations.SeqSince(r.Context(), c.account, *f.Since)
+		} else {
+			after, err = a.s.invocations.LastSeq(r.Context())
+		}
+		if err != nil {
+			return err
 		}
 	}
 
@@ -106,6 +112,14 @@ func (a *api) streamLogs(w http.ResponseWriter, r *http.Request, c *call) error 
 	s := logStream{floor: after, seen: map[int64]struct{}{}}
 	lastWrite := time.Now()
 	for {
+		if time.Since(visibleAt) >= logsVisibility {
+			// Triggers come and go: what a queue-limited key may see is
+			// read again now and then.
+			if byTrigger, err = a.invocationQueues(ctx, c); err != nil {
+				return nil // the client sees the stream end and resumes
+			}
+			visibleAt = time.Now()
+		}
 		n, caughtUp, err := s.poll(ctx, a, c, f, byTrigger, w)
 		if err != nil {
 			if ctx.Err() == nil {

@@ -154,6 +154,17 @@ func (l *InvocationLog) Follow(ctx context.Context, account string, afterSeq int
 	return out, nil
 }
 
+// SeqSince returns where a follower of the account's invocations started
+// at or after since starts: the Seq before the first such record written
+// (LastSeq when there is none).
+func (l *InvocationLog) SeqSince(ctx context.Context, account string, since time.Time) (int64, error) {
+	var seq int64
+	if err := l.pool.QueryRow(ctx, l.q.Get("log_seq_since"), account, since).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("triggers: invocation log position since %s (account %s): %w", since.Format(time.RFC3339), account, err)
+	}
+	return seq, nil
+}
+
 // LastSeq returns the Seq of the last record written (0 for an empty
 // log): where a follower that wants only new records starts.
 func (l *InvocationLog) LastSeq(ctx context.Context) (int64, error) {

@@ -272,4 +272,16 @@ func TestInvocationLogFollow(t *testing.T) {
 	if last, err := log.LastSeq(ctx); err != nil || last != got[0].Seq {
 		t.Fatalf("LastSeq %d %v, want %d", last, err, got[0].Seq)
 	}
+	// SeqSince starts before the first record of the account started
+	// since then; with none, at the end.
+	all, err := log.Follow(ctx, acct, 0, 10*time.Second, triggers.InvocationFilter{})
+	if err != nil || len(all) != 2 {
+		t.Fatal(all, err)
+	}
+	if seq, err := log.SeqSince(ctx, acct, time.Now().Add(-time.Minute)); err != nil || seq != all[1].Seq-1 {
+		t.Fatalf("SeqSince a minute ago: %d %v, want %d", seq, err, all[1].Seq-1)
+	}
+	if seq, err := log.SeqSince(ctx, acct, time.Now().Add(time.Hour)); err != nil || seq != all[1].Seq {
+		t.Fatalf("SeqSince the future: %d %v, want the end %d", seq, err, all[1].Seq)
+	}
 }

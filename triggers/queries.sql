@@ -125,6 +125,12 @@ SELECT i.id, i.account, i.function, i.version, i.trigger_id, i.trigger, i.trigge
  ORDER BY i.log_seq
  LIMIT $9
 
+-- name: log_seq_since
+-- Where a follower that wants the account's invocations started at or
+-- after $2 starts: before the first record of them written.
+SELECT coalesce(min(log_seq) - 1, (SELECT coalesce(max(log_seq), 0) FROM {{schema}}.invocations))
+  FROM {{schema}}.invocations WHERE account = $1 AND started_at >= $2
+
 -- name: last_log_seq
 -- Where a follower that wants only new records starts.
 SELECT coalesce(max(log_seq), 0) FROM {{schema}}.invocations
