@@ -100,15 +100,8 @@ func (a *api) streamLogs(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err := rc.Flush(); err != nil {
 		return nil // the client is gone or the writer cannot stream
 	}
-	ctx, cancel := context.WithCancel(r.Context())
+	ctx, cancel := a.untilShutdown(r.Context())
 	defer cancel()
-	go func() {
-		select {
-		case <-a.stopping:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	s := logStream{floor: after, seen: map[int64]struct{}{}}
 	lastWrite := time.Now()
 	for {

@@ -163,10 +163,12 @@ func TestSetEnabledReachesRunningEngine(t *testing.T) {
 	e.createQueue("jobs", pgqueue.Settings{})
 	e.putTrigger(triggers.Trigger{Name: "jobs", Queue: "jobs", Function: "noop"})
 	e.startEngine()
+	sent := time.Now()
 	e.send("jobs", `{}`)
 	e.waitFor("the first message to run", 30*time.Second, func() bool {
 		return e.scalar(`SELECT count(*) FROM {{schema}}.invocations`) == 1
 	})
+	firstRun := time.Since(sent)
 	changed, err := e.triggers.SetEnabled(ctx, acct, "jobs", false)
 	if err != nil || !changed {
 		t.Fatalf("disable: %v %v", changed, err)
@@ -177,11 +179,12 @@ func TestSetEnabledReachesRunningEngine(t *testing.T) {
 	if tr, err := e.triggers.Get(ctx, acct, "jobs"); err != nil || tr.Enabled {
 		t.Fatalf("get after disable: %+v %v", tr, err)
 	}
-	// The engine reloads every 200ms: after several reloads the trigger
-	// is surely stopped; a message sent then stays.
+	// The engine reloads every 200ms: after five reloads the trigger is
+	// stopped; a message sent then stays for at least three times what
+	// running the first one took (the machine's pace).
 	time.Sleep(time.Second)
 	e.send("jobs", `{}`)
-	time.Sleep(time.Second)
+	time.Sleep(max(time.Second, 3*firstRun))
 	if n := e.scalar(`SELECT count(*) FROM {{schema}}.messages`); n != 1 {
 		t.Fatalf("a disabled trigger ran: %d messages left, want 1", n)
 	}
