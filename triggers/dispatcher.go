@@ -230,17 +230,19 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 	b := newQueueBatch(msgs)
 	settleCtx := context.WithoutCancel(ctx)
 
+	// The id comes first: taking it may fail, and then the leases are
+	// still held (even under ack_first) and released.
+	invID, err := d.e.invocationID(settleCtx)
+	if err != nil {
+		d.log.Error().Err(err).Msg("batch not run; leases released")
+		d.release(settleCtx, planSettlement(settleRules{}, b, runtime.Result{}, err).release)
+		return
+	}
 	if rules.deleteFirst {
 		if _, err := d.e.cfg.Queue.Ack(settleCtx, a.Account, a.Queue, b.leases); err != nil {
 			d.log.Error().Err(err).Msg("ack_first: delete before invoking failed; leases will expire and redeliver")
 			return
 		}
-	}
-	invID, err := d.e.invocationID(settleCtx)
-	if err != nil {
-		d.log.Error().Err(err).Msg("batch not run; leases released")
-		d.release(settleCtx, planSettlement(rules, b, runtime.Result{}, err).release)
-		return
 	}
 	inv := runtime.Invocation{
 		ID:       strconv.FormatInt(invID, 10),
