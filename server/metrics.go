@@ -26,7 +26,8 @@ import (
 //     read from the queue_stats view at scrape time, cached for
 //     depthCacheTTL, since the view counts rows.
 //   - sluice_invocations_total{account,function,outcome} and
-//     sluice_invocation_duration_seconds (histogram): read at scrape time
+//     sluice_invocation_duration_seconds (histogram, with an exemplar
+//     {invocation_id} in the OpenMetrics format): read at scrape time
 //     from the invocations table, forward by log_seq (the order records
 //     are written), and accumulated in the
 //     process. They count every invocation of every process sharing the
@@ -123,7 +124,7 @@ func (m *metrics) observeRequest(route string, code int, d time.Duration) {
 // handler serves every account's metrics without a key: what
 // Config.MetricsAddr listens with, for the operator's network only.
 func (m *metrics) handler() http.Handler {
-	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { m.serve(w, r, h) })
 }
 
@@ -155,7 +156,10 @@ func (m *metrics) refresh(ctx context.Context) error {
 				m.invSeen[v.Seq] = struct{}{}
 				fn := m.label("function", v.Account, v.Function)
 				m.invs.WithLabelValues(v.Account, fn, v.Outcome).Inc()
-				m.invDur.WithLabelValues(v.Account, fn, v.Outcome).Observe(v.DurationMS / 1000)
+				// The exemplar names the invocation by its one id (shown
+				// in the OpenMetrics format).
+				m.invDur.WithLabelValues(v.Account, fn, v.Outcome).(prometheus.ExemplarObserver).ObserveWithExemplar(
+					v.DurationMS/1000, prometheus.Labels{"invocation_id": strconv.FormatInt(v.ID, 10)})
 				if v.HTTPRequests > 0 || v.HTTPErrors > 0 {
 					m.httpCalls.WithLabelValues(v.Account, fn).Add(float64(v.HTTPRequests))
 					m.httpErrors.WithLabelValues(v.Account, fn).Add(float64(v.HTTPErrors))
@@ -287,6 +291,6 @@ func (m *metrics) accountHandler() http.Handler {
 			}
 			return out, err
 		})
-		m.serve(w, r, promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+		m.serve(w, r, promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true}))
 	})
 }

@@ -231,3 +231,25 @@ func TestLogsFollowAcrossServers(t *testing.T) {
 	e.do(e.key(acct, []string{ScopeInvoke}), "GET", "/v1/accounts/"+acct+"/logs", "").expectError(403, "forbidden")
 	e.do(key, "GET", "/v1/accounts/"+acct+"/logs?follow=maybe", "").expectError(400, "invalid_argument")
 }
+
+// The duration histogram's exemplars name invocations by their one id
+// (OpenMetrics format).
+func TestMetricsExemplarNamesInvocation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct, _ := e.admin("")
+	var id int64
+	if err := e.srv.pool.QueryRow(context.Background(), fmt.Sprintf(`INSERT INTO %s.invocations (account, function, version,
+		trigger_type, source, batch_size, started_at, duration_ms, outcome)
+		VALUES ($1, 'mailer', 1, 'queue', 'orders', 1, now(), 250, 'success') RETURNING id`, e.srv.cfg.Schema), acct).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest("GET", e.ts.URL+"/metrics", nil)
+	req.RequestURI = ""
+	req.Header.Set("Accept", "application/openmetrics-text; version=1.0.0")
+	text := string(e.send(e.key(acct, []string{ScopeMetrics}), req).expect(200).body)
+	want := fmt.Sprintf(`# {invocation_id="%d"} 0.25`, id)
+	if !strings.Contains(text, want) {
+		t.Errorf("metrics lack the exemplar %s:\n%s", want, grep(text, "sluice_invocation_duration_seconds_bucket"))
+	}
+}

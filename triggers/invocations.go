@@ -79,7 +79,9 @@ type InvocationFilter struct {
 // InvocationSummary is what After reads of an invocation.
 type InvocationSummary struct {
 	// Seq is the record's position in the log (see Invocation.Seq).
-	Seq        int64
+	Seq int64
+	// ID is the invocation's id.
+	ID         int64
 	Account    string
 	Function   string
 	Outcome    string
@@ -186,7 +188,7 @@ func (l *InvocationLog) After(ctx context.Context, id int64, limit int, settle t
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (InvocationSummary, error) {
 		var s InvocationSummary
-		err := row.Scan(&s.Seq, &s.Account, &s.Function, &s.Outcome, &s.DurationMS, &s.HTTPRequests, &s.HTTPErrors,
+		err := row.Scan(&s.Seq, &s.ID, &s.Account, &s.Function, &s.Outcome, &s.DurationMS, &s.HTTPRequests, &s.HTTPErrors,
 			&s.HTTPBytes, &s.Settled)
 		return s, err
 	})

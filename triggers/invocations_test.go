@@ -112,9 +112,9 @@ func TestInvocationLogAfter(t *testing.T) {
 		t.Fatalf("After: %+v %v", got, err)
 	}
 	want := []triggers.InvocationSummary{
-		{Seq: old, Account: acct, Function: "worker", Outcome: "success", DurationMS: 250, Settled: true},
-		{Seq: other, Account: "000000000077", Function: "worker", Outcome: "failure", DurationMS: 5, Settled: true},
-		{Seq: recent, Account: acct, Function: "worker", Outcome: "failure", DurationMS: 5, Settled: false},
+		{Seq: old, ID: old, Account: acct, Function: "worker", Outcome: "success", DurationMS: 250, Settled: true},
+		{Seq: other, ID: other, Account: "000000000077", Function: "worker", Outcome: "failure", DurationMS: 5, Settled: true},
+		{Seq: recent, ID: recent, Account: acct, Function: "worker", Outcome: "failure", DurationMS: 5, Settled: false},
 	}
 	for i := range want {
 		if got[i] != want[i] {

@@ -140,7 +140,7 @@ SELECT coalesce(max(log_seq), 0) FROM {{schema}}.invocations
 -- written; see migration 004). settled marks rows that finished
 -- long enough ago that every row with a smaller id is committed too (the
 -- engine writes a record within seconds).
-SELECT log_seq, account, function, outcome, duration_ms, http_requests, http_errors,
+SELECT log_seq, id, account, function, outcome, duration_ms, http_requests, http_errors,
        http_bytes_sent + http_bytes_received,
        started_at + duration_ms * interval '1 millisecond' < now() - make_interval(secs => $3) AS settled
   FROM {{schema}}.invocations
