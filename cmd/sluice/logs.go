@@ -50,13 +50,19 @@ func logs(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	enc := json.NewEncoder(stdout)
-	return c.Logs.Stream(ctx, o, func(e client.LogEntry) error {
+	n := 0
+	err = c.Logs.Stream(ctx, o, func(e client.LogEntry) error {
+		n++
 		if f.json {
 			return enc.Encode(e.Invocation) // one JSON object a line
 		}
 		_, err := io.WriteString(stdout, formatLogEntry(e.Invocation))
 		return err
 	})
+	if err == nil && n == 0 && !o.Follow && !f.json {
+		_, err = fmt.Fprintf(stdout, "no invocations since %s (add --follow to wait for new ones)\n", o.Since.UTC().Format(time.RFC3339))
+	}
+	return err
 }
 
 // formatLogEntry is how `sluice logs` prints an invocation: each line the
