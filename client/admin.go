@@ -62,12 +62,47 @@ func (s *TriggersService) Delete(ctx context.Context, name string) error {
 	return s.c.do(ctx, request{method: http.MethodDelete, path: s.c.managePath("triggers", name)}, nil)
 }
 
+// Get returns trigger name; ErrNotFound when the account has none so
+// called (or the key may not see it).
+func (s *TriggersService) Get(ctx context.Context, name string) (Trigger, error) {
+	var out Trigger
+	if err := checkTriggerName(name); err != nil {
+		return out, err
+	}
+	err := s.c.do(ctx, request{method: http.MethodGet, path: s.c.managePath("triggers", name)}, &out)
+	return out, err
+}
+
+// Enable enables trigger name and reports whether it was disabled. Every
+// server on the database starts running it within its reload interval.
+func (s *TriggersService) Enable(ctx context.Context, name string) (changed bool, err error) {
+	return s.setEnabled(ctx, name, "enable")
+}
+
+// Disable disables trigger name and reports whether it was enabled. Every
+// server on the database stops taking batches for it within its reload
+// interval; running batches finish.
+func (s *TriggersService) Disable(ctx context.Context, name string) (changed bool, err error) {
+	return s.setEnabled(ctx, name, "disable")
+}
+
+func (s *TriggersService) setEnabled(ctx context.Context, name, verb string) (bool, error) {
+	if err := checkTriggerName(name); err != nil {
+		return false, err
+	}
+	var out wire.SetTriggerEnabledResult
+	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("triggers", name, verb)}, &out)
+	return out.Changed, err
+}
+
 // InvocationsService reads the invocation log (scope mq:admin).
 type InvocationsService struct{ c *Client }
 
 // Invocation is one run of a function on one batch. Its Outcome is
-// success, partial_failure or failure; TriggerID is nil and Trigger ""
-// when no trigger made it, Trigger "" too when the trigger is gone.
+// success, partial_failure or failure; Trigger is the name it was recorded
+// under (the trigger's name, or "invoke" for Functions.Invoke), which
+// InvocationsOptions.Trigger takes back; TriggerID is nil when no trigger
+// made it.
 type Invocation = wire.Invocation
 
 // InvocationsOptions filter Invocations.List.

@@ -41,6 +41,8 @@ type Client struct {
 	Triggers *TriggersService
 	// Invocations lists recent function invocations.
 	Invocations *InvocationsService
+	// Logs streams function logs and invocation outcomes.
+	Logs *LogsService
 	// Keys manages access keys.
 	Keys *KeysService
 	// Hooks manages webhook endpoints.
@@ -132,6 +134,7 @@ func New(endpoint, keyID, secret string, opts ...Option) (*Client, error) {
 	c.Functions = &FunctionsService{c}
 	c.Triggers = &TriggersService{c}
 	c.Invocations = &InvocationsService{c}
+	c.Logs = &LogsService{c}
 	c.Keys = &KeysService{c}
 	c.Hooks = &HooksService{c}
 	c.Topics = &TopicsService{c}

@@ -693,11 +693,12 @@ func TestBrowserPoisonToDLQAndRedrive(t *testing.T) {
 		t.Errorf("dead letter row %q: want the function's error and reason max_receive_count", got)
 	}
 	p.shot("dlq")
-	// poison fails each message (not the batch): partial_failure.
+	// poison fails every message of its one-message batches: failure
+	// (kind item_failures).
 	var failed []client.Invocation
 	waitFor(t, "two failed invocations recorded", func() bool { // the engine records them asynchronously
 		var err error
-		failed, err = c.Invocations.List(ctx, client.InvocationsOptions{Function: "fulfil", Outcome: "partial_failure"})
+		failed, err = c.Invocations.List(ctx, client.InvocationsOptions{Function: "fulfil", Outcome: "failure"})
 		return err == nil && len(failed) == 2
 	})
 
@@ -729,18 +730,18 @@ func TestBrowserPoisonToDLQAndRedrive(t *testing.T) {
 	if got := p.text(`tr[data-trigger="orders-fulfil"]`); !strings.Contains(got, "fulfil") || !strings.Contains(got, "yes") {
 		t.Errorf("trigger row %q: want function fulfil, enabled", got)
 	}
-	if got := p.eval(`[...document.querySelectorAll("#trigger-invocations tr[data-invocation]")].map((r) => r.dataset.outcome).join(",")`); got != "success,partial_failure,partial_failure" {
-		t.Errorf("trigger invocations newest first: %s, want success,partial_failure,partial_failure", got)
+	if got := p.eval(`[...document.querySelectorAll("#trigger-invocations tr[data-invocation]")].map((r) => r.dataset.outcome).join(",")`); got != "success,failure,failure" {
+		t.Errorf("trigger invocations newest first: %s, want success,failure,failure", got)
 	}
 	p.shot("triggers")
 
 	// Invocations filtered by outcome: the two poison runs only.
 	p.do("Invocations page", chromedp.Click(chromedp.CSS(`#nav a[data-section="invocations"]`)), chromedp.WaitVisible(chromedp.CSS("#inv-filters")))
 	p.wait("all three", `document.querySelectorAll("#invocations tr[data-invocation]").length === 3`)
-	p.eval(`document.getElementById("inv-outcome").value = "partial_failure"; ""`)
+	p.eval(`document.getElementById("inv-outcome").value = "failure"; ""`)
 	p.do("filter failures", chromedp.Click(chromedp.CSS("#inv-apply")))
-	p.wait("two failures", `location.hash.includes("outcome=partial_failure") && document.querySelectorAll("#invocations tr[data-invocation]").length === 2`)
-	if got := p.eval(`[...document.querySelectorAll("#invocations tr[data-invocation]")].map((r) => r.dataset.outcome + ":" + r.dataset.invocation).join(",")`); got != fmt.Sprintf("partial_failure:%d,partial_failure:%d", failed[0].ID, failed[1].ID) {
+	p.wait("two failures", `location.hash.includes("outcome=failure") && document.querySelectorAll("#invocations tr[data-invocation]").length === 2`)
+	if got := p.eval(`[...document.querySelectorAll("#invocations tr[data-invocation]")].map((r) => r.dataset.outcome + ":" + r.dataset.invocation).join(",")`); got != fmt.Sprintf("failure:%d,failure:%d", failed[0].ID, failed[1].ID) {
 		t.Errorf("failure filter shows %s; want invocations %d and %d", got, failed[0].ID, failed[1].ID)
 	}
 	p.shot("invocations")
@@ -754,7 +755,7 @@ func TestBrowserPoisonToDLQAndRedrive(t *testing.T) {
 	// One invocation: trigger, version, the message, error and stderr.
 	p.do("open one", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#invocations tr[data-invocation="%d"] a`, failed[0].ID))), chromedp.WaitVisible(chromedp.CSS("#invocation-fields")))
 	fields := p.text("#invocation-fields")
-	for _, want := range []string{"orders-fulfil", "v1", "partial failure"} {
+	for _, want := range []string{"orders-fulfil", "v1", "failure"} {
 		if !strings.Contains(fields, want) {
 			t.Errorf("invocation fields %q lack %q", fields, want)
 		}

@@ -111,7 +111,7 @@ triggers:
 // process that was not killed right then ran.
 func checkCronOnce(t *testing.T, env *reliability.Env, logs *reliability.Logs, ended time.Time) {
 	t.Helper()
-	runs := logs.For("cron:tick")
+	runs := logs.For("tick")
 	rows, err := env.Pool.Query(context.Background(),
 		`SELECT extract(epoch FROM k.scheduled_time)::bigint, k.claimed_by FROM `+env.Schema+`.cron_ticks k
 		 JOIN `+env.Schema+`.triggers t ON t.id = k.trigger_id WHERE t.name = 'tick' ORDER BY 1`)

@@ -147,7 +147,7 @@ triggers:
 	}
 	var worst []slow
 	for _, x := range logs.Execs {
-		if x.Trigger != "queue:healthy" {
+		if !strings.HasPrefix(x.Trigger, "queue:healthy:") {
 			continue
 		}
 		at := time.UnixMilli(x.StartMS)

@@ -16,7 +16,8 @@ import (
 type Execution struct {
 	// Log is the log file of the process that ran it.
 	Log string
-	// Trigger is the runtime's trigger label: queue:<queue> or cron:<name>.
+	// Trigger is the trigger's name as the log line carries it (a
+	// manifest's derived queue:<queue>:<function>, or the name given).
 	Trigger    string
 	ID         int64 // the message's sequence (a cron tick's Unix time)
 	Attempt    int
@@ -123,12 +124,14 @@ func (l *Logs) read(path string, ends map[string]int64) error {
 	return sc.Err()
 }
 
-// For returns the executions of one trigger label (queue:<name> or
-// cron:<trigger>), by message id, each list in attempt then start order.
+// For returns the executions of one trigger, by message id, each list in
+// attempt then start order. trigger is the trigger's name as log lines
+// carry it, or queue:<queue> for every trigger a manifest derived a name
+// for on that queue (queue:<queue>:<function>).
 func (l *Logs) For(trigger string) map[int64][]Execution {
 	out := map[int64][]Execution{}
 	for _, x := range l.Execs {
-		if x.Trigger == trigger {
+		if x.Trigger == trigger || strings.HasPrefix(trigger, "queue:") && strings.HasPrefix(x.Trigger, trigger+":") {
 			out[x.ID] = append(out[x.ID], x)
 		}
 	}

@@ -140,7 +140,10 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 			stream: "stderr",
 		},
 	}
-	if inv.Trigger.Type != "" {
+	switch {
+	case inv.Trigger.Name != "":
+		iio.stderr.trigger = inv.Trigger.Name
+	case inv.Trigger.Type != "":
 		iio.stderr.trigger = inv.Trigger.Type + ":" + inv.Trigger.Source
 	}
 

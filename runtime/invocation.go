@@ -11,7 +11,8 @@ import (
 
 // Invocation is one batch to run.
 type Invocation struct {
-	// ID identifies the invocation in logs.
+	// ID identifies the invocation in logs: the engine passes the id of
+	// the invocation record, so a log line's id can be looked up.
 	ID string
 	// Trigger says what produced the batch.
 	Trigger Trigger
@@ -25,6 +26,9 @@ type Trigger struct {
 	Type string
 	// Source names the queue, hook or schedule.
 	Source string
+	// Name is the name of the trigger as logs show it (the guest does not
+	// see it); when empty, log lines show Type:Source.
+	Name string
 }
 
 // Message is one message of a batch.

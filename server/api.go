@@ -75,6 +75,8 @@ type api struct {
 	nextPrune                atomic.Int64 // unix nanos of the next delivery prune
 	// webhookReads holds a token per webhook body being read.
 	webhookReads chan struct{}
+	// invokes holds a token per invoke call running (maxInvokes).
+	invokes chan struct{}
 
 	// stopping is closed when an http.Server serving the API shuts down,
 	// which ends long polls at once (with what they have: nothing).
@@ -88,7 +90,7 @@ type api struct {
 func newAPI(s *Server) *api {
 	a := &api{s: s, log: s.log, q: namedsql.MustParse(queriesSQL, s.cfg.Schema), keys: newKeyCache(keyCacheTTL),
 		authFails: newAuthLimiter(s.cfg.AuthFailuresPerMinute),
-		stopping:  make(chan struct{}), webhookReads: make(chan struct{}, s.cfg.WebhookReads)}
+		stopping:  make(chan struct{}), webhookReads: make(chan struct{}, s.cfg.WebhookReads), invokes: make(chan struct{}, maxInvokes)}
 	a.metrics = newMetrics(a)
 	a.routes()
 	return a
@@ -301,11 +303,16 @@ func (a *api) routes() {
 	a.handle(m, "GET "+v+"/functions/{name}/deployments/{id}", "functions:deploy", a.getDeployment)
 	a.handle(m, "PUT "+v+"/functions/{name}/aliases/{alias}", "functions:deploy", a.setAlias)
 	a.handle(m, "POST "+v+"/functions/{name}/rollback", "functions:deploy", a.rollback)
+	a.handle(m, "POST "+v+"/functions/{name}/invoke", ScopeInvoke, a.invokeFunction)
 	a.handle(m, "GET "+v+"/triggers", "mq:admin", a.listTriggers)
 	a.handle(m, "PUT "+v+"/triggers/{name}", "mq:admin", a.putTrigger)
 	a.handle(m, "DELETE "+v+"/triggers/{name}", "mq:admin", a.deleteTrigger)
+	a.handle(m, "GET "+v+"/triggers/{name}", "mq:admin", a.getTrigger)
+	a.handle(m, "POST "+v+"/triggers/{name}/enable", "mq:admin", a.enableTrigger)
+	a.handle(m, "POST "+v+"/triggers/{name}/disable", "mq:admin", a.disableTrigger)
 	a.handle(m, "GET "+v+"/invocations", "mq:admin", a.listInvocations)
 	a.handle(m, "GET "+v+"/invocations/{id}", "mq:admin", a.getInvocation)
+	a.handle(m, "GET "+v+"/logs", "mq:admin", a.streamLogs)
 	a.handle(m, "GET "+v+"/keys", "mq:admin", a.listKeys)
 	a.handle(m, "POST "+v+"/keys", "mq:admin", a.createKey)
 	a.handle(m, "DELETE "+v+"/keys/{id}", "mq:admin", a.revokeKey)

@@ -32,6 +32,8 @@ const (
 	ScopeAdmin  = "mq:admin"
 	ScopeAllMQ  = "mq:*"
 	ScopeDeploy = "functions:deploy"
+	// ScopeInvoke runs deployed functions (POST .../functions/{name}/invoke).
+	ScopeInvoke = "functions:invoke"
 	// ScopeMetrics reads GET /metrics: the key's account's series only.
 	ScopeMetrics = "metrics:read"
 	// Key-value stores: read (get, list), write (set, delete), or both.
@@ -40,7 +42,7 @@ const (
 	ScopeAllKV   = "kv:*"
 )
 
-var knownScopes = []string{ScopeSend, ScopeRecv, ScopeDelete, ScopePurge, ScopeAdmin, ScopeAllMQ, ScopeDeploy, ScopeMetrics,
+var knownScopes = []string{ScopeSend, ScopeRecv, ScopeDelete, ScopePurge, ScopeAdmin, ScopeAllMQ, ScopeDeploy, ScopeInvoke, ScopeMetrics,
 	ScopeKVRead, ScopeKVWrite, ScopeAllKV}
 
 // scopeReadFunctions marks routes that read functions: mq:admin or

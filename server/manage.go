@@ -525,14 +525,12 @@ type triggerRequest struct {
 	Source string `json:"source"`
 }
 
-var triggerNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,200}$`)
-
 // decodeTrigger checks a PUT trigger body for account and name.
 func decodeTrigger(body []byte, account, name string) (triggers.Trigger, error) {
 	var req triggerRequest
 	t := triggers.Trigger{Account: account, Name: name, Source: triggers.SourceAPI}
-	if !triggerNameRE.MatchString(name) {
-		return t, errorf(http.StatusBadRequest, "invalid_name", "invalid trigger name %q: use 1-200 characters from A-Z a-z 0-9 _ . : @ -", truncate(name, 90))
+	if err := triggers.ValidateName(name); err != nil {
+		return t, errorf(http.StatusBadRequest, "invalid_name", "%v", err)
 	}
 	if err := checkJSON(body); err != nil {
 		return t, err
@@ -799,12 +797,7 @@ func (a *api) invocations(ctx context.Context, account string, f triggers.Invoca
 	}
 	out := make([]wire.Invocation, len(invs))
 	for i, v := range invs {
-		out[i] = wire.Invocation{ID: v.ID, Function: v.Function, Version: v.Version, TriggerID: v.TriggerID,
-			Trigger: v.Trigger, TriggerType: v.TriggerType, Source: v.Source, BatchSize: v.BatchSize,
-			StartedAt: v.StartedAt.UTC(), DurationMS: v.DurationMS, Outcome: v.Outcome, FailureKind: v.FailureKind,
-			Error: v.Error, Acked: v.Acked, Retried: v.Retried, Dead: v.Dead, Emitted: v.Emitted, MessageIDs: v.MessageIDs, Stderr: v.Stderr,
-			HTTPRequests: v.HTTP.Requests, HTTPErrors: v.HTTP.Errors, HTTPBytesSent: v.HTTP.BytesSent,
-			HTTPBytesReceived: v.HTTP.BytesReceived}
+		out[i] = toInvocationJSON(v)
 	}
 	return out, nil
 }

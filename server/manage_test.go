@@ -267,11 +267,17 @@ func TestInvocationFiltersAndGet(t *testing.T) {
 	other, otherTok := e.admin("")
 	e.do(otherTok, "GET", fmt.Sprintf("/v1/accounts/%s/invocations/%d", other, all[1].ID), "").expectError(404, "not_found")
 
-	// A deleted trigger's invocations keep their trigger_id, with no name.
+	// A deleted trigger's invocations keep their trigger_id and its name,
+	// which the filter still takes.
 	e.do(tok, "DELETE", base+"/triggers/a", "").expect(204)
 	e.do(tok, "GET", fmt.Sprintf("%s/invocations/%d", base, all[1].ID), "").expect(200).decode(&one)
-	if one.Trigger != "" {
-		t.Errorf("deleted trigger's name: %q", one.Trigger)
+	if one.Trigger != "a" {
+		t.Errorf("deleted trigger's name: %q, want a", one.Trigger)
+	}
+	var kept wire.InvocationList
+	e.do(tok, "GET", base+"/invocations?trigger=a", "").expect(200).decode(&kept)
+	if len(kept.Invocations) == 0 {
+		t.Errorf("the filter lost the deleted trigger's invocations")
 	}
 }
 

@@ -26,8 +26,10 @@ import (
 //     read from the queue_stats view at scrape time, cached for
 //     depthCacheTTL, since the view counts rows.
 //   - sluice_invocations_total{account,function,outcome} and
-//     sluice_invocation_duration_seconds (histogram): read at scrape time
-//     from the invocations table, forward by id, and accumulated in the
+//     sluice_invocation_duration_seconds (histogram, with an exemplar
+//     {invocation_id} in the OpenMetrics format): read at scrape time
+//     from the invocations table, forward by log_seq (the order records
+//     are written), and accumulated in the
 //     process. They count every invocation of every process sharing the
 //     database (aggregate across Sluice processes with max, not sum) that
 //     the invocation log holds when first scraped and after. Rows of
@@ -49,8 +51,8 @@ type metrics struct {
 	errors                           prometheus.Counter
 
 	mu sync.Mutex // serializes refreshes
-	// invFloor: every invocation with a smaller or equal id has been
-	// counted; invSeen: the ids above it counted so far.
+	// invFloor: every invocation with a smaller or equal log_seq has been
+	// counted; invSeen: the log_seqs above it counted so far.
 	invFloor int64
 	invSeen  map[int64]struct{}
 	depthAt  time.Time
@@ -122,7 +124,7 @@ func (m *metrics) observeRequest(route string, code int, d time.Duration) {
 // handler serves every account's metrics without a key: what
 // Config.MetricsAddr listens with, for the operator's network only.
 func (m *metrics) handler() http.Handler {
-	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { m.serve(w, r, h) })
 }
 
@@ -149,12 +151,15 @@ func (m *metrics) refresh(ctx context.Context) error {
 			return err
 		}
 		for _, v := range invs {
-			after = v.ID
-			if _, dup := m.invSeen[v.ID]; !dup {
-				m.invSeen[v.ID] = struct{}{}
+			after = v.Seq
+			if _, dup := m.invSeen[v.Seq]; !dup {
+				m.invSeen[v.Seq] = struct{}{}
 				fn := m.label("function", v.Account, v.Function)
 				m.invs.WithLabelValues(v.Account, fn, v.Outcome).Inc()
-				m.invDur.WithLabelValues(v.Account, fn, v.Outcome).Observe(v.DurationMS / 1000)
+				// The exemplar names the invocation by its one id (shown
+				// in the OpenMetrics format).
+				m.invDur.WithLabelValues(v.Account, fn, v.Outcome).(prometheus.ExemplarObserver).ObserveWithExemplar(
+					v.DurationMS/1000, prometheus.Labels{"invocation_id": strconv.FormatInt(v.ID, 10)})
 				if v.HTTPRequests > 0 || v.HTTPErrors > 0 {
 					m.httpCalls.WithLabelValues(v.Account, fn).Add(float64(v.HTTPRequests))
 					m.httpErrors.WithLabelValues(v.Account, fn).Add(float64(v.HTTPErrors))
@@ -162,7 +167,7 @@ func (m *metrics) refresh(ctx context.Context) error {
 				}
 			}
 			if prefixSettled = prefixSettled && v.Settled; prefixSettled {
-				floor = v.ID
+				floor = v.Seq
 			}
 		}
 		if len(invs) < invocationBatch {
@@ -286,6 +291,6 @@ func (m *metrics) accountHandler() http.Handler {
 			}
 			return out, err
 		})
-		m.serve(w, r, promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+		m.serve(w, r, promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true}))
 	})
 }

@@ -77,9 +77,14 @@ func (e *Engine) tick(ctx context.Context, a *active, fn *runtime.Function, at t
 		return
 	}
 	body, _ := json.Marshal(map[string]string{"schedule": a.CronSpec, "scheduled_time": at.UTC().Format(time.RFC3339)})
+	invID, err := e.invocationID(ctx)
+	if err != nil {
+		log.Error().Err(err).Time("scheduled_time", at).Msg("cron invocation not run")
+		return
+	}
 	inv := runtime.Invocation{
-		ID:      e.newInvocationID(),
-		Trigger: runtime.Trigger{Type: "cron", Source: a.Name},
+		ID:      strconv.FormatInt(invID, 10),
+		Trigger: runtime.Trigger{Type: "cron", Source: a.Name, Name: a.Name},
 		Messages: []runtime.Message{{
 			ID: strconv.FormatInt(at.Unix(), 10), Attempt: 1, CreatedAt: at, Body: body,
 		}},
@@ -94,6 +99,7 @@ func (e *Engine) tick(ctx context.Context, a *active, fn *runtime.Function, at t
 		res = failBatch(res, err.Error())
 	}
 	rec := invocationRecord{
+		id: invID, trigger: a.Name,
 		account: a.Account, function: a.Function, version: a.version, triggerID: a.ID,
 		triggerType: "cron", source: a.Name, batchSize: 1, startedAt: started, messageIDs: []int64{at.Unix()},
 	}
@@ -114,7 +120,7 @@ func (e *Engine) tick(ctx context.Context, a *active, fn *runtime.Function, at t
 		return nil
 	})
 	if err != nil {
-		log.Error().Err(err).Str("invocation", inv.ID).Msg("recording the cron invocation failed; what it emitted was not sent")
+		log.Error().Err(err).Msg("recording the cron invocation failed; what it emitted was not sent")
 		return
 	}
 	if rec.outcome != "success" {

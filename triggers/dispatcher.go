@@ -230,6 +230,14 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 	b := newQueueBatch(msgs)
 	settleCtx := context.WithoutCancel(ctx)
 
+	// The id comes first: taking it may fail, and then the leases are
+	// still held (even under ack_first) and released.
+	invID, err := d.e.invocationID(settleCtx)
+	if err != nil {
+		d.log.Error().Err(err).Msg("batch not run; leases released")
+		d.release(settleCtx, planSettlement(settleRules{}, b, runtime.Result{}, err).release)
+		return
+	}
 	if rules.deleteFirst {
 		if _, err := d.e.cfg.Queue.Ack(settleCtx, a.Account, a.Queue, b.leases); err != nil {
 			d.log.Error().Err(err).Msg("ack_first: delete before invoking failed; leases will expire and redeliver")
@@ -237,8 +245,8 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 		}
 	}
 	inv := runtime.Invocation{
-		ID:       d.e.newInvocationID(),
-		Trigger:  runtime.Trigger{Type: "queue", Source: a.Queue},
+		ID:       strconv.FormatInt(invID, 10),
+		Trigger:  runtime.Trigger{Type: "queue", Source: a.Queue, Name: a.Name},
 		Messages: b.messages,
 	}
 	stopExtending := func() {}
@@ -253,7 +261,8 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 	if plan.notRun {
 		d.release(settleCtx, plan.release)
 		if err != nil {
-			d.log.Warn().Err(err).Str("invocation", inv.ID).Msg("batch not run; leases released")
+			// No record is written: the line names no invocation id.
+			d.log.Warn().Err(err).Msg("batch not run; leases released")
 		}
 		return
 	}
@@ -262,12 +271,13 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 		plan = planSettlement(rules, b, res, nil)
 	}
 	rec := invocationRecord{
+		id: invID, trigger: a.Name,
 		account: a.Account, function: a.Function, version: a.version, triggerID: a.ID,
 		triggerType: "queue", source: a.Queue, batchSize: len(msgs), startedAt: started, messageIDs: b.ids,
 	}
 	rec.setResult(res)
 	if err := d.settle(settleCtx, b, rules, plan, res, &rec); err != nil {
-		d.log.Error().Err(err).Str("invocation", inv.ID).Int("messages", len(msgs)).
+		d.log.Error().Err(err).Int("messages", len(msgs)).
 			Msg("settling the batch failed: nothing of it was done; its leases will expire and the messages be redelivered")
 		return
 	}
@@ -399,11 +409,13 @@ func firstError(res runtime.Result) string {
 func outcomeOf(res runtime.Result) string {
 	switch {
 	case res.Failure != nil:
-		return "failure"
+		return OutcomeFailure
 	case res.OK():
-		return "success"
+		return OutcomeSuccess
+	case allFailed(res):
+		return OutcomeFailure
 	default:
-		return "partial_failure"
+		return OutcomePartialFailure
 	}
 }
 

@@ -69,9 +69,13 @@ func (e *Engine) runDLQBatch(ctx context.Context, d *dispatcher) (handled, faile
 	if err != nil || len(letters) == 0 {
 		return 0, 0, err
 	}
+	invID, err := e.invocationID(ctx)
+	if err != nil {
+		return 0, 0, err // the letters stay in the DLQ for the next try
+	}
 	inv := runtime.Invocation{
-		ID:       e.newInvocationID(),
-		Trigger:  runtime.Trigger{Type: "dlq", Source: a.Queue},
+		ID:       strconv.FormatInt(invID, 10),
+		Trigger:  runtime.Trigger{Type: "dlq", Source: a.Queue, Name: a.Name},
 		Messages: make([]runtime.Message, len(letters)),
 	}
 	for i, l := range letters {
@@ -87,6 +91,7 @@ func (e *Engine) runDLQBatch(ctx context.Context, d *dispatcher) (handled, faile
 		res = failBatch(res, err.Error())
 	}
 	rec := invocationRecord{
+		id: invID, trigger: a.Name,
 		account: a.Account, function: a.Function, version: a.version, triggerID: a.ID,
 		triggerType: "dlq", source: a.Queue, batchSize: len(letters), startedAt: started, messageIDs: make([]int64, len(letters)),
 	}

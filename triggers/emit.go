@@ -141,8 +141,8 @@ func (r *invocationRecord) args() []any {
 	if ids == nil {
 		ids = []int64{}
 	}
-	return []any{r.account, r.function, r.version, r.triggerID, r.triggerType, r.source,
+	return []any{r.id, r.account, r.function, r.version, nullIfZero(r.triggerID), r.triggerType, r.source,
 		r.batchSize, r.startedAt, float64(r.duration.Microseconds()) / 1000, r.outcome,
 		failureKind, errText, r.acked, r.retried, r.dead, r.emitted, ids, stderr,
-		r.host.HTTPRequests, r.host.HTTPErrors, r.host.HTTPBytesSent, r.host.HTTPBytesReceived}
+		r.host.HTTPRequests, r.host.HTTPErrors, r.host.HTTPBytesSent, r.host.HTTPBytesReceived, r.trigger}
 }

@@ -2,8 +2,6 @@ package triggers
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -347,6 +345,17 @@ func (e *Engine) function(ctx context.Context, a *active) (*runtime.Function, er
 		lf.used = true
 		return lf.fn, nil
 	}
+	fn, err := e.load(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	e.loaded[key] = &loadedFunction{fn: fn, used: true}
+	return fn, nil
+}
+
+// load loads the version a resolved to into the runtime (uncached: the
+// caller closes it).
+func (e *Engine) load(ctx context.Context, a *active) (*runtime.Function, error) {
 	module, err := e.cfg.Registry.Module(ctx, a.sha256)
 	if err != nil {
 		return nil, err
@@ -365,7 +374,6 @@ func (e *Engine) function(ctx context.Context, a *active) (*runtime.Function, er
 	if err != nil {
 		return nil, fmt.Errorf("load %s version %d: %w", a.Function, a.version, err)
 	}
-	e.loaded[key] = &loadedFunction{fn: fn, used: true}
 	return fn, nil
 }
 
@@ -453,8 +461,13 @@ func (e *Engine) Stop(ctx context.Context) error {
 	return nil
 }
 
-func (e *Engine) newInvocationID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// invocationID takes the id of an invocation about to run from the
+// invocation log's identity: the one id every surface shows (log lines,
+// the invocation record, the API, the CLI).
+func (e *Engine) invocationID(ctx context.Context) (int64, error) {
+	var id int64
+	if err := e.cfg.Pool.QueryRow(ctx, e.q.Get("next_invocation_id")).Scan(&id); err != nil {
+		return 0, fmt.Errorf("triggers: take an invocation id: %w", err)
+	}
+	return id, nil
 }

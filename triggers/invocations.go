@@ -20,7 +20,9 @@ type Invocation struct {
 	Version  int
 	// TriggerID is nil for an invocation no trigger started.
 	TriggerID *int64
-	// Trigger is the trigger's name, "" when the trigger is gone.
+	// Trigger is the name the invocation was recorded under: the
+	// trigger's name (kept after the trigger is deleted), or
+	// InvokeTrigger. InvocationFilter.Trigger takes it back.
 	Trigger     string
 	TriggerType string
 	Source      string
@@ -43,6 +45,12 @@ type Invocation struct {
 	// HTTP counts the calls the invocation made through the outbound
 	// HTTP host import (Function ABI v1.1).
 	HTTP HTTPCalls
+	// Seq is the record's position in the log, in the order records were
+	// written (what Follow pages by).
+	Seq int64
+	// Settled is set when the invocation ended long enough ago that every
+	// record with a smaller Seq is in the log too (Follow only).
+	Settled bool
 }
 
 // HTTPCalls counts an invocation's outbound HTTP calls: requests that
@@ -70,6 +78,9 @@ type InvocationFilter struct {
 
 // InvocationSummary is what After reads of an invocation.
 type InvocationSummary struct {
+	// Seq is the record's position in the log (see Invocation.Seq).
+	Seq int64
+	// ID is the invocation's id.
 	ID         int64
 	Account    string
 	Function   string
@@ -102,26 +113,72 @@ func (l *InvocationLog) List(ctx context.Context, account string, f InvocationFi
 		limit = 50
 	}
 	rows, err := l.pool.Query(ctx, l.q.Get("list_invocations"), account, nullIfEmpty(f.Function), nullIfEmpty(f.Outcome),
-		f.Since, f.Until, nullIfEmpty(f.Trigger), nullIfZero(f.BeforeID), nullIfZero(f.ID), limit)
+		f.Since, f.Until, nullIfEmpty(f.Trigger), nullIfZero(f.BeforeID), nullIfZero(f.ID), limit, 0)
 	if err != nil {
 		return nil, fmt.Errorf("triggers: list invocations (account %s): %w", account, err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Invocation, error) {
-		var v Invocation
-		err := row.Scan(&v.ID, &v.Account, &v.Function, &v.Version, &v.TriggerID, &v.Trigger, &v.TriggerType, &v.Source,
-			&v.BatchSize, &v.StartedAt, &v.DurationMS, &v.Outcome, &v.FailureKind, &v.Error, &v.Acked, &v.Retried,
-			&v.Dead, &v.Emitted, &v.MessageIDs, &v.Stderr,
-			&v.HTTP.Requests, &v.HTTP.Errors, &v.HTTP.BytesSent, &v.HTTP.BytesReceived)
-		return v, err
-	})
+	out, err := pgx.CollectRows(rows, scanInvocation)
 	if err != nil {
 		return nil, fmt.Errorf("triggers: list invocations (account %s): %w", account, err)
 	}
 	return out, nil
 }
 
-// After returns up to limit invocations of every account with an id
-// above id, by id. settle is how long after an invocation ends its record
+func scanInvocation(row pgx.CollectableRow) (Invocation, error) {
+	var v Invocation
+	err := row.Scan(&v.ID, &v.Account, &v.Function, &v.Version, &v.TriggerID, &v.Trigger, &v.TriggerType, &v.Source,
+		&v.BatchSize, &v.StartedAt, &v.DurationMS, &v.Outcome, &v.FailureKind, &v.Error, &v.Acked, &v.Retried,
+		&v.Dead, &v.Emitted, &v.MessageIDs, &v.Stderr,
+		&v.HTTP.Requests, &v.HTTP.Errors, &v.HTTP.BytesSent, &v.HTTP.BytesReceived, &v.Seq, &v.Settled)
+	return v, err
+}
+
+// Follow returns up to f.Limit (0: 50) of the account's invocations that f
+// selects (BeforeID aside) with a Seq above afterSeq, in the order their
+// records were written. settle is how long after an invocation ends its
+// record is surely written, along with every record of a smaller Seq (see
+// Invocation.Settled): a follower re-reads from the last settled Seq and
+// skips the ids it has seen.
+func (l *InvocationLog) Follow(ctx context.Context, account string, afterSeq int64, settle time.Duration, f InvocationFilter) ([]Invocation, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	rows, err := l.pool.Query(ctx, l.q.Get("follow_invocations"), account, nullIfEmpty(f.Function), nullIfEmpty(f.Outcome),
+		f.Since, f.Until, nullIfEmpty(f.Trigger), afterSeq, nullIfZero(f.ID), limit, settle.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("triggers: follow invocations (account %s): %w", account, err)
+	}
+	out, err := pgx.CollectRows(rows, scanInvocation)
+	if err != nil {
+		return nil, fmt.Errorf("triggers: follow invocations (account %s): %w", account, err)
+	}
+	return out, nil
+}
+
+// SeqSince returns where a follower of the account's invocations started
+// at or after since starts: the Seq before the first such record written
+// (LastSeq when there is none).
+func (l *InvocationLog) SeqSince(ctx context.Context, account string, since time.Time) (int64, error) {
+	var seq int64
+	if err := l.pool.QueryRow(ctx, l.q.Get("log_seq_since"), account, since).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("triggers: invocation log position since %s (account %s): %w", since.Format(time.RFC3339), account, err)
+	}
+	return seq, nil
+}
+
+// LastSeq returns the Seq of the last record written (0 for an empty
+// log): where a follower that wants only new records starts.
+func (l *InvocationLog) LastSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	if err := l.pool.QueryRow(ctx, l.q.Get("last_log_seq")).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("triggers: last invocation log position: %w", err)
+	}
+	return seq, nil
+}
+
+// After returns up to limit invocations of every account with a Seq
+// above id, by Seq. settle is how long after an invocation ends its record
 // is surely written, along with every record of a smaller id (see
 // InvocationSummary.Settled).
 func (l *InvocationLog) After(ctx context.Context, id int64, limit int, settle time.Duration) ([]InvocationSummary, error) {
@@ -131,7 +188,7 @@ func (l *InvocationLog) After(ctx context.Context, id int64, limit int, settle t
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (InvocationSummary, error) {
 		var s InvocationSummary
-		err := row.Scan(&s.ID, &s.Account, &s.Function, &s.Outcome, &s.DurationMS, &s.HTTPRequests, &s.HTTPErrors,
+		err := row.Scan(&s.Seq, &s.ID, &s.Account, &s.Function, &s.Outcome, &s.DurationMS, &s.HTTPRequests, &s.HTTPErrors,
 			&s.HTTPBytes, &s.Settled)
 		return s, err
 	})

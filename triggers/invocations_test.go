@@ -15,9 +15,10 @@ import (
 func (e *env) insertInvocation(account string, triggerID *int64, outcome string, startedAt time.Time, durationMS float64) int64 {
 	e.t.Helper()
 	var id int64
-	err := e.pool.QueryRow(e.t.Context(), fmt.Sprintf(`INSERT INTO %s.invocations (account, function, version, trigger_id,
-		trigger_type, source, batch_size, started_at, duration_ms, outcome, error, message_ids, stderr)
-		VALUES ($1, 'worker', 2, $2, 'queue', 'jobs', 1, $3, $4, $5, nullif($5, 'success'), '{7}', 'log line')
+	err := e.pool.QueryRow(e.t.Context(), fmt.Sprintf(`INSERT INTO %[1]s.invocations (account, function, version, trigger_id,
+		trigger_type, source, batch_size, started_at, duration_ms, outcome, error, message_ids, stderr, trigger)
+		VALUES ($1, 'worker', 2, $2, 'queue', 'jobs', 1, $3, $4, $5, nullif($5, 'success'), '{7}', 'log line',
+		        coalesce((SELECT name FROM %[1]s.triggers WHERE id = $2), 'invoke'))
 		RETURNING id`, pgx.Identifier{e.schema}.Sanitize()), account, triggerID, startedAt, durationMS, outcome).Scan(&id)
 	if err != nil {
 		e.t.Fatal(err)
@@ -65,7 +66,7 @@ func TestInvocationLogList(t *testing.T) {
 		len(first.MessageIDs) != 1 || first.MessageIDs[0] != 7 || first.Stderr != "log line" {
 		t.Fatalf("first invocation %+v", first)
 	}
-	if all[0].TriggerID != nil || all[0].Trigger != "" || all[2].Error != "failure" {
+	if all[0].TriggerID != nil || all[0].Trigger != "invoke" || all[2].Error != "failure" {
 		t.Fatalf("invocations %+v", all)
 	}
 
@@ -111,16 +112,16 @@ func TestInvocationLogAfter(t *testing.T) {
 		t.Fatalf("After: %+v %v", got, err)
 	}
 	want := []triggers.InvocationSummary{
-		{ID: old, Account: acct, Function: "worker", Outcome: "success", DurationMS: 250, Settled: true},
-		{ID: other, Account: "000000000077", Function: "worker", Outcome: "failure", DurationMS: 5, Settled: true},
-		{ID: recent, Account: acct, Function: "worker", Outcome: "failure", DurationMS: 5, Settled: false},
+		{Seq: old, ID: old, Account: acct, Function: "worker", Outcome: "success", DurationMS: 250, Settled: true},
+		{Seq: other, ID: other, Account: "000000000077", Function: "worker", Outcome: "failure", DurationMS: 5, Settled: true},
+		{Seq: recent, ID: recent, Account: acct, Function: "worker", Outcome: "failure", DurationMS: 5, Settled: false},
 	}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("After[%d] = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if got, err := log.After(ctx, old, 1, 30*time.Second); err != nil || len(got) != 1 || got[0].ID != other {
+	if got, err := log.After(ctx, old, 1, 30*time.Second); err != nil || len(got) != 1 || got[0].Seq != other {
 		t.Fatalf("After(%d, 1) = %+v %v", old, got, err)
 	}
 	if got, err := log.After(ctx, recent, 10, 30*time.Second); err != nil || len(got) != 0 {

@@ -29,6 +29,14 @@ RETURNING id
 -- name: delete_trigger
 DELETE FROM {{schema}}.triggers WHERE account = $1 AND name = $2
 
+-- name: set_trigger_enabled
+-- Enable or disable a trigger; returns whether it existed and whether
+-- anything changed. Running engines pick it up at their next reload.
+WITH old AS (SELECT id, enabled FROM {{schema}}.triggers WHERE account = $1 AND name = $2),
+     upd AS (UPDATE {{schema}}.triggers t SET enabled = $3, updated_at = now()
+               FROM old WHERE t.id = old.id AND old.enabled <> $3 RETURNING t.id)
+SELECT EXISTS (SELECT 1 FROM old), EXISTS (SELECT 1 FROM upd)
+
 -- name: list_triggers
 SELECT id, account, name, kind, coalesce(function, ''), alias, coalesce(queue, ''), dlq, batch_size,
        batch_window_ms, concurrency, ack_policy, backoff_initial_ms, backoff_max_ms, lease_extension,
@@ -59,45 +67,85 @@ DELETE FROM {{schema}}.cron_ticks WHERE claimed_at < now() - interval '1 day'
 -- name: prune_invocations
 DELETE FROM {{schema}}.invocations WHERE started_at < now() - make_interval(secs => $1)
 
+-- name: next_invocation_id
+-- The id of an invocation about to run, taken before it runs so that its
+-- log lines carry the id the record gets.
+SELECT nextval(pg_get_serial_sequence('{{schema}}.invocations', 'id'))
+
 -- name: insert_invocation
 -- One invocation record, written in the batch (one transaction) that
--- settles the invocation's messages and sends what it emitted.
-INSERT INTO {{schema}}.invocations (account, function, version, trigger_id, trigger_type, source,
+-- settles the invocation's messages and sends what it emitted. Its id was
+-- taken by next_invocation_id.
+INSERT INTO {{schema}}.invocations (id, account, function, version, trigger_id, trigger_type, source,
     batch_size, started_at, duration_ms, outcome, failure_kind, error, acked, retried, dead, emitted,
-    message_ids, stderr, http_requests, http_errors, http_bytes_sent, http_bytes_received)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+    message_ids, stderr, http_requests, http_errors, http_bytes_sent, http_bytes_received, trigger)
+OVERRIDING SYSTEM VALUE
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
 
 -- name: list_invocations
--- Newest first by id (ids grow as records are written, so before_id pages
--- exactly); $8 picks one invocation by id. The trigger's name is '' when
--- the trigger is gone.
-SELECT i.id, i.account, i.function, i.version, i.trigger_id, coalesce(t.name, ''), i.trigger_type, i.source,
+-- Newest first by id (ids are taken as invocations start, so before_id
+-- pages exactly); $8 picks one invocation by id. trigger is the name the
+-- invocation was recorded under (see migration 004).
+SELECT i.id, i.account, i.function, i.version, i.trigger_id, i.trigger, i.trigger_type, i.source,
        i.batch_size, i.started_at, i.duration_ms, i.outcome, coalesce(i.failure_kind, ''), coalesce(i.error, ''),
        i.acked, i.retried, i.dead, i.emitted, i.message_ids, coalesce(i.stderr, ''),
-       i.http_requests, i.http_errors, i.http_bytes_sent, i.http_bytes_received
+       i.http_requests, i.http_errors, i.http_bytes_sent, i.http_bytes_received, i.log_seq,
+       i.started_at + i.duration_ms * interval '1 millisecond' < now() - make_interval(secs => $10) AS settled
   FROM {{schema}}.invocations i
-  LEFT JOIN {{schema}}.triggers t ON t.id = i.trigger_id
  WHERE i.account = $1
    AND ($2::text IS NULL OR i.function = $2)
    AND ($3::text IS NULL OR i.outcome = $3)
    AND ($4::timestamptz IS NULL OR i.started_at >= $4)
    AND ($5::timestamptz IS NULL OR i.started_at < $5)
-   AND ($6::text IS NULL OR t.name = $6)
+   AND ($6::text IS NULL OR i.trigger = $6)
    AND ($7::bigint IS NULL OR i.id < $7)
    AND ($8::bigint IS NULL OR i.id = $8)
  ORDER BY i.id DESC
  LIMIT $9
 
+-- name: follow_invocations
+-- The account's invocation log read forward in the order records were
+-- written (log_seq), for `sluice logs`: the same columns as
+-- list_invocations. settled marks rows that ended long enough ago ($10
+-- seconds) that every row with a smaller log_seq is committed too.
+SELECT i.id, i.account, i.function, i.version, i.trigger_id, i.trigger, i.trigger_type, i.source,
+       i.batch_size, i.started_at, i.duration_ms, i.outcome, coalesce(i.failure_kind, ''), coalesce(i.error, ''),
+       i.acked, i.retried, i.dead, i.emitted, i.message_ids, coalesce(i.stderr, ''),
+       i.http_requests, i.http_errors, i.http_bytes_sent, i.http_bytes_received, i.log_seq,
+       i.started_at + i.duration_ms * interval '1 millisecond' < now() - make_interval(secs => $10) AS settled
+  FROM {{schema}}.invocations i
+ WHERE i.account = $1
+   AND ($2::text IS NULL OR i.function = $2)
+   AND ($3::text IS NULL OR i.outcome = $3)
+   AND ($4::timestamptz IS NULL OR i.started_at >= $4)
+   AND ($5::timestamptz IS NULL OR i.started_at < $5)
+   AND ($6::text IS NULL OR i.trigger = $6)
+   AND i.log_seq > $7
+   AND ($8::bigint IS NULL OR i.id = $8)
+ ORDER BY i.log_seq
+ LIMIT $9
+
+-- name: log_seq_since
+-- Where a follower that wants the account's invocations started at or
+-- after $2 starts: before the first record of them written.
+SELECT coalesce(min(log_seq) - 1, (SELECT coalesce(max(log_seq), 0) FROM {{schema}}.invocations))
+  FROM {{schema}}.invocations WHERE account = $1 AND started_at >= $2
+
+-- name: last_log_seq
+-- Where a follower that wants only new records starts.
+SELECT coalesce(max(log_seq), 0) FROM {{schema}}.invocations
+
 -- name: invocations_after
--- The invocation log read forward by id. settled marks rows that finished
+-- The invocation log read forward by log_seq (the order records are
+-- written; see migration 004). settled marks rows that finished
 -- long enough ago that every row with a smaller id is committed too (the
 -- engine writes a record within seconds).
-SELECT id, account, function, outcome, duration_ms, http_requests, http_errors,
+SELECT log_seq, id, account, function, outcome, duration_ms, http_requests, http_errors,
        http_bytes_sent + http_bytes_received,
        started_at + duration_ms * interval '1 millisecond' < now() - make_interval(secs => $3) AS settled
   FROM {{schema}}.invocations
- WHERE id > $1
- ORDER BY id
+ WHERE log_seq > $1
+ ORDER BY log_seq
  LIMIT $2
 
 -- name: put_hook

@@ -10,6 +10,12 @@ import (
 
 // invocationRecord is one row of the invocations table.
 type invocationRecord struct {
+	// id is taken before the function runs (Engine.invocationID), so the
+	// guest's log lines carry the id the record gets.
+	id int64
+	// trigger is the name the invocation is recorded under: the trigger's
+	// name, or InvokeTrigger.
+	trigger              string
 	account, function    string
 	version              int
 	triggerID            int64
@@ -34,10 +40,7 @@ const maxRecordedStderr = 8 << 10
 func (r *invocationRecord) setResult(res runtime.Result) {
 	r.duration, r.stderr, r.outcome, r.err = res.Duration, res.Stderr, outcomeOf(res), firstError(res)
 	r.host = res.Host
-	r.failureKind = ""
-	if res.Failure != nil {
-		r.failureKind = string(res.Failure.Kind)
-	}
+	r.failureKind = failureKindOf(res)
 }
 
 // commit runs, as one transaction in one round trip, what settles an

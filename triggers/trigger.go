@@ -74,7 +74,8 @@ type Trigger struct {
 	UpdatedAt time.Time
 }
 
-// DerivedName is the name a trigger gets when none is given:
+// DerivedName is the name a trigger gets when none is given (see
+// names.go: the name is what every surface shows and filters take):
 // queue:<queue>:<function>, dlq:<queue>:<function>, or
 // cron:<function or queue>:<fnv hash of the spec>.
 func (t Trigger) DerivedName() string {
@@ -145,6 +146,9 @@ func NewStore(pool *pgxpool.Pool, schema string) (*Store, error) {
 // defaults, and reports whether anything changed. Range checks are the
 // database's (see migrations/001_triggers.up.sql) and the manifest's.
 func (s *Store) Put(ctx context.Context, t Trigger) (changed bool, err error) {
+	if err := ValidateName(t.Name); err != nil {
+		return false, fmt.Errorf("triggers: put (account %s): %w", t.Account, err)
+	}
 	t.applyDefaults()
 	var body any
 	if len(t.EnqueueBody) > 0 {

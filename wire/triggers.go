@@ -87,7 +87,9 @@ type Invocation struct {
 	// TriggerID is the trigger's id, nil for an invocation no trigger
 	// made.
 	TriggerID *int64 `json:"trigger_id"`
-	// Trigger is the trigger's name, "" when the trigger is gone.
+	// Trigger is the name the invocation was recorded under: the
+	// trigger's name (kept after the trigger is deleted), or "invoke" for
+	// a call of the invoke API. The trigger= filter takes it back.
 	Trigger     string    `json:"trigger"`
 	TriggerType string    `json:"trigger_type"`
 	Source      string    `json:"source"`
@@ -120,4 +122,12 @@ type InvocationList struct {
 	Invocations []Invocation `json:"invocations"`
 	// Next, when set, is the before_id of the next page; absent on the last page.
 	Next string `json:"next,omitempty"`
+}
+
+// SetTriggerEnabledResult answers POST .../triggers/{name}/enable and
+// .../disable: the trigger's state now and whether the call changed it.
+type SetTriggerEnabledResult struct {
+	Name    string `json:"name"`
+	Enabled bool   `json:"enabled"`
+	Changed bool   `json:"changed"`
 }

@@ -32,7 +32,7 @@ import (
 const EnvVar = "TEST_DATABASE_URL"
 
 // AllScopes are the scopes of the key Client uses.
-var AllScopes = []string{"mq:*", "functions:deploy", "kv:*"}
+var AllScopes = []string{"mq:*", "functions:deploy", "functions:invoke", "kv:*"}
 
 // Server is a running Sluice server.
 type Server struct {

@@ -50,7 +50,7 @@ func saveDevLogin(ctx context.Context, srv *server.Server, account, endpoint, pa
 			}
 		}
 	}
-	id, secret, err := srv.CreateKey(ctx, account, []string{"mq:*", "functions:deploy", "kv:*"}, nil, "sluice dev")
+	id, secret, err := srv.CreateKey(ctx, account, []string{"mq:*", "functions:deploy", "functions:invoke", "kv:*"}, nil, "sluice dev")
 	if err != nil {
 		return err
 	}

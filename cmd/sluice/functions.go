@@ -19,6 +19,7 @@ func runFunctions(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		{"deploy", "NAME FILE.wasm [--alias live] [--memory-mb N] [--timeout-ms N] [--env K=V ...]", "upload a module as a new version", functionsDeploy},
 		{"set-alias", "NAME ALIAS VERSION", "point an alias at a version", functionsSetAlias},
 		{"rollback", "NAME [--alias live]", "point an alias back at its previous version", functionsRollback},
+		{"invoke", functionsInvokeArgs, "run a deployed version once on a batch; prints each message's outcome, the emits and stderr", functionsInvoke},
 	}, args, stdout, stderr)
 }
 

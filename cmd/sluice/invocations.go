@@ -23,7 +23,7 @@ func listInvocations(ctx context.Context, args []string, stdout io.Writer) error
 	f := newCLIFlags("invocations", "[--function F] [--trigger T] [--outcome O] [--since DURATION] [--until TIME] [--before-id ID] [--limit N]\n       sluice invocations get ID")
 	var o client.InvocationsOptions
 	f.StringVar(&o.Function, "function", "", "only this function's")
-	f.StringVar(&o.Trigger, "trigger", "", "only this trigger's")
+	f.StringVar(&o.Trigger, "trigger", "", "only this trigger's (a name as the TRIGGER column shows it; invoke for the invoke API's)")
 	f.StringVar(&o.Outcome, "outcome", "", "only success, partial_failure or failure")
 	since := f.Duration("since", 0, "only those started within this long, e.g. 15m")
 	until := f.String("until", "", "only those started before this RFC 3339 time")
@@ -68,11 +68,11 @@ func listInvocations(ctx context.Context, args []string, stdout io.Writer) error
 		}
 		rows := make([][]string, len(invs))
 		for i, v := range invs {
-			rows[i] = []string{stamp(v.StartedAt), v.Function, strconv.Itoa(v.Version), v.TriggerType + ":" + v.Source,
+			rows[i] = []string{strconv.FormatInt(v.ID, 10), stamp(v.StartedAt), v.Function, strconv.Itoa(v.Version), v.Trigger,
 				strconv.Itoa(v.BatchSize), v.Outcome, fmt.Sprintf("%.1f ms", v.DurationMS),
 				fmt.Sprintf("%d/%d/%d", v.Acked, v.Retried, v.Dead), orDash(oneLine(v.Error, 60))}
 		}
-		return table(w, "STARTED\tFUNCTION\tVERSION\tTRIGGER\tBATCH\tOUTCOME\tDURATION\tACKED/RETRIED/DEAD\tERROR", rows)
+		return table(w, "ID\tSTARTED\tFUNCTION\tVERSION\tTRIGGER\tBATCH\tOUTCOME\tDURATION\tACKED/RETRIED/DEAD\tERROR", rows)
 	})
 }
 
@@ -97,10 +97,10 @@ func getInvocation(ctx context.Context, args []string, stdout io.Writer) error {
 	return f.output(stdout, v, func(w io.Writer) error {
 		return fields(w, "id", strconv.FormatInt(v.ID, 10),
 			"function", v.Function+" version "+strconv.Itoa(v.Version),
-			"trigger", orDash(v.Trigger)+" ("+v.TriggerType+":"+v.Source+")",
+			"trigger", v.Trigger+" ("+v.TriggerType+" "+v.Source+")",
 			"started", stamp(v.StartedAt),
 			"duration", fmt.Sprintf("%.1f ms", v.DurationMS),
-			"outcome", v.Outcome+orEmpty(" ", v.FailureKind),
+			"outcome", outcomeText(v),
 			"batch", strconv.Itoa(v.BatchSize),
 			"acked/retried/dead", fmt.Sprintf("%d/%d/%d", v.Acked, v.Retried, v.Dead),
 			"emitted", strconv.Itoa(v.Emitted),
@@ -116,4 +116,13 @@ func orEmpty(prefix, s string) string {
 		return ""
 	}
 	return prefix + s
+}
+
+// outcomeText is an invocation's outcome with its failure kind, e.g.
+// "failure (timeout)".
+func outcomeText(v client.Invocation) string {
+	if v.FailureKind == "" {
+		return v.Outcome
+	}
+	return v.Outcome + " (" + v.FailureKind + ")"
 }

@@ -22,7 +22,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // scopes are the scopes a key may get (docs/http-api.md).
-var scopes = []string{"mq:send", "mq:receive", "mq:delete", "mq:purge", "mq:admin", "mq:*", "functions:deploy", "metrics:read", "kv:read", "kv:write", "kv:*"}
+var scopes = []string{"mq:send", "mq:receive", "mq:delete", "mq:purge", "mq:admin", "mq:*", "functions:deploy", "functions:invoke", "metrics:read", "kv:read", "kv:write", "kv:*"}
 
 func keysCreate(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	f := newCLIFlags("keys create", "[--scope mq:* ...] [--queues 'orders-*'] [--description D] [--database]")

@@ -80,6 +80,61 @@ export async function call(method, path, opts = {}, sess = session()) {
   return data;
 }
 
+/**
+ * followLogs streams GET .../logs (Server-Sent Events, read with fetch so
+ * the key goes in a header) and calls onEntry with each invocation, with
+ * its log position as seq. filters: function, trigger, outcome, since.
+ * It reconnects after a dropped connection, resuming after the last entry,
+ * until signal aborts; onState gets "live", "reconnecting" or an ApiError.
+ */
+export async function followLogs(filters, onEntry, onState, signal, sess = session()) {
+  let after = "";
+  while (!signal.aborted) {
+    const url = new URL(`${mgmt(sess)}/logs`, location.origin);
+    for (const [k, v] of Object.entries({ ...filters, follow: "true", after })) {
+      if (v !== undefined && v !== null && v !== "") url.searchParams.set(k, String(v));
+    }
+    try {
+      const res = await fetch(url, { headers: { Authorization: "Bearer " + sess.key, Accept: "text/event-stream" },
+        cache: "no-store", credentials: "omit", signal });
+      if (!res.ok) {
+        let e = {};
+        try { e = (await res.json()).error || {}; } catch { /* not JSON */ }
+        onState(new ApiError(res.status, e.code || "http_" + res.status, e.message || "HTTP " + res.status));
+        return;
+      }
+      onState("live");
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let i;
+        while ((i = buf.indexOf("\n\n")) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          let event = "", id = "", data = "";
+          for (const line of block.split("\n")) {
+            if (line.startsWith("event: ")) event = line.slice(7);
+            else if (line.startsWith("id: ")) id = line.slice(4);
+            else if (line.startsWith("data: ")) data += line.slice(6);
+          }
+          if (event === "invocation") {
+            after = id;
+            onEntry({ ...JSON.parse(data), seq: Number(id) });
+          }
+        }
+      }
+    } catch (e) {
+      if (signal.aborted) return;
+    }
+    if (signal.aborted) return;
+    onState("reconnecting");
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
 function mgmt(sess) {
   return `/v1/accounts/${enc(sess.account)}`;
 }

@@ -2,7 +2,7 @@
 // versions with limits and masked env, aliases with rollback, pointing an
 // alias at a version, and recent invocations with their logs.
 
-import { api } from "./api.js";
+import { api, followLogs } from "./api.js";
 import { h, replace, confirmed, titleRow, num, time, errorBox } from "./dom.js";
 import { invocationTable } from "./invocations.js";
 
@@ -39,10 +39,17 @@ export function mountOne(root, name) {
   let alive = true;
   const detail = h("div", { id: "function-detail" }, h("p", { class: "muted" }, "Loading…"));
   const invs = h("div", { id: "function-invocations" }, h("p", { class: "muted" }, "Loading…"));
+  const tail = h("pre", { id: "function-tail", class: "stderr tail" });
+  const tailState = h("span", { id: "function-tail-state", class: "muted small" }, "connecting…");
+  const stop = new AbortController();
   replace(root,
     h("div", { class: "row" }, h("a", { href: "#/functions" }, "← Functions")),
     h("h1", { id: "function-name" }, name),
     detail,
+    h("div", { class: "panel" },
+      titleRow("Live tail", tailState),
+      h("p", { class: "muted small" }, "Function logs and outcomes as any server records them, newest last. Each line: start time, trigger, invocation id."),
+      tail),
     h("div", { class: "panel" },
       titleRow("Recent invocations",
         h("a", { href: "#/invocations?function=" + encodeURIComponent(name) }, "All invocations of " + name + " →"),
@@ -120,9 +127,30 @@ export function mountOne(root, name) {
                   () => api.setAlias(name, a, v.version), () => `${a} now points at v${v.version}`) }, `Point ${a} here…`)))))))));
   }
 
+  // The live tail: lines of each new invocation (its stderr, then its
+  // outcome), the last TAIL_LINES kept.
+  const TAIL_LINES = 500;
+  followLogs({ function: name }, (v) => {
+    if (!alive) return;
+    const prefix = `${v.started_at} ${v.trigger} #${v.id} `;
+    const lines = (v.stderr || "").split("\n").filter((l) => l !== "").map((l) => prefix + l);
+    lines.push(prefix + v.outcome + (v.failure_kind ? ` (${v.failure_kind})` : "") +
+      ` batch=${v.batch_size} acked=${v.acked} retried=${v.retried} dead=${v.dead} ${v.duration_ms.toFixed(1)} ms` +
+      (v.error ? " error: " + v.error : ""));
+    for (const l of lines) {
+      tail.appendChild(h("div", { "data-invocation": v.id, class: v.outcome === "success" ? null : "tail-failed" }, l));
+    }
+    while (tail.childElementCount > TAIL_LINES) tail.firstElementChild.remove();
+    tail.scrollTop = tail.scrollHeight;
+  }, (state) => {
+    if (!alive) return;
+    tailState.textContent = typeof state === "string" ? state : "stopped: " + state.message;
+    tailState.dataset.state = typeof state === "string" ? state : "error";
+  }, stop.signal);
+
   load();
   loadInvocations();
-  return () => { alive = false; };
+  return () => { alive = false; stop.abort(); };
 }
 
 // envList shows env names with their values as the API gives them
