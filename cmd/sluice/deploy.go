@@ -2,22 +2,15 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
-	"sync"
-	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/sluicehq/sluice/deploy"
-	"github.com/sluicehq/sluice/functions"
-	"github.com/sluicehq/sluice/functions/manifest"
-	"github.com/sluicehq/sluice/internal/wasmbuild"
+	"github.com/sluicehq/sluice/cmd/sluice/internal/deploycmd"
 	"github.com/sluicehq/sluice/pgqueue"
-	"github.com/sluicehq/sluice/server"
 )
 
+// runDeploy is `sluice deploy`: its logic is package deploycmd, which
+// never imports the server.
 func runDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("deploy", stderr)
 	file := fs.String("f", "sluice.yaml", "app manifest")
@@ -31,124 +24,5 @@ func runDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if url == "" {
 		return deployViaAPI(ctx, *file, *config, flagIfSet(fs, "account"), stdout)
 	}
-	m, err := manifest.ReadFile(*file)
-	if err != nil {
-		return err
-	}
-	srv, err := server.Open(ctx, server.Config{DatabaseURL: url, Schema: *schema, Migrate: true, Logger: zerolog.Nop()})
-	if err != nil {
-		return err
-	}
-	defer srv.Stop(context.Background())
-	p := &progress{w: stdout}
-	p.verb = "storing and compiling"
-	changes, err := deploy.Apply(ctx, p.target(srv.DeployTarget(*account)), *account, m, p.modules(m))
-	return printChanges(stdout, changes, err)
-}
-
-// applyManifest applies m and prints what changed.
-func applyManifest(ctx context.Context, srv *server.Server, account string, m *manifest.Manifest, w io.Writer) error {
-	changes, err := srv.Apply(ctx, account, m, goModules(m))
-	return printChanges(w, changes, err)
-}
-
-// goModules returns the modules m declares, compiling its build: packages
-// with the Go toolchain and running its build commands (only the CLI
-// starts a toolchain).
-func goModules(m *manifest.Manifest) deploy.Modules {
-	return deploy.ManifestModules(m, wasmbuild.BuildDir, wasmbuild.RunCommand)
-}
-
-// progress prints what a deploy is doing, with timings: each build, each
-// upload and compilation.
-type progress struct {
-	w    io.Writer
-	verb string // what a Deploy does: "uploading" by default
-	mu   sync.Mutex
-}
-
-func (p *progress) printf(format string, args ...any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, format, args...)
-}
-
-// modules is goModules printing each build with its time and size.
-func (p *progress) modules(m *manifest.Manifest) deploy.Modules {
-	modules := goModules(m)
-	return func(ctx context.Context, name string) ([]byte, error) {
-		f := m.Functions[name]
-		what := "reading " + f.Wasm
-		switch {
-		case f.Build.Package != "":
-			what = "building " + f.Build.Package + " (go)"
-		case f.Build.Command != "":
-			what = "building with `" + f.Build.Command + "`"
-		}
-		p.printf("%s: %s… ", name, what)
-		start := time.Now()
-		module, err := modules(ctx, name)
-		if err != nil {
-			p.printf("failed\n")
-			return nil, err
-		}
-		p.printf("%s, %s\n", elapsed(start), megabytes(len(module)))
-		return module, nil
-	}
-}
-
-// target wraps t to print each function's upload and compilation.
-func (p *progress) target(t deploy.Target) deploy.Target {
-	return progressTarget{Target: t, p: p}
-}
-
-// apiProgress is the progress callback of deploy.APITargetWithProgress.
-func (p *progress) apiProgress(_, status string) {
-	if status == "compiling" {
-		p.printf("compiling… ")
-	}
-}
-
-type progressTarget struct {
-	deploy.Target
-	p *progress
-}
-
-func (t progressTarget) Deploy(ctx context.Context, name string, module []byte, cfg functions.Config) (int, bool, bool, error) {
-	verb := t.p.verb
-	if verb == "" {
-		verb = "uploading"
-	}
-	t.p.printf("%s: %s %s… ", name, verb, megabytes(len(module)))
-	start := time.Now()
-	v, created, moved, err := t.Target.Deploy(ctx, name, module, cfg)
-	switch {
-	case err != nil:
-		t.p.printf("failed after %s\n", elapsed(start))
-	case created || moved:
-		t.p.printf("live as version %d (%s)\n", v, elapsed(start))
-	default:
-		t.p.printf("unchanged, version %d (%s)\n", v, elapsed(start))
-	}
-	return v, created, moved, err
-}
-
-func elapsed(start time.Time) string { return fmt.Sprintf("%.1f s", time.Since(start).Seconds()) }
-
-func megabytes(n int) string {
-	if n < 100_000 {
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-}
-
-// printChanges prints what an apply changed, then its error.
-func printChanges(w io.Writer, changes []deploy.Change, err error) error {
-	for _, c := range changes {
-		fmt.Fprintln(w, c)
-	}
-	if err == nil && len(changes) == 0 {
-		fmt.Fprintln(w, "no changes")
-	}
-	return err
+	return deploycmd.ToDatabase(ctx, *file, url, *schema, *account, stdout)
 }

@@ -7,8 +7,7 @@ import (
 	"io"
 
 	"github.com/sluicehq/sluice/client"
-	"github.com/sluicehq/sluice/deploy"
-	"github.com/sluicehq/sluice/functions/manifest"
+	"github.com/sluicehq/sluice/cmd/sluice/internal/deploycmd"
 )
 
 // deployViaAPI is `sluice deploy` without DATABASE_URL: it applies the
@@ -29,15 +28,7 @@ func deployViaAPI(ctx context.Context, file, config, account string, w io.Writer
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	m, err := manifest.ReadFile(file)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "deploying through %s (account %s)\n", c.Endpoint(), c.Account())
-	p := &progress{w: w}
-	target := p.target(deploy.APITargetWithProgress(c, p.apiProgress))
-	changes, err := deploy.Apply(ctx, target, c.Account(), m, p.modules(m))
-	return printChanges(w, changes, err)
+	return deploycmd.ThroughAPI(ctx, c, file, w)
 }
 
 // flagIfSet returns the value of flag name when it was given, else "".

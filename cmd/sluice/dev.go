@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sluicehq/sluice/cmd/sluice/internal/deploycmd"
 	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/internal/localpg"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
@@ -110,4 +111,11 @@ func sendSampleWebhooks(ctx context.Context, q *pgqueue.Client) error {
 		}
 	}
 	return nil
+}
+
+// applyManifest applies m to account of the running dev server and prints
+// what changed.
+func applyManifest(ctx context.Context, srv *server.Server, account string, m *manifest.Manifest, w io.Writer) error {
+	changes, err := srv.Apply(ctx, account, m, deploycmd.Modules(m))
+	return deploycmd.PrintChanges(w, changes, err)
 }
