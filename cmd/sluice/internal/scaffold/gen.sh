@@ -11,7 +11,7 @@ for f in "$sdk"/*.go; do
 	case "$f" in *_test.go) continue ;; esac
 	cp "$f" "$here/_sdk/go/"
 done
-cp "$sdk/c/sluice.h" "$sdk/c/sluice.c" "$here/_sdk/c/"
+cp "$sdk/c/sluice.h" "$sdk/c/sluice.c" "$sdk/c/sluice_host.h" "$sdk/c/sluice_host.c" "$here/_sdk/c/"
 cp "$sdk/rust/Cargo.toml" "$here/_sdk/rust/"
 cp "$sdk/rust/src/"*.rs "$here/_sdk/rust/src/"
-cp "$sdk/assemblyscript/assembly/index.ts" "$here/_sdk/assemblyscript/"
+cp "$sdk/assemblyscript/assembly/index.ts" "$sdk/assemblyscript/assembly/host.ts" "$here/_sdk/assemblyscript/"

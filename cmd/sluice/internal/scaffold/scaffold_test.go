@@ -17,6 +17,9 @@ func TestEmbeddedSDKsMatch(t *testing.T) {
 	want := map[string]string{ // embedded → repository
 		"_sdk/c/sluice.h":              "c/sluice.h",
 		"_sdk/c/sluice.c":              "c/sluice.c",
+		"_sdk/c/sluice_host.h":         "c/sluice_host.h",
+		"_sdk/c/sluice_host.c":         "c/sluice_host.c",
+		"_sdk/assemblyscript/host.ts":  "assemblyscript/assembly/host.ts",
 		"_sdk/rust/Cargo.toml":         "rust/Cargo.toml",
 		"_sdk/assemblyscript/index.ts": "assemblyscript/assembly/index.ts",
 	}
