@@ -229,3 +229,25 @@ SELECT CASE WHEN count(*) = cardinality($3::bigint[]) THEN count(*)
        ELSE ({{schema}}.raise_error('SQ006', format('fail messages in queue %s: %s of %s leases are no longer current',
              $2, cardinality($3::bigint[]) - count(*), cardinality($3::bigint[]))) IS NULL)::int END
   FROM s
+
+-- name: send_batch_noted
+-- send_batch, also appending {"queue": $2, "sequences": [...]} (in send
+-- order) to the transaction-local setting sluice.sent (Batch.NoteSent).
+WITH s AS MATERIALIZED (
+    SELECT t.s, t.n FROM {{schema}}.account_send_batch($1, $2, $3, 0, $4, $5, $6, $7) WITH ORDINALITY AS t(s, n)
+), noted AS MATERIALIZED (
+    SELECT set_config('sluice.sent', (coalesce(nullif(current_setting('sluice.sent', true), ''), '[]')::jsonb
+        || jsonb_build_array(jsonb_build_object('queue', $2::text, 'sequences', (SELECT jsonb_agg(s.s ORDER BY s.n) FROM s))))::text, true)
+)
+SELECT s.s FROM s, noted ORDER BY s.n
+
+-- name: publish_noted
+-- publish, also appending {"topic": $2, "copies": N} to the
+-- transaction-local setting sluice.sent (Batch.NoteSent).
+WITH p AS MATERIALIZED (
+    SELECT {{schema}}.account_publish($1, $2, $3, $4) AS copies
+), noted AS MATERIALIZED (
+    SELECT set_config('sluice.sent', (coalesce(nullif(current_setting('sluice.sent', true), ''), '[]')::jsonb
+        || jsonb_build_array(jsonb_build_object('topic', $2::text, 'copies', (SELECT p.copies FROM p))))::text, true)
+)
+SELECT p.copies FROM p, noted

@@ -793,6 +793,15 @@ func (a *api) invocations(ctx context.Context, account string, f triggers.Invoca
 			Error: v.Error, Acked: v.Acked, Retried: v.Retried, Dead: v.Dead, Emitted: v.Emitted, MessageIDs: v.MessageIDs, Stderr: v.Stderr,
 			HTTPRequests: v.HTTP.Requests, HTTPErrors: v.HTTP.Errors, HTTPBytesSent: v.HTTP.BytesSent,
 			HTTPBytesReceived: v.HTTP.BytesReceived}
+		for _, m := range v.EmittedMessages {
+			e := wire.EmittedMessage{Queue: m.Queue, Topic: m.Topic, For: m.For}
+			if m.Topic != "" {
+				e.Copies = &m.Copies
+			} else {
+				e.Sequence = &m.Sequence
+			}
+			out[i].Emits = append(out[i].Emits, e)
+		}
 	}
 	return out, nil
 }

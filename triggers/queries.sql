@@ -62,10 +62,26 @@ DELETE FROM {{schema}}.invocations WHERE started_at < now() - make_interval(secs
 -- name: insert_invocation
 -- One invocation record, written in the batch (one transaction) that
 -- settles the invocation's messages and sends what it emitted.
+-- $23 lists the emits sent ({"queue"|"topic", "for"}, in output order);
+-- the sends and publishes before this statement noted what they sent in
+-- the transaction-local setting named $24 (pgqueue.SentSetting): the k-th
+-- emit to a queue gets the k-th sequence of that queue's send, the k-th
+-- topic emit the copies of the k-th publish.
 INSERT INTO {{schema}}.invocations (account, function, version, trigger_id, trigger_type, source,
     batch_size, started_at, duration_ms, outcome, failure_kind, error, acked, retried, dead, emitted,
-    message_ids, stderr, http_requests, http_errors, http_bytes_sent, http_bytes_received)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+    message_ids, stderr, http_requests, http_errors, http_bytes_sent, http_bytes_received, emitted_messages)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, (
+    SELECT jsonb_agg(CASE WHEN x.e ? 'topic'
+               THEN x.e || jsonb_build_object('copies', st.topics -> (x.k - 1)::int -> 'copies')
+               ELSE x.e || jsonb_build_object('sequence', (SELECT n -> 'sequences' -> (x.k - 1)::int
+                                                             FROM jsonb_array_elements(s0.notes) n
+                                                            WHERE n ->> 'queue' = x.e ->> 'queue' LIMIT 1))
+           END ORDER BY x.i)
+      FROM (SELECT t.e, t.i, row_number() OVER (PARTITION BY t.e ? 'topic', t.e ->> 'queue' ORDER BY t.i) AS k
+              FROM jsonb_array_elements($23::jsonb) WITH ORDINALITY AS t(e, i)) x,
+           (SELECT coalesce(nullif(current_setting($24, true), ''), '[]')::jsonb AS notes) s0,
+           LATERAL (SELECT coalesce(jsonb_agg(u.n ORDER BY u.j), '[]'::jsonb) AS topics
+                      FROM jsonb_array_elements(s0.notes) WITH ORDINALITY AS u(n, j) WHERE u.n ? 'topic') st))
 
 -- name: list_invocations
 -- Newest first by id (ids grow as records are written, so before_id pages
@@ -145,3 +161,6 @@ DELETE FROM {{schema}}.webhook_deliveries
  WHERE ctid = ANY (ARRAY(SELECT ctid FROM {{schema}}.webhook_deliveries
                           WHERE received_at < now() - make_interval(secs => $1)
                           LIMIT 1000))
+
+-- name: invocation_emitted_messages
+SELECT coalesce(emitted_messages, '[]'::jsonb) FROM {{schema}}.invocations WHERE account = $1 AND id = $2
