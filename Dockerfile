@@ -18,5 +18,9 @@ COPY --from=build --chown=nonroot:nonroot /out/cache /var/cache/sluice
 ENV SLUICE_CACHE_DIR=/var/cache/sluice
 EXPOSE 8080
 USER nonroot
+# Healthy when the server answers /readyz (it runs and reaches Postgres).
+# With another --addr, set SLUICE_HEALTH_ADDR (e.g. http://127.0.0.1:9090).
+HEALTHCHECK --interval=10s --timeout=6s --start-period=30s --retries=3 \
+  CMD ["/usr/local/bin/sluice", "health"]
 ENTRYPOINT ["/usr/local/bin/sluice"]
 CMD ["serve", "--addr", ":8080", "--migrate"]

@@ -5,6 +5,11 @@
 //
 //	cd bench && go run . -n 100000 -rate 500 -duration 20s
 //
+// With -groups 100 the Sluice drain backlog is spread over 100 ordered
+// groups (docs/ordered.md); -groups 0,100 measures both, side by side:
+//
+//	cd bench && go run . -systems sluice-reactor -groups 0,100 -n 20000 -batch 100
+//
 // It lives in its own module so the main module does not depend on River.
 // Each system gets a fresh schema, dropped afterwards.
 package main
@@ -16,6 +21,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +40,8 @@ type config struct {
 	duration    time.Duration
 	systems     []string
 	idleQueues  int
+	groups      int   // ordered groups of the Sluice drain backlog (0: none)
+	groupCounts []int // the -groups values
 }
 
 func main() {
@@ -47,6 +55,7 @@ func main() {
 	flag.DurationVar(&c.duration, "duration", 15*time.Second, "length of the latency test")
 	flag.StringVar(&systems, "systems", "sluice-reactor,sluice-command,river", "what to measure (also: idle)")
 	flag.IntVar(&c.idleQueues, "idle-queues", 100, "queue triggers of the idle test")
+	groupsList := flag.String("groups", "0", "comma-separated ordered-group counts of the Sluice drain backlog, each measured in turn (0: no groups)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -62,6 +71,14 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	c.systems = strings.Split(systems, ",")
+	for _, g := range strings.Split(*groupsList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(g))
+		if err != nil || n < 0 {
+			fmt.Fprintf(os.Stderr, "bench: -groups %q: give comma-separated counts like 0,100\n", *groupsList)
+			os.Exit(2)
+		}
+		c.groupCounts = append(c.groupCounts, n)
+	}
 	if c.url == "" {
 		fmt.Fprintln(os.Stderr, "bench: set -db, BENCH_DATABASE_URL or TEST_DATABASE_URL")
 		os.Exit(2)
@@ -101,7 +118,19 @@ func run(ctx context.Context, c config) error {
 	fmt.Printf("Postgres %s, %d messages drained, latency at %d msg/s for %s\n\n", version, c.n, c.rate, c.duration)
 
 	var results []result
+	var runs []string
 	for _, sys := range c.systems {
+		if !strings.HasPrefix(sys, "sluice-") {
+			runs = append(runs, sys)
+			continue
+		}
+		for _, g := range c.groupCounts {
+			runs = append(runs, fmt.Sprintf("%s/%d", sys, g))
+		}
+	}
+	for _, run := range runs {
+		sys, g, _ := strings.Cut(run, "/")
+		c.groups, _ = strconv.Atoi(g)
 		var r result
 		var err error
 		switch sys {
@@ -123,8 +152,11 @@ func run(ctx context.Context, c config) error {
 			return fmt.Errorf("%s: %w", sys, err)
 		}
 		r.system = sys
+		if c.groups > 0 {
+			r.system = fmt.Sprintf("%s groups=%d", sys, c.groups)
+		}
 		results = append(results, r)
-		fmt.Printf("%-15s drain %8.0f msg/s (%d in %s)   latency p50 %7s  p99 %7s  (%d of %d sent)\n",
+		fmt.Printf("%-26s drain %8.0f msg/s (%d in %s)   latency p50 %7s  p99 %7s  (%d of %d sent)\n",
 			r.system, r.drainPerSec, c.n, r.drainElapsed.Round(time.Millisecond),
 			r.p50.Round(100*time.Microsecond), r.p99.Round(100*time.Microsecond), r.samples, r.sent)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -67,6 +68,11 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool
 		batch[i] = pgqueue.NewMessage{Body: body}
 	}
 	for sent := 0; sent < c.n; sent += len(batch) {
+		if c.groups > 0 {
+			for i := range batch {
+				batch[i].Group = strconv.Itoa((sent + i) % c.groups)
+			}
+		}
 		if _, err := qc.SendBatch(ctx, account, "drain", batch[:min(len(batch), c.n-sent)]); err != nil {
 			return result{}, err
 		}

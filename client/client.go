@@ -49,6 +49,8 @@ type Client struct {
 	Topics *TopicsService
 	// KV reads and writes the account's key-value stores.
 	KV *KVService
+	// Apps reads and deletes the apps deploys made.
+	Apps *AppsService
 
 	base      *url.URL
 	auth      string
@@ -134,6 +136,7 @@ func New(endpoint, keyID, secret string, opts ...Option) (*Client, error) {
 	c.Hooks = &HooksService{c}
 	c.Topics = &TopicsService{c}
 	c.KV = &KVService{c}
+	c.Apps = &AppsService{c}
 	return c, nil
 }
 

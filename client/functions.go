@@ -39,6 +39,10 @@ type DeployOptions struct {
 	// the server reports: "compiling" once while it compiles the module
 	// (after the upload), then "ready" or "failed".
 	Progress func(status string)
+	// DryRun asks what the deploy would do (the version, whether it
+	// would be created, whether the alias would move; status "dry_run")
+	// and stores and compiles nothing.
+	DryRun bool
 	// Emits are the patterns of the queues and topics the version may
 	// emit to (Function ABI v1.1; none by default).
 	Emits []string
@@ -135,6 +139,9 @@ func (s *FunctionsService) Deploy(ctx context.Context, name string, module []byt
 		}
 		q.Add("store", st)
 	}
+	if o.DryRun {
+		q.Set("dry_run", "true")
+	}
 	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("functions", name, "versions"), query: q,
 		raw: module, contentType: "application/wasm"}, &out)
 	if err != nil {
@@ -202,4 +209,13 @@ func (s *FunctionsService) Rollback(ctx context.Context, name, alias string) (in
 	err := s.c.do(ctx, request{method: http.MethodPost, path: s.c.managePath("functions", name, "rollback"),
 		body: wire.RollbackRequest{Alias: alias}}, &out)
 	return out.Version, err
+}
+
+// Delete deletes function name with all its versions and aliases (scope
+// functions:deploy).
+func (s *FunctionsService) Delete(ctx context.Context, name string) error {
+	if err := checkName("function", name); err != nil {
+		return err
+	}
+	return s.c.do(ctx, request{method: http.MethodDelete, path: s.c.managePath("functions", name)}, nil)
 }

@@ -50,6 +50,10 @@ type SendOptions struct {
 	// DedupKey makes a repeat send within the queue's dedup window return
 	// the first message's sequence (single sends only).
 	DedupKey string
+	// Group puts the messages into an ordered group (1 to 128
+	// characters): a group's messages are delivered in order, one at a
+	// time. A fifo queue requires one.
+	Group string
 }
 
 // SendEntry is one message of SendEntries with its own options (body,
@@ -122,6 +126,12 @@ func sendQuery(o SendOptions) (url.Values, error) {
 	}
 	if o.DedupKey != "" {
 		q.Set("dedup_key", o.DedupKey)
+	}
+	if len(o.Group) > MaxDedupKeyLength {
+		return nil, invalidf("group of %d characters: use 1 to %d", len(o.Group), MaxDedupKeyLength)
+	}
+	if o.Group != "" {
+		q.Set("group", o.Group)
 	}
 	return q, nil
 }
@@ -217,7 +227,7 @@ func encodeBodies(bodies []any) ([]json.RawMessage, error) {
 
 // entry is one message with these options, as an entry.
 func (o SendOptions) entry(body json.RawMessage) SendEntry {
-	return SendEntry{Body: body, Headers: o.Headers, DelaySeconds: o.DelaySeconds, ExpiresInSeconds: o.TTLSeconds, DedupKey: o.DedupKey}
+	return SendEntry{Body: body, Headers: o.Headers, DelaySeconds: o.DelaySeconds, ExpiresInSeconds: o.TTLSeconds, DedupKey: o.DedupKey, Group: o.Group}
 }
 
 // SendEntries sends 1 to 1000 entries to queue in one transaction, each
@@ -257,6 +267,9 @@ func checkEntry(e SendEntry) error {
 		if err := checkRange("expires_in_seconds", e.ExpiresInSeconds, 1, MaxTTLSeconds); err != nil {
 			return err
 		}
+	}
+	if len(e.Group) > MaxDedupKeyLength {
+		return invalidf("group of %d characters: use 1 to %d", len(e.Group), MaxDedupKeyLength)
 	}
 	if len(e.DedupKey) > MaxDedupKeyLength {
 		return invalidf("dedup key of %d characters: use 1 to %d", len(e.DedupKey), MaxDedupKeyLength)

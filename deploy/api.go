@@ -11,8 +11,8 @@ import (
 
 // APITarget returns the Target that applies to c's account through the
 // HTTP API (the key needs mq:admin and functions:deploy). What it creates
-// is owned by the manifest (source "manifest"), so a later apply removes
-// what left the manifest.
+// is owned by the app being deployed (GET .../deploy/state reads who owns
+// what, PUT .../apps/{app}/{kind}s/{name} records it).
 func APITarget(c *client.Client) Target {
 	return apiTarget{c: c}
 }
@@ -35,7 +35,7 @@ func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue
 		VisibilityTimeoutSeconds: q.VisibilityTimeoutSeconds, MaxReceiveCount: q.MaxReceiveCount,
 		DelaySeconds: q.DelaySeconds, RetentionSeconds: q.RetentionSeconds,
 		MaxMessageBytes: q.MaxMessageBytes, DedupWindowSeconds: q.DedupWindowSeconds,
-		DeadLetterQueue: q.DeadLetterQueue,
+		DeadLetterQueue: q.DeadLetterQueue, Fifo: q.Fifo,
 	}
 	cur, err := t.c.Queues.Get(ctx, name)
 	if client.IsNotFound(err) {
@@ -49,7 +49,8 @@ func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue
 	if !differs(want.VisibilityTimeoutSeconds, cur.VisibilityTimeoutSeconds) && !differs(want.MaxReceiveCount, cur.MaxReceiveCount) &&
 		!differs(want.DelaySeconds, cur.DelaySeconds) && !differs(want.RetentionSeconds, cur.RetentionSeconds) &&
 		!differs(want.MaxMessageBytes, cur.MaxMessageBytes) && !differs(want.DedupWindowSeconds, cur.DedupWindowSeconds) &&
-		(want.DeadLetterQueue == nil || *want.DeadLetterQueue == cur.DeadLetterQueue) {
+		(want.DeadLetterQueue == nil || *want.DeadLetterQueue == cur.DeadLetterQueue) &&
+		(want.Fifo == nil || *want.Fifo == cur.Fifo) {
 		return "", nil
 	}
 	_, err = t.c.Queues.Update(ctx, name, want)
@@ -78,15 +79,6 @@ func (t apiTarget) PutTrigger(ctx context.Context, tr triggers.Trigger) (bool, e
 	})
 }
 
-func (t apiTarget) Triggers(ctx context.Context) ([]Owned, error) {
-	ts, err := t.c.Triggers.List(ctx)
-	out := make([]Owned, len(ts))
-	for i, tr := range ts {
-		out[i] = Owned{Name: tr.Name, Source: tr.Source}
-	}
-	return out, err
-}
-
 func (t apiTarget) DeleteTrigger(ctx context.Context, name string) error {
 	if err := t.c.Triggers.Delete(ctx, name); err != nil && !client.IsNotFound(err) {
 		return err
@@ -98,15 +90,6 @@ func (t apiTarget) PutHook(ctx context.Context, h Hook) (bool, error) {
 	return t.c.Hooks.Create(ctx, client.Hook{Name: h.Name, Queue: h.Queue, Verify: h.Verify, Secrets: h.Secrets, Source: h.Source})
 }
 
-func (t apiTarget) Hooks(ctx context.Context) ([]HookInfo, error) {
-	hs, err := t.c.Hooks.List(ctx)
-	out := make([]HookInfo, len(hs))
-	for i, h := range hs {
-		out[i] = HookInfo{Name: h.Name, Queue: h.Queue, Verify: h.Verify, SecretCount: h.SecretCount, Source: h.Source}
-	}
-	return out, err
-}
-
 func (t apiTarget) DeleteHook(ctx context.Context, name string) error {
 	if err := t.c.Hooks.Delete(ctx, name); err != nil && !client.IsNotFound(err) {
 		return err
@@ -114,8 +97,41 @@ func (t apiTarget) DeleteHook(ctx context.Context, name string) error {
 	return nil
 }
 
-func (t apiTarget) Topics(ctx context.Context) ([]TopicInfo, error) {
-	return t.c.Topics.List(ctx)
+func (t apiTarget) State(ctx context.Context) (State, error) {
+	w, err := t.c.Apps.State(ctx)
+	if err != nil {
+		return State{}, err
+	}
+	return stateFromWire(w), nil
+}
+
+func (t apiTarget) QueueMessages(ctx context.Context, name string) (int64, error) {
+	q, err := t.c.Queues.Get(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	if q.Stats == nil {
+		return 0, nil
+	}
+	return q.Stats.Ready + q.Stats.Delayed + q.Stats.Inflight + q.Stats.DLQ, nil
+}
+
+func (t apiTarget) SetApp(ctx context.Context, kind, name, app string) error {
+	return t.c.Apps.SetOwner(ctx, app, kind, name)
+}
+
+func (t apiTarget) DeleteQueue(ctx context.Context, name string) error {
+	if err := t.c.Queues.Delete(ctx, name); err != nil && !client.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+func (t apiTarget) DeleteFunction(ctx context.Context, name string) error {
+	if err := t.c.Functions.Delete(ctx, name); err != nil && !client.IsNotFound(err) {
+		return err
+	}
+	return nil
 }
 
 func (t apiTarget) CreateTopic(ctx context.Context, name string) error {

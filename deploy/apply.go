@@ -2,10 +2,14 @@ package deploy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/functions"
@@ -14,29 +18,6 @@ import (
 	"github.com/sluicehq/sluice/triggers"
 	"github.com/sluicehq/sluice/wire"
 )
-
-// Change is one thing an Apply changed, e.g. "queue emails: created".
-type Change struct {
-	Kind   string // queue, topic, function, trigger, hook
-	Name   string
-	Action string // created, updated, applied, deployed, alias moved, removed, subscribed, unsubscribed
-	Detail string
-}
-
-// String formats the change for people.
-func (c Change) String() string {
-	s := c.Kind + " " + c.Name + ": " + c.Action
-	if c.Detail != "" {
-		s += " (" + c.Detail + ")"
-	}
-	return s
-}
-
-// Owned names a trigger or hook with who owns it (triggers.SourceAPI or
-// triggers.SourceManifest).
-type Owned struct {
-	Name, Source string
-}
 
 // Hook is a webhook hook as an apply declares it, with the secrets read
 // from the environment variables the manifest names and source
@@ -54,108 +35,407 @@ type TopicInfo = wire.Topic
 // database directly (DBTarget) or the HTTP API (APITarget). Each method
 // is one step of the apply.
 type Target interface {
+	// State reads what the account holds (Messages left empty).
+	State(ctx context.Context) (State, error)
+	// QueueMessages counts what deleting a queue would lose: its
+	// messages and dead letters.
+	QueueMessages(ctx context.Context, name string) (int64, error)
+	// SetApp records that app owns the resource kind (KindQueue,
+	// KindFunction, KindTrigger or KindHook) name.
+	SetApp(ctx context.Context, kind, name, app string) error
 	// ApplyQueue creates the queue, or updates the settings q declares
 	// that differ, and says which it did ("created", "updated" or "").
 	ApplyQueue(ctx context.Context, name string, q manifest.Queue) (action string, err error)
+	// DeleteQueue deletes a queue with its messages.
+	DeleteQueue(ctx context.Context, name string) error
 	// Deploy deploys module and cfg as the function's next version and
 	// moves its live alias (functions.Registry.Deploy semantics).
 	Deploy(ctx context.Context, name string, module []byte, cfg functions.Config) (version int, created, aliasMoved bool, err error)
+	// DeleteFunction deletes a function with its versions.
+	DeleteFunction(ctx context.Context, name string) error
 	// PutTrigger creates or replaces a trigger and reports whether it
-	// changed; Triggers lists them; DeleteTrigger removes one (a missing
-	// one is not an error).
+	// changed; DeleteTrigger removes one (a missing one is not an error).
 	PutTrigger(ctx context.Context, t triggers.Trigger) (changed bool, err error)
-	Triggers(ctx context.Context) ([]Owned, error)
 	DeleteTrigger(ctx context.Context, name string) error
-	// PutHook creates or replaces a hook; Hooks lists them.
+	// PutHook creates or replaces a hook; DeleteHook removes one.
 	PutHook(ctx context.Context, h Hook) (created bool, err error)
-	Hooks(ctx context.Context) ([]HookInfo, error)
 	DeleteHook(ctx context.Context, name string) error
-	// Topics lists the topics with their subscriptions; CreateTopic
-	// creates one; Subscribe subscribes a queue without a filter, owned
-	// by the manifest; Unsubscribe removes a subscription.
-	Topics(ctx context.Context) ([]TopicInfo, error)
+	// CreateTopic creates a topic; Subscribe subscribes a queue without
+	// a filter, owned by the manifest; Unsubscribe removes a
+	// subscription.
 	CreateTopic(ctx context.Context, name string) error
 	Subscribe(ctx context.Context, topic, queue string) error
 	Unsubscribe(ctx context.Context, topic, queue string) error
 }
 
-// Apply makes the target's account match the manifest: creates or
-// updates its queues, creates its topics and subscribes their queues
-// (removing subscriptions it made that the manifest no longer declares;
-// topics themselves are never deleted), declares its webhook hooks, deploys its functions
-// (with modules from modules; a new version only when module or config
-// changed), and puts the triggers it declares; what the manifest owned and
-// no longer declares (triggers and hooks with source "manifest") is
-// removed. Hook secrets are read from the environment variables the
-// manifest names. Applying the same manifest again changes nothing and
-// returns no changes.
+// Options tune an Apply or a Delete.
+type Options struct {
+	// DryRun computes and returns the plan and changes nothing.
+	DryRun bool
+	// Force deletes queues that still hold messages; without it a plan
+	// deleting one is refused with a *DataLossError.
+	Force bool
+	// OnPlan, when set, is called with the plan before it is applied
+	// (and on a dry run), so that it can be shown as it is applied.
+	OnPlan func(Plan)
+}
+
+// DataLossError refuses a plan that deletes queues still holding
+// messages, without Options.Force.
+type DataLossError struct {
+	App string
+	// Queues maps each such queue to its messages and dead letters.
+	Queues map[string]int64
+}
+
+func (e *DataLossError) Error() string {
+	var parts []string
+	var total int64
+	for _, q := range sortedKeys(e.Queues) {
+		parts = append(parts, fmt.Sprintf("%s (%d)", q, e.Queues[q]))
+		total += e.Queues[q]
+	}
+	return fmt.Sprintf("app %s: deleting queue %s would lose %d messages (ready, delayed, in flight and dead letters); nothing was changed: use --force (force=true) to delete them anyway, or drain the queues first",
+		e.App, strings.Join(parts, ", "), total)
+}
+
+// AppName is the app a manifest deploys: its `app:`, else the name of the
+// folder it was read from (characters outside A-Z a-z 0-9 _ - replaced by
+// -), else "default".
+func AppName(m *manifest.Manifest) string {
+	if m.App != "" {
+		return m.App
+	}
+	if m.Dir != "" {
+		base := filepath.Base(m.Dir)
+		name := strings.Map(func(r rune) rune {
+			if r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+				return r
+			}
+			return '-'
+		}, base)
+		if len(name) > 80 {
+			name = name[:80]
+		}
+		if pgqueue.ValidName(name) && strings.Trim(name, "-") != "" {
+			return name
+		}
+	}
+	return "default"
+}
+
+// desiredApp is what a manifest declares, in the shapes a plan compares
+// and the targets apply.
+type desiredApp struct {
+	want     Desired
+	queues   map[string]manifest.Queue
+	hooks    map[string]Hook
+	triggers map[string]triggers.Trigger
+	funcs    map[string]functions.Config
+	modules  map[string][]byte
+}
+
+// newDesired is what m declares, with each function's module (built, or
+// only its SHA-256 in shas when planning without modules) and each hook's
+// secrets from secrets.
+func newDesired(account string, m *manifest.Manifest, built map[string][]byte, shas map[string]string, secrets func(name string, h manifest.Hook) ([]string, error)) (*desiredApp, error) {
+	d := &desiredApp{
+		want: Desired{Queues: map[string]map[string]string{}, Functions: map[string]map[string]string{},
+			Triggers: map[string]map[string]string{}, Hooks: map[string]map[string]string{}, Topics: map[string][]string{},
+			QueueDLQ: map[string]string{}},
+		queues: m.Queues, hooks: map[string]Hook{}, triggers: map[string]triggers.Trigger{},
+		funcs: map[string]functions.Config{}, modules: built,
+	}
+	for name, q := range m.Queues {
+		d.want.Queues[name] = QueueFields(q)
+		if q.DeadLetterQueue != nil && *q.DeadLetterQueue != "" {
+			d.want.QueueDLQ[name] = *q.DeadLetterQueue
+		}
+	}
+	for name, t := range m.Topics {
+		d.want.Topics[name] = t.Subscribers
+	}
+	for _, name := range sortedKeys(m.Hooks) {
+		mh := m.Hooks[name]
+		secrets, err := secrets(name, mh)
+		if err != nil {
+			return nil, fmt.Errorf("hook %s: %w", name, err)
+		}
+		d.hooks[name] = Hook{Name: name, Queue: mh.Queue, Verify: mh.Verify, Secrets: secrets, Source: triggers.SourceManifest}
+		d.want.Hooks[name] = HookFields(mh.Queue, mh.Verify, len(secrets))
+	}
+	for name, f := range m.Functions {
+		cfg := functions.Config{
+			MemoryMiB: f.MemoryMiB, Timeout: time.Duration(f.Timeout), Env: f.Env,
+			Capabilities: functions.Capabilities{Emits: f.Emits, AllowedOutboundHosts: f.AllowedOutboundHosts, Stores: f.Stores},
+		}
+		d.funcs[name] = cfg
+		sha, ok := shas[name]
+		if !ok {
+			sum := sha256.Sum256(built[name])
+			sha = hex.EncodeToString(sum[:])
+		}
+		d.want.Functions[name] = FunctionFields(sha, cfg)
+	}
+	for _, mt := range m.Triggers {
+		t := mt.Spec(account)
+		d.triggers[t.Name] = t
+		d.want.Triggers[t.Name] = TriggerFields(t)
+	}
+	return d, nil
+}
+
+// Apply makes the target's account hold what the manifest declares for
+// its app (AppName): it computes the plan (ComputePlan) against the
+// account's state, refuses it when it declares resources of another app
+// (*ClashError) or deletes queues holding messages without opts.Force
+// (*DataLossError), and applies it unless opts.DryRun: creates or updates
+// the app's queues, subscribes its topics' queues, declares its webhook
+// hooks, deploys its functions (a new version only when module or config
+// changed) and puts its triggers, then deletes the app's triggers, hooks,
+// functions and queues the manifest no longer declares. Resources of other
+// apps and those made by hand (no app) are never changed; one the
+// manifest names that has no app is adopted. Hook secrets are read from
+// the environment variables the manifest names. Applying the same
+// manifest again changes nothing.
 //
-// Every module is fetched (built) before anything is applied, so a build
-// that fails changes nothing. On a later error, the changes made so far
-// are returned with it.
-func Apply(ctx context.Context, target Target, account string, m *manifest.Manifest, modules Modules) ([]Change, error) {
+// Every module is fetched (built) before anything is planned, so a build
+// that fails changes nothing. The plan is returned with any error, so a
+// caller can tell how far it got.
+func Apply(ctx context.Context, target Target, account string, m *manifest.Manifest, modules Modules, opts Options) (Plan, error) {
+	app := AppName(m)
+	if !pgqueue.ValidName(app) {
+		return Plan{App: app}, fmt.Errorf("app name %q: use 1-80 characters from A-Z a-z 0-9 _ -", app)
+	}
 	built := make(map[string][]byte, len(m.Functions))
 	for _, name := range slices.Sorted(maps.Keys(m.Functions)) {
 		module, err := modules(ctx, name)
 		if err != nil {
-			return nil, err
+			return Plan{App: app}, err
 		}
 		built[name] = module
 	}
-	var changes []Change
-	for _, name := range queueOrder(m.Queues) {
-		action, err := target.ApplyQueue(ctx, name, m.Queues[name])
-		if err != nil {
-			return changes, fmt.Errorf("queue %s: %w", name, err)
-		}
-		if action != "" {
-			changes = append(changes, Change{Kind: "queue", Name: name, Action: action})
-		}
-	}
-	topicChanges, err := applyTopics(ctx, target, m)
-	changes = append(changes, topicChanges...)
+	d, err := newDesired(account, m, built, nil, envSecrets)
 	if err != nil {
-		return changes, err
+		return Plan{App: app}, err
 	}
-	hookChanges, err := applyHooks(ctx, target, m)
-	changes = append(changes, hookChanges...)
+	return run(ctx, target, app, d, opts)
+}
+
+// envSecrets reads a hook's secrets from the environment variables the
+// manifest names.
+func envSecrets(_ string, h manifest.Hook) ([]string, error) { return h.Secrets(os.Getenv) }
+
+// PlanManifest computes the plan of deploying m (as AppName(m)) to the
+// target's account, and applies nothing: what a dry run of Apply
+// returns, for a caller that has no modules or hook secrets, only their
+// fingerprints. moduleSHA256 gives each function's module as the hex
+// SHA-256 (every function needs one), hookSecrets the number of secrets
+// of each hook (0 when absent). opts.DryRun is implied; without
+// opts.Force, a plan deleting queues that hold messages is returned with
+// a *DataLossError.
+func PlanManifest(ctx context.Context, target Target, account string, m *manifest.Manifest, moduleSHA256 map[string]string, hookSecrets map[string]int, opts Options) (Plan, error) {
+	app := AppName(m)
+	if !pgqueue.ValidName(app) {
+		return Plan{App: app}, fmt.Errorf("app name %q: use 1-80 characters from A-Z a-z 0-9 _ -", app)
+	}
+	shas := map[string]string{}
+	for _, name := range sortedKeys(m.Functions) {
+		sha := strings.ToLower(moduleSHA256[name])
+		if b, err := hex.DecodeString(sha); err != nil || len(b) != sha256.Size {
+			return Plan{App: app}, fmt.Errorf("function %s: module sha256 %q: want the 64 hex digits of the module's SHA-256", name, moduleSHA256[name])
+		}
+		shas[name] = sha
+	}
+	d, err := newDesired(account, m, nil, shas, func(name string, _ manifest.Hook) ([]string, error) {
+		return make([]string, hookSecrets[name]), nil
+	})
 	if err != nil {
-		return changes, err
+		return Plan{App: app}, err
 	}
-	for _, name := range slices.Sorted(maps.Keys(m.Functions)) {
-		c, err := applyFunction(ctx, target, name, m.Functions[name], built[name])
-		if err != nil {
-			return changes, err
-		}
-		if c != nil {
-			changes = append(changes, *c)
-		}
+	opts.DryRun = true
+	return run(ctx, target, app, d, opts)
+}
+
+// Delete removes every resource of app from the target's account (the
+// plan of an empty manifest of that app), with the same rules as Apply:
+// queues holding messages only with opts.Force, nothing on a dry run.
+func Delete(ctx context.Context, target Target, app string, opts Options) (Plan, error) {
+	if !pgqueue.ValidName(app) {
+		return Plan{App: app}, fmt.Errorf("app name %q: use 1-80 characters from A-Z a-z 0-9 _ -", app)
 	}
-	keep := map[string]bool{}
-	for _, mt := range m.Triggers {
-		t := mt.Spec(account)
-		keep[t.Name] = true
-		changed, err := target.PutTrigger(ctx, t)
-		if err != nil {
-			return changes, fmt.Errorf("trigger %s: %w", t.Name, err)
-		}
-		if changed {
-			changes = append(changes, Change{Kind: "trigger", Name: t.Name, Action: "applied"})
-		}
-	}
-	existing, err := target.Triggers(ctx)
+	d, err := newDesired("", &manifest.Manifest{}, nil, nil, envSecrets)
 	if err != nil {
-		return changes, err
+		return Plan{App: app}, err
 	}
-	for _, t := range existing {
-		if t.Source == triggers.SourceManifest && !keep[t.Name] {
-			if err := target.DeleteTrigger(ctx, t.Name); err != nil {
-				return changes, fmt.Errorf("trigger %s: %w", t.Name, err)
+	return run(ctx, target, app, d, opts)
+}
+
+func run(ctx context.Context, target Target, app string, d *desiredApp, opts Options) (Plan, error) {
+	cur, err := target.State(ctx)
+	if err != nil {
+		return Plan{App: app}, err
+	}
+	cur.Messages = map[string]int64{}
+	for name, q := range cur.Queues {
+		if _, declared := d.want.Queues[name]; q.App == app && !declared {
+			n, err := target.QueueMessages(ctx, name)
+			if err != nil {
+				return Plan{App: app}, fmt.Errorf("queue %s: %w", name, err)
 			}
-			changes = append(changes, Change{Kind: "trigger", Name: t.Name, Action: "removed", Detail: "no longer in the manifest"})
+			cur.Messages[name] = n
 		}
 	}
-	return changes, nil
+	plan, err := ComputePlan(app, cur, d.want)
+	if err != nil {
+		return Plan{App: app}, err
+	}
+	if opts.OnPlan != nil {
+		opts.OnPlan(plan)
+	}
+	loss := &DataLossError{App: app, Queues: map[string]int64{}}
+	for _, s := range plan.Steps {
+		if s.Kind == KindQueue && s.Action == ActionDelete && s.Messages > 0 {
+			loss.Queues[s.Name] = s.Messages
+		}
+	}
+	if len(loss.Queues) > 0 && !opts.Force {
+		return plan, loss
+	}
+	if opts.DryRun {
+		return plan, nil
+	}
+	return plan, execute(ctx, target, app, plan, d, cur)
+}
+
+// execute applies a plan: creates and updates in dependency order
+// (queues, topics, hooks, functions, triggers), then deletes in reverse.
+func execute(ctx context.Context, target Target, app string, plan Plan, d *desiredApp, cur State) error {
+	steps := map[string]Step{}
+	for _, s := range plan.Steps {
+		steps[s.Kind+"/"+s.Name] = s
+	}
+	// claim records that app owns what a step created or adopted.
+	claim := func(s Step) error {
+		adopt := slices.ContainsFunc(s.Changes, func(c FieldChange) bool { return c.Field == "app" })
+		if s.Action != ActionCreate && !adopt {
+			return nil
+		}
+		if err := target.SetApp(ctx, s.Kind, s.Name, app); err != nil {
+			return fmt.Errorf("%s %s: %w", s.Kind, s.Name, err)
+		}
+		return nil
+	}
+	for _, name := range queueOrder(d.queues) {
+		s := steps[KindQueue+"/"+name]
+		if s.Action == ActionUnchanged {
+			continue
+		}
+		if _, err := target.ApplyQueue(ctx, name, d.queues[name]); err != nil {
+			return fmt.Errorf("queue %s: %w", name, err)
+		}
+		if err := claim(s); err != nil {
+			return err
+		}
+	}
+	for _, s := range plan.Steps {
+		if s.Kind != KindTopic || s.Action == ActionUnchanged {
+			continue
+		}
+		if s.Action == ActionCreate {
+			if err := target.CreateTopic(ctx, s.Name); err != nil {
+				return fmt.Errorf("topic %s: %w", s.Name, err)
+			}
+		}
+		for _, q := range s.subscribe {
+			if err := target.Subscribe(ctx, s.Name, q); err != nil {
+				return fmt.Errorf("topic %s: subscribe queue %s: %w", s.Name, q, err)
+			}
+		}
+		for _, q := range s.unsubscribe {
+			if err := target.Unsubscribe(ctx, s.Name, q); err != nil {
+				return fmt.Errorf("topic %s: unsubscribe queue %s: %w", s.Name, q, err)
+			}
+		}
+	}
+	// Hooks are put even when unchanged: their secrets are never read
+	// back, so a rotation that keeps their number shows in no plan.
+	for _, name := range sortedKeys(d.hooks) {
+		if _, err := target.PutHook(ctx, d.hooks[name]); err != nil {
+			return fmt.Errorf("hook %s: %w", name, err)
+		}
+		if err := claim(steps[KindHook+"/"+name]); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedKeys(d.funcs) {
+		s := steps[KindFunction+"/"+name]
+		if s.Action == ActionUnchanged {
+			continue
+		}
+		if _, _, _, err := target.Deploy(ctx, name, d.modules[name], d.funcs[name]); err != nil {
+			return fmt.Errorf("function %s: %w", name, err)
+		}
+		if err := claim(s); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedKeys(d.triggers) {
+		s := steps[KindTrigger+"/"+name]
+		if s.Action == ActionUnchanged {
+			continue
+		}
+		if _, err := target.PutTrigger(ctx, d.triggers[name]); err != nil {
+			return fmt.Errorf("trigger %s: %w", name, err)
+		}
+		if err := claim(s); err != nil {
+			return err
+		}
+	}
+	var deadQueues []string
+	for _, kind := range []string{KindTrigger, KindHook, KindFunction, KindQueue} {
+		for _, s := range plan.Steps {
+			if s.Kind != kind || s.Action != ActionDelete {
+				continue
+			}
+			var err error
+			switch kind {
+			case KindTrigger:
+				err = target.DeleteTrigger(ctx, s.Name)
+			case KindHook:
+				err = target.DeleteHook(ctx, s.Name)
+			case KindFunction:
+				err = target.DeleteFunction(ctx, s.Name)
+			case KindQueue:
+				deadQueues = append(deadQueues, s.Name)
+			}
+			if err != nil {
+				return fmt.Errorf("%s %s: delete: %w", kind, s.Name, err)
+			}
+		}
+	}
+	// A queue that is another's dead-letter queue goes after it.
+	isDLQ := map[string]bool{}
+	for _, q := range deadQueues {
+		if dlq := cur.Queues[q].Fields["dead_letter_queue"]; dlq != "" {
+			isDLQ[dlq] = true
+		}
+	}
+	slices.SortStableFunc(deadQueues, func(a, b string) int {
+		switch {
+		case isDLQ[a] == isDLQ[b]:
+			return 0
+		case isDLQ[a]:
+			return 1
+		}
+		return -1
+	})
+	for _, q := range deadQueues {
+		if err := target.DeleteQueue(ctx, q); err != nil {
+			return fmt.Errorf("queue %s: delete: %w", q, err)
+		}
+	}
+	return nil
 }
 
 // queueOrder lists the manifest's queues by name, except that a queue
@@ -183,118 +463,6 @@ func queueOrder(qs map[string]manifest.Queue) []string {
 	return out
 }
 
-func applyTopics(ctx context.Context, target Target, m *manifest.Manifest) ([]Change, error) {
-	before, err := target.Topics(ctx)
-	if err != nil {
-		return nil, err
-	}
-	old := map[string]TopicInfo{}
-	for _, t := range before {
-		old[t.Name] = t
-	}
-	var changes []Change
-	for _, name := range slices.Sorted(maps.Keys(m.Topics)) {
-		cur, ok := old[name]
-		if !ok {
-			if err := target.CreateTopic(ctx, name); err != nil {
-				return changes, fmt.Errorf("topic %s: %w", name, err)
-			}
-			changes = append(changes, Change{Kind: "topic", Name: name, Action: "created"})
-		}
-		have := map[string]wire.Subscription{}
-		for _, s := range cur.Subscriptions {
-			have[s.Queue] = s
-		}
-		for _, q := range m.Topics[name].Subscribers {
-			if s, ok := have[q]; ok && s.Source == triggers.SourceManifest && len(s.Filter) == 0 {
-				continue
-			}
-			if err := target.Subscribe(ctx, name, q); err != nil {
-				return changes, fmt.Errorf("topic %s: subscribe queue %s: %w", name, q, err)
-			}
-			changes = append(changes, Change{Kind: "topic", Name: name, Action: "subscribed", Detail: "queue " + q})
-		}
-	}
-	for _, t := range before {
-		declared := map[string]bool{}
-		for _, q := range m.Topics[t.Name].Subscribers {
-			declared[q] = true
-		}
-		for _, s := range t.Subscriptions {
-			if s.Source != triggers.SourceManifest || declared[s.Queue] {
-				continue
-			}
-			if err := target.Unsubscribe(ctx, t.Name, s.Queue); err != nil {
-				return changes, fmt.Errorf("topic %s: unsubscribe queue %s: %w", t.Name, s.Queue, err)
-			}
-			changes = append(changes, Change{Kind: "topic", Name: t.Name, Action: "unsubscribed",
-				Detail: "queue " + s.Queue + " no longer in the manifest"})
-		}
-	}
-	return changes, nil
-}
-
-func applyHooks(ctx context.Context, target Target, m *manifest.Manifest) ([]Change, error) {
-	before, err := target.Hooks(ctx)
-	if err != nil {
-		return nil, err
-	}
-	old := map[string]HookInfo{}
-	for _, h := range before {
-		old[h.Name] = h
-	}
-	var changes []Change
-	for _, name := range slices.Sorted(maps.Keys(m.Hooks)) {
-		mh := m.Hooks[name]
-		secrets, err := mh.Secrets(os.Getenv)
-		if err != nil {
-			return changes, fmt.Errorf("hook %s: %w", name, err)
-		}
-		created, err := target.PutHook(ctx, Hook{Name: name, Queue: mh.Queue, Verify: mh.Verify,
-			Secrets: secrets, Source: triggers.SourceManifest})
-		if err != nil {
-			return changes, fmt.Errorf("hook %s: %w", name, err)
-		}
-		// Secrets are never listed, so a rotation that keeps their number
-		// is applied but not reported.
-		prev := old[name]
-		switch {
-		case created:
-			changes = append(changes, Change{Kind: "hook", Name: name, Action: "created"})
-		case prev.Queue != mh.Queue || prev.Verify != mh.Verify || prev.SecretCount != len(secrets) || prev.Source != triggers.SourceManifest:
-			changes = append(changes, Change{Kind: "hook", Name: name, Action: "updated"})
-		}
-	}
-	for _, h := range before {
-		if _, keep := m.Hooks[h.Name]; !keep && h.Source == triggers.SourceManifest {
-			if err := target.DeleteHook(ctx, h.Name); err != nil {
-				return changes, fmt.Errorf("hook %s: %w", h.Name, err)
-			}
-			changes = append(changes, Change{Kind: "hook", Name: h.Name, Action: "removed", Detail: "no longer in the manifest"})
-		}
-	}
-	return changes, nil
-}
-
-func applyFunction(ctx context.Context, target Target, name string, f manifest.Function, module []byte) (*Change, error) {
-	version, created, moved, err := target.Deploy(ctx, name, module, functions.Config{
-		MemoryMiB: f.MemoryMiB, Timeout: time.Duration(f.Timeout), Env: f.Env,
-		Capabilities: functions.Capabilities{Emits: f.Emits, AllowedOutboundHosts: f.AllowedOutboundHosts, Stores: f.Stores},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("function %s: %w", name, err)
-	}
-	switch {
-	case created:
-		return &Change{Kind: "function", Name: name, Action: "deployed",
-			Detail: fmt.Sprintf("version %d, %s → %d", version, functions.DefaultAlias, version)}, nil
-	case moved:
-		return &Change{Kind: "function", Name: name, Action: "alias moved",
-			Detail: fmt.Sprintf("%s → %d", functions.DefaultAlias, version)}, nil
-	}
-	return nil, nil
-}
-
 // queueSettings returns base with the settings q declares laid over it.
 func queueSettings(base pgqueue.Settings, q manifest.Queue) pgqueue.Settings {
 	secs := func(p *int, d *time.Duration) {
@@ -314,6 +482,9 @@ func queueSettings(base pgqueue.Settings, q manifest.Queue) pgqueue.Settings {
 	}
 	if q.DeadLetterQueue != nil {
 		base.DeadLetterQueue = *q.DeadLetterQueue
+	}
+	if q.Fifo != nil {
+		base.Fifo = *q.Fifo
 	}
 	return base
 }

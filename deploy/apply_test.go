@@ -59,17 +59,29 @@ func writeManifest(t *testing.T, dir, yaml string) *manifest.Manifest {
 
 // applyDB applies m to account on srv's database, building its Go
 // packages as the CLI does.
-func applyDB(ctx context.Context, srv *clienttest.Server, account string, m *manifest.Manifest) ([]deploy.Change, error) {
-	return srv.Apply(ctx, account, m, deploy.ManifestModules(m, wasmbuild.BuildDir, wasmbuild.RunCommand))
+func applyDB(ctx context.Context, srv *clienttest.Server, account string, m *manifest.Manifest) ([]string, error) {
+	p, err := srv.Apply(ctx, account, m, deploy.ManifestModules(m, wasmbuild.BuildDir, wasmbuild.RunCommand), deploy.Options{})
+	return changed(p), err
 }
 
-func changeList(cs []deploy.Change) string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.String()
-	}
-	return strings.Join(out, "; ")
+// applyAPI applies m through the HTTP API as c.
+func applyAPI(ctx context.Context, c *client.Client, m *manifest.Manifest) ([]string, error) {
+	p, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil, nil), deploy.Options{})
+	return changed(p), err
 }
+
+// changed lists the steps of p that change something.
+func changed(p deploy.Plan) []string {
+	var out []string
+	for _, s := range p.Steps {
+		if s.Action != deploy.ActionUnchanged {
+			out = append(out, s.String())
+		}
+	}
+	return out
+}
+
+func changeList(cs []string) string { return strings.Join(cs, "; ") }
 
 // Applying a manifest creates what it declares; applying it again changes
 // nothing; editing it changes just the edited parts, and what left it is
@@ -97,8 +109,8 @@ hooks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"queue orders: created", "function echo: deployed (version 1, live → 1)",
-		"trigger queue:orders:echo: applied", "hook gh: created"}
+	want := []string{"+ queue orders (create)", "+ function echo (create)",
+		"+ trigger queue:orders:echo (create)", "+ hook gh (create)"}
 	got := changeList(changes)
 	for _, w := range want {
 		if !strings.Contains(got, w) {
@@ -127,7 +139,7 @@ hooks:
 		t.Fatal(err)
 	}
 	got = changeList(changes)
-	for _, w := range []string{"queue orders: updated", "function echo: deployed (version 2, live → 2)", ": removed (no longer in the manifest)"} {
+	for _, w := range []string{"~ queue orders (update): max_receive_count 3 → 4", "~ function echo (update): env {V}#", " (delete)"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("edited apply: changes %q lack %q", got, w)
 		}
@@ -235,15 +247,15 @@ triggers:
 hooks:
   gh: {queue: jobs, verify: github, secret_env: %s}
 `, hookSecretEnv))
-	changes, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil, nil))
+	changes, err := applyAPI(ctx, c, m)
 	if err != nil {
 		t.Fatalf("%v after:\n%s", err, changeList(changes))
 	}
 	got := changeList(changes)
 	for _, want := range []string{
-		"queue jobs: updated", "queue mail: created", "hook gh: created",
-		"function trapper: deployed (version 2, live → 2)", "trigger queue:jobs:trapper: applied",
-		"trigger queue:old:trapper: removed (no longer in the manifest)", "hook legacy: removed (no longer in the manifest)",
+		"~ queue jobs (update): max_receive_count 5 → 3", "+ queue mail (create)", "+ hook gh (create)",
+		"~ function trapper (update): ", "+ trigger queue:jobs:trapper (create)",
+		"- trigger queue:old:trapper (delete)", "- hook legacy (delete)", "- queue old (delete): 0 messages lost",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("changes lack %q:\n%s", want, got)
@@ -270,7 +282,7 @@ hooks:
 	}
 
 	// Applying the same manifest again changes nothing.
-	again, err := deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil, nil))
+	again, err := applyAPI(ctx, c, m)
 	if err != nil || len(again) != 0 {
 		t.Errorf("second apply: %v\n%s", err, changeList(again))
 	}
@@ -293,7 +305,7 @@ func TestApplyCarriesCapabilities(t *testing.T) {
 		if i == 0 {
 			_, err = applyDB(ctx, srv, c.Account(), m)
 		} else {
-			_, err = deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil, nil))
+			_, err = applyAPI(ctx, c, m)
 		}
 		if err != nil {
 			t.Fatal(err)

@@ -181,3 +181,11 @@ func (h dbHooks) ListHooks(ctx context.Context, account string) ([]HookInfo, err
 func (h dbHooks) DeleteHook(ctx context.Context, account, name string) error {
 	return h.hooks.Delete(ctx, account, name)
 }
+
+func (h dbHooks) SetHookApp(ctx context.Context, account, name, app string) error {
+	return h.hooks.SetApp(ctx, account, name, app)
+}
+
+func (h dbHooks) HookApps(ctx context.Context, account string) (map[string]string, error) {
+	return h.hooks.Apps(ctx, account)
+}

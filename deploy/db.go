@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/functions/manifest"
@@ -20,6 +21,10 @@ type HookStore interface {
 	ListHooks(ctx context.Context, account string) ([]HookInfo, error)
 	// DeleteHook removes a hook of account.
 	DeleteHook(ctx context.Context, account, name string) error
+	// SetHookApp records the app that owns a hook; HookApps lists the
+	// app of every hook of account, by name ("" = none).
+	SetHookApp(ctx context.Context, account, name, app string) error
+	HookApps(ctx context.Context, account string) (map[string]string, error)
 }
 
 // Stores are the Go APIs a DBTarget works through, all on one database.
@@ -70,15 +75,6 @@ func (t *dbTarget) PutTrigger(ctx context.Context, tr triggers.Trigger) (bool, e
 	return t.s.Triggers.Put(ctx, tr)
 }
 
-func (t *dbTarget) Triggers(ctx context.Context) ([]Owned, error) {
-	ts, err := t.s.Triggers.List(ctx, t.account)
-	out := make([]Owned, len(ts))
-	for i, tr := range ts {
-		out[i] = Owned{Name: tr.Name, Source: tr.Source}
-	}
-	return out, err
-}
-
 func (t *dbTarget) DeleteTrigger(ctx context.Context, name string) error {
 	if err := t.s.Triggers.Delete(ctx, t.account, name); err != nil && !errors.Is(err, triggers.ErrNotFound) {
 		return err
@@ -90,15 +86,11 @@ func (t *dbTarget) PutHook(ctx context.Context, h Hook) (bool, error) {
 	return t.s.Hooks.PutHook(ctx, t.account, h)
 }
 
-func (t *dbTarget) Hooks(ctx context.Context) ([]HookInfo, error) {
-	return t.s.Hooks.ListHooks(ctx, t.account)
-}
-
 func (t *dbTarget) DeleteHook(ctx context.Context, name string) error {
 	return t.s.Hooks.DeleteHook(ctx, t.account, name)
 }
 
-func (t *dbTarget) Topics(ctx context.Context) ([]TopicInfo, error) {
+func (t *dbTarget) topics(ctx context.Context) ([]TopicInfo, error) {
 	ts, err := t.s.Queue.ListTopics(ctx, t.account)
 	out := make([]TopicInfo, len(ts))
 	for i, tp := range ts {
@@ -108,6 +100,102 @@ func (t *dbTarget) Topics(ctx context.Context) ([]TopicInfo, error) {
 		}
 	}
 	return out, err
+}
+
+func (t *dbTarget) State(ctx context.Context) (State, error) {
+	st := State{Queues: map[string]Resource{}, Functions: map[string]Resource{}, Triggers: map[string]Resource{}, Hooks: map[string]Resource{}}
+	qs, err := t.s.Queue.ListQueues(ctx, t.account)
+	if err != nil {
+		return st, err
+	}
+	qapps, err := t.s.Queue.QueueApps(ctx, t.account)
+	if err != nil {
+		return st, err
+	}
+	for _, q := range qs {
+		s := q.Settings
+		st.Queues[q.Name] = Resource{App: qapps[q.Name], Fields: queueFieldsOf(wire.Queue{
+			VisibilityTimeoutSeconds: int(s.VisibilityTimeout.Seconds()), MaxReceiveCount: s.MaxReceiveCount,
+			DelaySeconds: int(s.Delay.Seconds()), RetentionSeconds: int(s.Retention.Seconds()),
+			MaxMessageBytes: s.MaxMessageBytes, DedupWindowSeconds: int(s.DedupWindow.Seconds()), DeadLetterQueue: s.DeadLetterQueue,
+		})}
+	}
+	fs, err := t.s.Registry.List(ctx, t.account)
+	if err != nil {
+		return st, err
+	}
+	fapps, err := t.s.Registry.Apps(ctx, t.account)
+	if err != nil {
+		return st, err
+	}
+	refs := make([]functions.Ref, len(fs))
+	for i, f := range fs {
+		refs[i] = functions.Ref{Account: t.account, Function: f.Name, Alias: functions.DefaultAlias}
+	}
+	live, err := t.s.Registry.ResolveAll(ctx, refs)
+	if err != nil {
+		return st, err
+	}
+	for i, f := range fs {
+		r := Resource{App: fapps[f.Name], Fields: map[string]string{}}
+		if v, ok := live[refs[i]]; ok {
+			r.Fields = FunctionFields(v.SHA256, v.Config)
+		}
+		st.Functions[f.Name] = r
+	}
+	ts, err := t.s.Triggers.List(ctx, t.account)
+	if err != nil {
+		return st, err
+	}
+	tapps, err := t.s.Triggers.Apps(ctx, t.account)
+	if err != nil {
+		return st, err
+	}
+	for _, tr := range ts {
+		st.Triggers[tr.Name] = Resource{App: tapps[tr.Name], Fields: TriggerFields(tr)}
+	}
+	hs, err := t.s.Hooks.ListHooks(ctx, t.account)
+	if err != nil {
+		return st, err
+	}
+	happs, err := t.s.Hooks.HookApps(ctx, t.account)
+	if err != nil {
+		return st, err
+	}
+	for _, h := range hs {
+		st.Hooks[h.Name] = Resource{App: happs[h.Name], Fields: HookFields(h.Queue, h.Verify, h.SecretCount)}
+	}
+	st.Topics, err = t.topics(ctx)
+	return st, err
+}
+
+func (t *dbTarget) QueueMessages(ctx context.Context, name string) (int64, error) {
+	return t.s.Queue.MessageCount(ctx, t.account, name)
+}
+
+func (t *dbTarget) SetApp(ctx context.Context, kind, name, app string) error {
+	switch kind {
+	case KindQueue:
+		return t.s.Queue.SetQueueApp(ctx, t.account, name, app)
+	case KindFunction:
+		return t.s.Registry.SetApp(ctx, t.account, name, app)
+	case KindTrigger:
+		return t.s.Triggers.SetApp(ctx, t.account, name, app)
+	case KindHook:
+		return t.s.Hooks.SetHookApp(ctx, t.account, name, app)
+	}
+	return fmt.Errorf("set app of %s %s: unknown kind: use queue, function, trigger or hook", kind, name)
+}
+
+func (t *dbTarget) DeleteQueue(ctx context.Context, name string) error {
+	return t.s.Queue.DeleteQueue(ctx, t.account, name)
+}
+
+func (t *dbTarget) DeleteFunction(ctx context.Context, name string) error {
+	if err := t.s.Registry.Delete(ctx, t.account, name); err != nil && !errors.Is(err, functions.ErrNotFound) {
+		return err
+	}
+	return nil
 }
 
 func (t *dbTarget) CreateTopic(ctx context.Context, name string) error {

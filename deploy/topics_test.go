@@ -7,17 +7,16 @@ import (
 
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/client/clienttest"
-	"github.com/sluicehq/sluice/deploy"
 	"github.com/sluicehq/sluice/functions/manifest"
 )
 
 // applyVia applies m to c's account through the database ("db") or the
 // HTTP API ("api").
-func applyVia(ctx context.Context, via string, srv *clienttest.Server, c *client.Client, m *manifest.Manifest) ([]deploy.Change, error) {
+func applyVia(ctx context.Context, via string, srv *clienttest.Server, c *client.Client, m *manifest.Manifest) ([]string, error) {
 	if via == "db" {
 		return applyDB(ctx, srv, c.Account(), m)
 	}
-	return deploy.Apply(ctx, deploy.APITarget(c), c.Account(), m, deploy.ManifestModules(m, nil, nil))
+	return applyAPI(ctx, c, m)
 }
 
 // Topics in a manifest: created, their subscribers subscribed (owned by
@@ -42,7 +41,7 @@ func TestApplyTopics(t *testing.T) {
 			}
 			v1 := "queues:\n  billing: {}\n  shipping: {}\n  audit: {}\ntopics:\n  orders: {subscribers: [billing, shipping]}\n"
 			got := apply(v1)
-			for _, w := range []string{"topic orders: created", "topic orders: subscribed (queue billing)", "topic orders: subscribed (queue shipping)"} {
+			for _, w := range []string{"+ topic orders (create): subscribers billing,shipping"} {
 				if !strings.Contains(got, w) {
 					t.Errorf("first apply %q lacks %q", got, w)
 				}
@@ -55,7 +54,7 @@ func TestApplyTopics(t *testing.T) {
 				t.Fatal(err)
 			}
 			got = apply("queues:\n  billing: {}\n  shipping: {}\n  audit: {}\ntopics:\n  orders: {subscribers: [billing]}\n")
-			if got != "topic orders: unsubscribed (queue shipping no longer in the manifest)" {
+			if got != "~ topic orders (update): subscribers billing,shipping → billing" {
 				t.Errorf("edited apply: %s", got)
 			}
 			tp, err := c.Topics.Get(ctx, "orders")
@@ -64,7 +63,7 @@ func TestApplyTopics(t *testing.T) {
 				t.Fatalf("topic after edit: %+v %v", tp, err)
 			}
 			// Topics leaving the manifest keep existing, without the manifest's subscriptions.
-			if got := apply("queues:\n  billing: {}\n"); got != "topic orders: unsubscribed (queue billing no longer in the manifest)" {
+			if got := apply("queues:\n  billing: {}\n  shipping: {}\n  audit: {}\n"); got != "~ topic orders (update): subscribers billing → (none)" {
 				t.Errorf("apply without topics: %s", got)
 			}
 			if _, err := c.Topics.Get(ctx, "orders"); err != nil {
@@ -98,7 +97,7 @@ func TestApplyDeadLetterQueue(t *testing.T) {
 				return changeList(changes)
 			}
 			v1 := "queues:\n  a-work: {dead_letter_queue: z-dead}\n  z-dead: {}\n"
-			if got := apply(v1); got != "queue z-dead: created; queue a-work: created" {
+			if got := apply(v1); got != "+ queue a-work (create): dead_letter_queue z-dead; + queue z-dead (create)" {
 				t.Errorf("first apply: %s", got)
 			}
 			if q, err := c.Queues.Get(ctx, "a-work"); err != nil || q.DeadLetterQueue != "z-dead" {
@@ -107,7 +106,7 @@ func TestApplyDeadLetterQueue(t *testing.T) {
 			if got := apply(v1); got != "" {
 				t.Errorf("second apply: %s", got)
 			}
-			if got := apply("queues:\n  a-work: {dead_letter_queue: \"\"}\n  z-dead: {}\n"); got != "queue a-work: updated" {
+			if got := apply("queues:\n  a-work: {dead_letter_queue: \"\"}\n  z-dead: {}\n"); got != "~ queue a-work (update): dead_letter_queue z-dead → (none)" {
 				t.Errorf("cleared: %s", got)
 			}
 		})

@@ -88,3 +88,12 @@ SELECT r.account, r.alias, f.name, v.version, v.wasm_sha256, m.size_bytes, v.mem
   JOIN {{schema}}.function_aliases a ON a.function_id = f.id AND a.alias = r.alias
   JOIN {{schema}}.function_versions v ON v.function_id = f.id AND v.version = a.version
   JOIN {{schema}}.wasm_modules m ON m.sha256 = v.wasm_sha256
+
+-- name: set_function_app
+UPDATE {{schema}}.functions SET app = $3 WHERE account = $1 AND name = $2
+
+-- name: function_apps
+SELECT name, app FROM {{schema}}.functions WHERE account = $1 ORDER BY name
+
+-- name: function_id
+SELECT id FROM {{schema}}.functions WHERE account = $1 AND name = $2

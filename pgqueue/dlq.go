@@ -20,6 +20,9 @@ type DeadLetter struct {
 	Reason string
 	// LastError is the last error recorded for the message, if any.
 	LastError string
+	// Group is the message's group, "" for none; a redrive puts the
+	// message back at the end of its group.
+	Group string
 }
 
 // ReceiveDLQ returns up to max dead letters of a queue, oldest failure
@@ -45,13 +48,16 @@ func (c *Client) receiveDLQ(ctx context.Context, queue, query string, args ...an
 	for rows.Next() {
 		var d DeadLetter
 		var count int32
-		var lastErr *string
-		if err := rows.Scan(&d.Sequence, &d.Body, &d.Headers, &count, &d.CreatedAt, &d.FailedAt, &d.Reason, &lastErr); err != nil {
+		var lastErr, group *string
+		if err := rows.Scan(&d.Sequence, &d.Body, &d.Headers, &count, &d.CreatedAt, &d.FailedAt, &d.Reason, &lastErr, &group); err != nil {
 			return nil, convertError("receive dlq of queue "+quote(queue), err)
 		}
 		d.ReceiveCount = int(count)
 		if lastErr != nil {
 			d.LastError = *lastErr
+		}
+		if group != nil {
+			d.Group = *group
 		}
 		out = append(out, d)
 	}

@@ -64,7 +64,18 @@
 // already carries each NewMessage's options through account_send_batch).
 // 005 adds subscription filters and sources, delete_topic, publish_batch,
 // list_topics (and their account_ forms) and the dead_letter_queue queue
-// option; 006 adds the require_receipt queue option.
+// option; 006 adds the require_receipt queue option. 008 adds ordered
+// groups (docs/ordered.md): a message may carry a group key
+// (NewMessage.Group; sluice.send(..., group_key => 'k'), send_batch's
+// group_key, send_entries' "group"), and within a group messages are
+// delivered in sequence order, one at a time. Only a group's head is
+// receivable; the others wait with visible_at = 'infinity' (their own
+// visibility in ready_at), so receive's index walk never visits them, and
+// triggers on messages hand the group on (message_groups holds each
+// group's count and serializes its sends). The fifo queue option requires
+// a group on every send; queue_stats gains groups, groups_inflight,
+// groups_blocked and grouped_waiting; received, peeked and dead messages
+// carry group_key.
 //
 // # Errors
 //

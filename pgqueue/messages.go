@@ -28,6 +28,11 @@ type NewMessage struct {
 	// queue's dedup window return the first message's sequence and store
 	// nothing (1-128 characters).
 	DedupKey string
+	// Group, when set, puts the message into an ordered group (1-128
+	// characters): within a group messages are delivered in sequence
+	// order, one at a time; the next is receivable only once the one
+	// before is acked, failed or dead-lettered. Required on a Fifo queue.
+	Group string
 }
 
 // Message is a received or peeked message.
@@ -41,6 +46,8 @@ type Message struct {
 	VisibleAt time.Time
 	// Receipt is the lease token; zero for peeked messages.
 	Receipt Receipt
+	// Group is the message's group key, "" for none.
+	Group string
 }
 
 // Receipt is the token of one lease of a message. Settling a message with a
@@ -128,6 +135,9 @@ func (m NewMessage) check(i int) error {
 	if err := checkDuration("delay", m.Delay, 12*time.Hour); err != nil {
 		return err
 	}
+	if len(m.Group) > 128 {
+		return newError(ErrInvalidArgument, "message %d: group of %d bytes: use 1 to 128 characters", i, len(m.Group))
+	}
 	if m.ExpiresIn != 0 {
 		if err := checkDuration("expiration", m.ExpiresIn, 14*24*time.Hour); err != nil {
 			return err
@@ -159,7 +169,7 @@ func (c *Client) Send(ctx context.Context, account, queue string, m NewMessage) 
 	if err := m.check(0); err != nil {
 		return 0, err
 	}
-	seqs, err := c.co.send.Do(ctx, groupKey(account, queue), []NewMessage{m})
+	seqs, err := c.co.send.Do(ctx, sendKey(account, queue, []NewMessage{m}), []NewMessage{m})
 	if err != nil {
 		return 0, err
 	}
@@ -174,7 +184,7 @@ func (c *Client) SendTx(ctx context.Context, tx DB, account, queue string, m New
 	}
 	var seq int64
 	err := tx.QueryRow(ctx, c.q.get("send"), account, queue, string(m.Body), seconds(m.Delay), rawOrNil(m.Headers),
-		nullInt(seconds(m.ExpiresIn), m.ExpiresIn > 0), nullText(m.DedupKey)).Scan(&seq)
+		nullInt(seconds(m.ExpiresIn), m.ExpiresIn > 0), nullText(m.DedupKey), nullText(m.Group)).Scan(&seq)
 	if err != nil {
 		return 0, convertError("send to queue "+quote(queue), err)
 	}
@@ -185,7 +195,7 @@ func (c *Client) SendTx(ctx context.Context, tx DB, account, queue string, m New
 // SendBatch sends messages in one statement and returns their sequences in
 // order. Up to 1000 messages; all or none are stored.
 func (c *Client) SendBatch(ctx context.Context, account, queue string, ms []NewMessage) ([]int64, error) {
-	if c.co == nil || len(ms) == 0 || len(ms) > maxStatement || hasDedupKey(ms) {
+	if c.co == nil || len(ms) == 0 || len(ms) > maxStatement || hasDedupKey(ms) || mixedGroups(ms) {
 		return c.SendBatchTx(ctx, c.pool, account, queue, ms)
 	}
 	for i, m := range ms {
@@ -193,7 +203,28 @@ func (c *Client) SendBatch(ctx context.Context, account, queue string, ms []NewM
 			return nil, err
 		}
 	}
-	return c.co.send.Do(ctx, groupKey(account, queue), ms)
+	return c.co.send.Do(ctx, sendKey(account, queue, ms), ms)
+}
+
+// sendKey is the coalescing key of a send: sends with groups and sends
+// without go into different statements, so that a fifo queue's refusal
+// of ungrouped messages fails only those.
+func sendKey(account, queue string, ms []NewMessage) string {
+	if len(ms) > 0 && ms[0].Group != "" {
+		return groupKey(account, queue, "g")
+	}
+	return groupKey(account, queue, "")
+}
+
+// mixedGroups reports whether some but not all of ms have a group.
+func mixedGroups(ms []NewMessage) bool {
+	with := 0
+	for _, m := range ms {
+		if m.Group != "" {
+			with++
+		}
+	}
+	return with > 0 && with < len(ms)
 }
 
 func hasDedupKey(ms []NewMessage) bool {
@@ -235,7 +266,7 @@ func sendBatchArgs(account, queue string, ms []NewMessage) ([]any, error) {
 	bodies := make([]string, len(ms))
 	var headers []*string
 	var delays, expires []*int
-	var keys []*string
+	var keys, groups []*string
 	for i, m := range ms {
 		if err := m.check(i); err != nil {
 			return nil, err
@@ -266,8 +297,14 @@ func sendBatchArgs(account, queue string, ms []NewMessage) ([]any, error) {
 			}
 			keys[i] = nullText(m.DedupKey)
 		}
+		if m.Group != "" {
+			if groups == nil {
+				groups = make([]*string, len(ms))
+			}
+			groups[i] = nullText(m.Group)
+		}
 	}
-	return []any{account, queue, bodies, headers, delays, expires, keys}, nil
+	return []any{account, queue, bodies, headers, delays, expires, keys, groups}, nil
 }
 
 // Receive claims up to o.Max ready messages, leasing each for the
@@ -376,13 +413,18 @@ func (c *Client) receiveDelete(ctx context.Context, account, queue string, max i
 func scanMessages(rows pgx.Rows, capacity int) ([]Message, error) {
 	defer rows.Close()
 	msgs := make([]Message, 0, max(0, min(capacity, maxStatement)))
+	// The scan targets escape (Scan takes them as interfaces): declared
+	// once, they cost one allocation per call instead of one per row.
+	var m Message
+	var receipt pgtype.UUID
+	var count int32
+	var group pgtype.Text
 	for rows.Next() {
-		var m Message
-		var receipt pgtype.UUID
-		var count int32
-		if err := rows.Scan(&m.Sequence, &m.Body, &m.Headers, &count, &m.CreatedAt, &m.VisibleAt, &receipt); err != nil {
+		m, receipt, group = Message{}, pgtype.UUID{}, pgtype.Text{}
+		if err := rows.Scan(&m.Sequence, &m.Body, &m.Headers, &count, &m.CreatedAt, &m.VisibleAt, &receipt, &group); err != nil {
 			return nil, err
 		}
+		m.Group = group.String
 		m.ReceiveCount = int(count)
 		if receipt.Valid {
 			m.Receipt = receipt.Bytes

@@ -11,13 +11,13 @@ INSERT INTO {{schema}}.accounts (number) VALUES ($1) ON CONFLICT DO NOTHING
 -- name: create_queue
 SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
        q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at, q.require_receipt,
-       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
+       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id), q.fifo
   FROM {{schema}}.account_create_queue($1, $2, $3) q
 
 -- name: update_queue
 SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
        q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at, q.require_receipt,
-       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
+       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id), q.fifo
   FROM {{schema}}.account_update_queue($1, $2, $3) q
 
 -- name: set_require_receipt
@@ -26,14 +26,14 @@ SELECT {{schema}}.account_set_require_receipt($1, $2, $3)
 -- name: get_queue
 SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
        q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at, q.require_receipt,
-       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
+       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id), q.fifo
   FROM {{schema}}.queues q
  WHERE q.account = $1 AND q.name = $2
 
 -- name: list_queues
 SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
        q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at, q.require_receipt,
-       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
+       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id), q.fifo
   FROM {{schema}}.queues q
  WHERE q.account = $1
  ORDER BY q.name
@@ -42,17 +42,17 @@ SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_coun
 SELECT {{schema}}.account_delete_queue($1, $2)
 
 -- name: send
-SELECT {{schema}}.account_send($1, $2, $3, $4, $5, $6, $7)
+SELECT {{schema}}.account_send($1, $2, $3, $4, $5, $6, $7, $8)
 
 -- name: send_batch
-SELECT s FROM {{schema}}.account_send_batch($1, $2, $3, 0, $4, $5, $6, $7) s
+SELECT s FROM {{schema}}.account_send_batch($1, $2, $3, 0, $4, $5, $6, $7, $8) s
 
 -- name: receive
-SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt
+SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt, group_key
   FROM {{schema}}.account_receive($1, $2, $3, $4)
 
 -- name: receive_delete
-SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt
+SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt, group_key
   FROM {{schema}}.account_receive_delete($1, $2, $3)
 
 -- name: delete
@@ -74,22 +74,22 @@ SELECT s FROM {{schema}}.account_nack($1, $2, $3, $4, $5, $6) s
 SELECT s FROM {{schema}}.account_fail($1, $2, $3, $4, $5, $6) s
 
 -- name: peek
-SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt
+SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt, group_key
   FROM {{schema}}.account_peek($1, $2, $3)
 
 -- name: peek_after
-SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt
+SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt, group_key
   FROM {{schema}}.account_peek_after($1, $2, $3, $4)
 
 -- name: purge
 SELECT {{schema}}.account_purge($1, $2)
 
 -- name: receive_dlq
-SELECT sequence, body, headers, receive_count, created_at, failed_at, reason, last_error
+SELECT sequence, body, headers, receive_count, created_at, failed_at, reason, last_error, group_key
   FROM {{schema}}.account_receive_dlq($1, $2, $3)
 
 -- name: receive_dlq_after
-SELECT sequence, body, headers, receive_count, created_at, failed_at, reason, last_error
+SELECT sequence, body, headers, receive_count, created_at, failed_at, reason, last_error, group_key
   FROM {{schema}}.account_receive_dlq_after($1, $2, $3, $4)
 
 -- name: delete_dlq
@@ -105,18 +105,18 @@ SELECT {{schema}}.account_redrive($1, $2, $3)
 SELECT {{schema}}.account_redrive_sequences($1, $2, $3)
 
 -- name: stats
-SELECT ready, delayed, inflight, dlq, oldest_ready_age_seconds, total
+SELECT ready, delayed, inflight, dlq, oldest_ready_age_seconds, total, grouped_waiting, groups, groups_inflight, groups_blocked
   FROM {{schema}}.queue_stats
  WHERE account = $1 AND queue = $2
 
 -- name: account_stats
-SELECT account, queue, ready, delayed, inflight, dlq, oldest_ready_age_seconds, total
+SELECT account, queue, ready, delayed, inflight, dlq, oldest_ready_age_seconds, total, grouped_waiting, groups, groups_inflight, groups_blocked
   FROM {{schema}}.queue_stats
  WHERE account = $1
  ORDER BY queue
 
 -- name: all_stats
-SELECT account, queue, ready, delayed, inflight, dlq, oldest_ready_age_seconds, total
+SELECT account, queue, ready, delayed, inflight, dlq, oldest_ready_age_seconds, total, grouped_waiting, groups, groups_inflight, groups_blocked
   FROM {{schema}}.queue_stats
  ORDER BY account, queue
 
@@ -203,7 +203,7 @@ SELECT coalesce(n_dead_tup, 0)
 -- Many queues by (account, name) in one statement; missing ones yield no row.
 SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
        q.retention_seconds, q.max_message_bytes, q.dedup_window_seconds, q.created_at, q.updated_at, q.require_receipt,
-       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id)
+       (SELECT d.name FROM {{schema}}.queues d WHERE d.id = q.dead_letter_queue_id), q.fifo
   FROM unnest($1::text[], $2::text[]) AS r(account, name)
   JOIN {{schema}}.queues q ON q.account = r.account AND q.name = r.name
 
@@ -230,11 +230,17 @@ SELECT CASE WHEN count(*) = cardinality($3::bigint[]) THEN count(*)
              $2, cardinality($3::bigint[]) - count(*), cardinality($3::bigint[]))) IS NULL)::int END
   FROM s
 
+-- name: set_queue_app
+UPDATE {{schema}}.queues SET app = $3 WHERE account = $1 AND name = $2
+
+-- name: queue_apps
+SELECT name, app FROM {{schema}}.queues WHERE account = $1 ORDER BY name
+
 -- name: send_batch_noted
 -- send_batch, also appending {"queue": $2, "sequences": [...]} (in send
 -- order) to the transaction-local setting sluice.sent (Batch.NoteSent).
 WITH s AS MATERIALIZED (
-    SELECT t.s, t.n FROM {{schema}}.account_send_batch($1, $2, $3, 0, $4, $5, $6, $7) WITH ORDINALITY AS t(s, n)
+    SELECT t.s, t.n FROM {{schema}}.account_send_batch($1, $2, $3, 0, $4, $5, $6, $7, $8) WITH ORDINALITY AS t(s, n)
 ), noted AS MATERIALIZED (
     SELECT set_config('sluice.sent', (coalesce(nullif(current_setting('sluice.sent', true), ''), '[]')::jsonb
         || jsonb_build_array(jsonb_build_object('queue', $2::text, 'sequences', (SELECT jsonb_agg(s.s ORDER BY s.n) FROM s))))::text, true)

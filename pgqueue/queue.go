@@ -39,6 +39,10 @@ type Settings struct {
 	// this queue's dead letters as new messages (an SQS redrive policy);
 	// "" keeps them in the dead-letter table (receive-dlq, redrive).
 	DeadLetterQueue string
+	// Fifo requires a group on every message sent (ErrInvalidArgument
+	// otherwise), as an SQS FIFO queue does (false). Groups work on any
+	// queue; see NewMessage.Group.
+	Fifo bool
 }
 
 // DefaultSettings returns the settings a queue gets when created with a
@@ -106,6 +110,7 @@ func (s Settings) options() ([]byte, error) {
 		"max_message_bytes":          s.MaxMessageBytes,
 		"dedup_window_seconds":       seconds(s.DedupWindow),
 		"dead_letter_queue":          dlq,
+		"fifo":                       s.Fifo,
 	})
 }
 
@@ -115,9 +120,10 @@ func scanQueue(row pgx.Row) (Queue, error) {
 	var maxRecv, maxBytes int32
 	var dlq *string
 	err := row.Scan(&q.ID, &q.Account, &q.Name, &vis, &maxRecv, &delay, &ret, &maxBytes, &dedup, &q.CreatedAt, &q.UpdatedAt,
-		&q.Settings.RequireReceipt, &dlq)
+		&q.Settings.RequireReceipt, &dlq, &q.Settings.Fifo)
 	q.Settings = Settings{
 		RequireReceipt:    q.Settings.RequireReceipt,
+		Fifo:              q.Settings.Fifo,
 		VisibilityTimeout: time.Duration(vis) * time.Second,
 		MaxReceiveCount:   int(maxRecv),
 		Delay:             time.Duration(delay) * time.Second,
@@ -298,6 +304,17 @@ type Stats struct {
 	OldestReadyAge time.Duration
 	// Total counts every message in the queue table (not the DLQ).
 	Total int64
+	// GroupedWaiting counts messages waiting behind the head of their
+	// group (not receivable until the messages before them are gone).
+	GroupedWaiting int64
+	// Groups counts the groups that have messages.
+	Groups int64
+	// GroupsInflight counts groups whose head is leased.
+	GroupsInflight int64
+	// GroupsBlocked counts groups held back by a head that failed at least
+	// once (delivered again, nacked or its lease expired) while more
+	// messages wait behind it.
+	GroupsBlocked int64
 }
 
 // Stats returns the counts of a queue. It counts rows, so it costs time
@@ -305,7 +322,8 @@ type Stats struct {
 func (c *Client) Stats(ctx context.Context, account, queue string) (Stats, error) {
 	var s Stats
 	var age float64
-	err := c.pool.QueryRow(ctx, c.q.get("stats"), account, queue).Scan(&s.Ready, &s.Delayed, &s.Inflight, &s.DLQ, &age, &s.Total)
+	err := c.pool.QueryRow(ctx, c.q.get("stats"), account, queue).Scan(&s.Ready, &s.Delayed, &s.Inflight, &s.DLQ, &age, &s.Total,
+		&s.GroupedWaiting, &s.Groups, &s.GroupsInflight, &s.GroupsBlocked)
 	if errors.Is(err, pgx.ErrNoRows) {
 		if nerr := checkName("queue", queue); nerr != nil {
 			return Stats{}, nerr
@@ -344,7 +362,8 @@ func (c *Client) queryStats(ctx context.Context, op, stmt string, args ...any) (
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (QueueStats, error) {
 		var s QueueStats
 		var age float64
-		err := r.Scan(&s.Account, &s.Queue, &s.Ready, &s.Delayed, &s.Inflight, &s.DLQ, &age, &s.Total)
+		err := r.Scan(&s.Account, &s.Queue, &s.Ready, &s.Delayed, &s.Inflight, &s.DLQ, &age, &s.Total,
+			&s.GroupedWaiting, &s.Groups, &s.GroupsInflight, &s.GroupsBlocked)
 		s.OldestReadyAge = ageDuration(age)
 		return s, err
 	})

@@ -174,7 +174,7 @@ func NewEnv(t testing.TB, manifestYAML string, opts EnvOptions) *Env {
 	m.Dir = filepath.Join(root, "examples")
 	actx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	if _, err := e.Server.Apply(actx, pgqueue.DefaultAccount, m, deploy.ManifestModules(m, wasmbuild.BuildDir, wasmbuild.RunCommand)); err != nil {
+	if _, err := e.Server.Apply(actx, pgqueue.DefaultAccount, m, deploy.ManifestModules(m, wasmbuild.BuildDir, wasmbuild.RunCommand), deploy.Options{}); err != nil {
 		t.Fatalf("reliability: apply manifest: %v", err)
 	}
 	// Registered last, so it runs first: no process outlives its schema.

@@ -146,7 +146,7 @@ func outcomes(inv *Invocation, out []byte) ([]MessageResult, []Emit, *BatchFailu
 				return nil, nil, &BatchFailure{Kind: FailureInvalidOutput, Message: fmt.Sprintf("invalid_output: emit[%d] is for %q, which is not in the batch", i, abi.Truncate(e.For, 100))}
 			}
 			emits[i] = Emit{Queue: e.Queue, Topic: e.Topic, Body: e.Body, Headers: e.Headers,
-				Delay: time.Duration(e.DelaySeconds) * time.Second, DedupKey: e.DedupKey, For: e.For}
+				Delay: time.Duration(e.DelaySeconds) * time.Second, DedupKey: e.DedupKey, Group: e.Group, For: e.For}
 		}
 	}
 	for _, fl := range fails {

@@ -12,7 +12,7 @@ import (
 )
 
 // requestsPerOp is how many GETs one benchmark op makes: one invocation
-// of the guest making that many through sdk.HTTPClient(), or as many from
+// of the guest making that many through sdkhttp.Client(), or as many from
 // Go on the host, so the invocation's own cost is spread thin.
 const requestsPerOp = 50
 

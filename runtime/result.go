@@ -128,6 +128,8 @@ type Emit struct {
 	// DedupKey, when set, makes a repeat send within the queue's dedup
 	// window a no-op.
 	DedupKey string
+	// Group, when set, puts a queue message into an ordered group.
+	Group string
 	// For is the id of the batch message the emit belongs to: it is sent
 	// only if that message succeeds. "" sends it whenever the batch settles
 	// without a whole-batch failure.

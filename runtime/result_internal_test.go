@@ -23,7 +23,7 @@ func TestOutcomesEmits(t *testing.T) {
 	}
 	for _, tc := range []struct{ out, want string }{
 		{`{"emit":[{"queue":"a","body":1,"for":"9"}]}`, `invalid_output: emit[0] is for "9", which is not in the batch`},
-		{`{"emit":[{"queue":"a","body":1,"group":"g"}]}`, "invalid_output: emit[0]: group is not supported yet"},
+		{`{"emit":[{"queue":"a","body":1,"group":""}]}`, "invalid_output: emit[0]: group of 0 characters"},
 	} {
 		_, emits, f := outcomes(inv, []byte(tc.out))
 		if f == nil || f.Kind != FailureInvalidOutput || !strings.HasPrefix(f.Message, tc.want) || emits != nil {

@@ -82,12 +82,16 @@
 //
 // # Outbound HTTP and key-value stores
 //
-// HTTPClient returns an *http.Client whose transport calls the host
-// (Function ABI v1.1), so ordinary net/http code works, limited to the URLs
-// the manifest lists in allowed_outbound_hosts. Store opens one of the
+// Fetch makes an HTTP request through the host (Function ABI v1.1),
+// limited to the URLs the manifest lists in allowed_outbound_hosts.
+// Package sdk/sdkhttp turns it into an *http.Client, so ordinary net/http
+// code (and libraries that take an *http.Client) works; it is a separate
+// package because net/http adds about 1.8 MB to every module that links
+// it, and most functions make no HTTP calls. Store opens one of the
 // key-value stores the manifest lists in stores:
 //
-//	resp, err := sdk.HTTPClient().Get("https://api.example.com/v1/status")
+//	resp, err := sdkhttp.Client().Get("https://api.example.com/v1/status")
+//	resp, err := sdk.Fetch(sdk.HTTPRequest{Method: "GET", URL: "https://api.example.com/v1/status"})
 //	n, err := sdk.Store("counts").Increment("visits", 1)
 //
 // Failed host calls return a *HostError wrapping ErrDenied, ErrInvalid,

@@ -1,13 +1,9 @@
 package sdk
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -56,43 +52,28 @@ func hostError(errno uint32, msg []byte) error {
 	return &HostError{Err: err, Message: string(msg)}
 }
 
-// HTTPClient returns an http.Client whose requests go through the host's
-// http_request import, so ordinary net/http code works in a function.
-// Only the URLs the manifest lists in allowed_outbound_hosts can be
-// called; the host follows redirects (to allowed URLs only), and caps the
-// time, size and count of requests.
-func HTTPClient() *http.Client {
-	return &http.Client{Transport: Transport{}}
-}
-
-// Transport is an http.RoundTripper over the host's http_request import.
-type Transport struct{}
-
-type wireHTTPRequest struct {
+// HTTPRequest is an outbound HTTP request made through the host's
+// http_request import (Function ABI v1.1). Package sdk/sdkhttp wraps Fetch
+// in an *http.Client, so ordinary net/http code works too.
+type HTTPRequest struct {
 	Method  string              `json:"method"`
 	URL     string              `json:"url"`
 	Headers map[string][]string `json:"headers,omitempty"`
 	Body    []byte              `json:"body,omitempty"`
 }
 
-type wireHTTPResponse struct {
+// HTTPResponse is the host's answer to an HTTPRequest.
+type HTTPResponse struct {
 	Status  int                 `json:"status"`
 	Headers map[string][]string `json:"headers"`
 	Body    []byte              `json:"body"`
 }
 
-// RoundTrip implements http.RoundTripper.
-func (Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	w := wireHTTPRequest{Method: req.Method, URL: req.URL.String(), Headers: req.Header}
-	if req.Body != nil {
-		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("sluice http: read request body: %w", err)
-		}
-		w.Body = b
-	}
-	doc, err := json.Marshal(w)
+// Fetch makes req through the host. Only the URLs the manifest lists in
+// allowed_outbound_hosts can be called; the host follows redirects (to
+// allowed URLs only), and caps the time, size and count of requests.
+func Fetch(req HTTPRequest) (*HTTPResponse, error) {
+	doc, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("sluice http: %w", err)
 	}
@@ -100,21 +81,11 @@ func (Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := hostError(errno, out); err != nil {
 		return nil, err
 	}
-	var r wireHTTPResponse
+	var r HTTPResponse
 	if err := json.Unmarshal(out, &r); err != nil {
 		return nil, fmt.Errorf("sluice http: response document: %w", err)
 	}
-	return &http.Response{
-		Status:        strconv.Itoa(r.Status) + " " + http.StatusText(r.Status),
-		StatusCode:    r.Status,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        http.Header(r.Headers),
-		Body:          io.NopCloser(bytes.NewReader(r.Body)),
-		ContentLength: int64(len(r.Body)),
-		Request:       req,
-	}, nil
+	return &r, nil
 }
 
 // KV is an open key-value store of the function's account.

@@ -101,6 +101,10 @@ type Emit struct {
 	// DedupKey makes a repeat send to the queue within its dedup window a
 	// no-op.
 	DedupKey string
+	// Group puts a queue message into an ordered group (1 to 128
+	// characters): a group's messages are delivered in order, one at a
+	// time. Required by a fifo queue.
+	Group string
 	// For is the ID of the batch message the emit belongs to: it is sent
 	// only if that message succeeds. Without it, the emit is sent when the
 	// batch settles without failing as a whole.
@@ -171,6 +175,7 @@ type wireEmit struct {
 	Headers      map[string]string `json:"headers,omitempty"`
 	DelaySeconds int64             `json:"delay_seconds,omitempty"`
 	DedupKey     string            `json:"dedup_key,omitempty"`
+	Group        string            `json:"group,omitempty"`
 	For          string            `json:"for,omitempty"`
 }
 
@@ -186,7 +191,7 @@ func (r Result) marshal() []byte {
 		Emit              []wireEmit    `json:"emit,omitempty"`
 	}{BatchItemFailures: make([]wireFailure, 0, len(r.Failures))}
 	for i, e := range r.Emits {
-		w := wireEmit{Queue: e.Queue, Topic: e.Topic, Body: e.Body, Headers: e.Headers, DedupKey: e.DedupKey, For: e.For}
+		w := wireEmit{Queue: e.Queue, Topic: e.Topic, Body: e.Body, Headers: e.Headers, DedupKey: e.DedupKey, Group: e.Group, For: e.For}
 		if e.Delay > 0 {
 			w.DelaySeconds = int64((e.Delay + time.Second - 1) / time.Second)
 		}

@@ -313,6 +313,13 @@ func (a *api) routes() {
 	a.handle(m, "GET "+v+"/hooks", "mq:admin", a.listHooks)
 	a.handle(m, "POST "+v+"/hooks", "mq:admin", a.createHook)
 	a.handle(m, "DELETE "+v+"/hooks/{name}", "mq:admin", a.deleteHook)
+	a.handle(m, "DELETE "+v+"/functions/{name}", "functions:deploy", a.deleteFunction)
+	a.handle(m, "GET "+v+"/apps", "mq:admin", a.listApps)
+	a.handle(m, "GET "+v+"/apps/{app}", "mq:admin", a.getApp)
+	a.handle(m, "DELETE "+v+"/apps/{app}", "mq:admin", a.deleteApp)
+	a.handle(m, "POST "+v+"/apps/{app}/plan", "mq:admin", a.planApp)
+	a.handle(m, "PUT "+v+"/apps/{app}/{kind}/{name}", "mq:admin", a.setResourceApp)
+	a.handle(m, "GET "+v+"/deploy/state", "mq:admin", a.deployState)
 
 	a.handleOpen(a.hooks, "POST /hooks/{account}/{hook}", a.receiveWebhook)
 

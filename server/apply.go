@@ -10,8 +10,8 @@ import (
 // Apply makes account match the manifest on this server's database, with
 // deploy.DBTarget and the functions' modules from modules; see
 // deploy.Apply. The server never builds a module itself.
-func (s *Server) Apply(ctx context.Context, account string, m *manifest.Manifest, modules deploy.Modules) ([]deploy.Change, error) {
-	return deploy.Apply(ctx, s.deployTarget(account), account, m, modules)
+func (s *Server) Apply(ctx context.Context, account string, m *manifest.Manifest, modules deploy.Modules, opts deploy.Options) (deploy.Plan, error) {
+	return deploy.Apply(ctx, s.deployTarget(account), account, m, modules, opts)
 }
 
 // DeployTarget is the deploy.Target of account on this server's
@@ -41,4 +41,12 @@ func (h deployHooks) ListHooks(ctx context.Context, account string) ([]deploy.Ho
 
 func (h deployHooks) DeleteHook(ctx context.Context, account, name string) error {
 	return h.s.DeleteHook(ctx, account, name)
+}
+
+func (h deployHooks) SetHookApp(ctx context.Context, account, name, app string) error {
+	return h.s.hooks.SetApp(ctx, account, name, app)
+}
+
+func (h deployHooks) HookApps(ctx context.Context, account string) (map[string]string, error) {
+	return h.s.hooks.Apps(ctx, account)
 }

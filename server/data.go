@@ -24,7 +24,7 @@ func toMessages(ms []pgqueue.Message) wire.MessageList {
 	out := make([]wire.Message, len(ms))
 	for i, m := range ms {
 		out[i] = wire.Message{Sequence: m.Sequence, Body: rawOrNull(m.Body), Headers: rawOrNull(m.Headers),
-			CreatedAt: m.CreatedAt.UTC(), ReceiveCount: m.ReceiveCount, VisibleAt: m.VisibleAt.UTC()}
+			CreatedAt: m.CreatedAt.UTC(), ReceiveCount: m.ReceiveCount, VisibleAt: m.VisibleAt.UTC(), Group: m.Group}
 		if !m.Receipt.IsZero() {
 			out[i].Receipt = m.Receipt.String()
 		}
@@ -39,6 +39,7 @@ type sendRequest struct {
 	delay    time.Duration
 	expires  time.Duration
 	dedupKey string
+	group    string // every message's group
 }
 
 // querySeconds reads a whole number of seconds in [min, max] from a query
@@ -76,6 +77,12 @@ func decodeSend(body []byte, query map[string][]string) (sendRequest, error) {
 		}
 		req.dedupKey = k[0]
 	}
+	if g, ok := query["group"]; ok {
+		if len(g) != 1 || len(g[0]) < 1 || len(g[0]) > 128 {
+			return req, badRequest("invalid group: give it once, 1 to 128 characters")
+		}
+		req.group = g[0]
+	}
 	trimmed := bytes.TrimSpace(body)
 	switch trimmed[0] {
 	case '{':
@@ -106,7 +113,7 @@ func (a *api) send(w http.ResponseWriter, r *http.Request, c *call) error {
 		return err
 	}
 	if req.single != nil {
-		seq, err := a.s.queue.Send(r.Context(), c.account, c.queue, pgqueue.NewMessage{Body: req.single, Delay: req.delay, ExpiresIn: req.expires, DedupKey: req.dedupKey})
+		seq, err := a.s.queue.Send(r.Context(), c.account, c.queue, pgqueue.NewMessage{Body: req.single, Delay: req.delay, ExpiresIn: req.expires, DedupKey: req.dedupKey, Group: req.group})
 		if err != nil {
 			return err
 		}
@@ -115,7 +122,7 @@ func (a *api) send(w http.ResponseWriter, r *http.Request, c *call) error {
 	}
 	ms := make([]pgqueue.NewMessage, len(req.batch))
 	for i, b := range req.batch {
-		ms[i] = pgqueue.NewMessage{Body: b, Delay: req.delay, ExpiresIn: req.expires}
+		ms[i] = pgqueue.NewMessage{Body: b, Delay: req.delay, ExpiresIn: req.expires, Group: req.group}
 	}
 	seqs, err := a.s.queue.SendBatch(r.Context(), c.account, c.queue, ms)
 	if err != nil {
@@ -139,6 +146,7 @@ type sendEntry struct {
 	DelaySeconds     number          `json:"delay_seconds"`
 	ExpiresInSeconds number          `json:"expires_in_seconds"`
 	DedupKey         json.RawMessage `json:"dedup_key"`
+	Group            json.RawMessage `json:"group"`
 }
 
 // decodeSendEntries parses and checks a send of entries.
@@ -193,6 +201,13 @@ func (e sendEntry) message(i int) (pgqueue.NewMessage, error) {
 			return m, badRequest("invalid entries[%d].dedup_key: use a string of 1 to 128 characters", i)
 		}
 		m.DedupKey = k
+	}
+	if len(e.Group) > 0 && string(e.Group) != "null" {
+		var g string
+		if json.Unmarshal(e.Group, &g) != nil || len(g) < 1 || len(g) > 128 {
+			return m, badRequest("invalid entries[%d].group: use a string of 1 to 128 characters", i)
+		}
+		m.Group = g
 	}
 	return m, nil
 }
@@ -416,7 +431,7 @@ func (a *api) receiveDLQ(w http.ResponseWriter, r *http.Request, c *call) error 
 	for i, d := range ds {
 		out[i] = wire.DeadLetter{Sequence: d.Sequence, Body: rawOrNull(d.Body), Headers: rawOrNull(d.Headers),
 			CreatedAt: d.CreatedAt.UTC(), ReceiveCount: d.ReceiveCount, FailedAt: d.FailedAt.UTC(),
-			Reason: d.Reason, LastError: d.LastError}
+			Reason: d.Reason, LastError: d.LastError, Group: d.Group}
 	}
 	writeJSON(w, http.StatusOK, wire.DeadLetterList{Messages: out})
 	return nil

@@ -115,6 +115,21 @@ func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) er
 		return err
 	}
 	name := r.PathValue("name")
+	dryRun, err := boolParam(r, "dry_run")
+	if err != nil {
+		return err
+	}
+	if dryRun {
+		// What the deploy would do, storing and compiling nothing.
+		sum := sha256.Sum256(module)
+		d, err := a.s.registry.PlanDeploy(r.Context(), c.account, name, hex.EncodeToString(sum[:]), cfg, alias)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, wire.Deployment{Status: wire.DeployDryRun, Version: d.Version.Number, Created: d.Created,
+			AliasMoved: d.AliasMoved, SHA256: d.Version.SHA256})
+		return nil
+	}
 	if err := a.checkDeployLimits(r.Context(), c.account, name, module); err != nil {
 		return err
 	}

@@ -26,14 +26,15 @@ func toQueueJSON(q pgqueue.Queue) wire.Queue {
 		MaxReceiveCount: q.Settings.MaxReceiveCount, DelaySeconds: sec(q.Settings.Delay),
 		RetentionSeconds: sec(q.Settings.Retention), MaxMessageBytes: q.Settings.MaxMessageBytes,
 		DedupWindowSeconds: sec(q.Settings.DedupWindow), RequireReceipt: q.Settings.RequireReceipt,
-		DeadLetterQueue: q.Settings.DeadLetterQueue,
-		CreatedAt:       q.CreatedAt.UTC(), UpdatedAt: q.UpdatedAt.UTC()}
+		DeadLetterQueue: q.Settings.DeadLetterQueue, Fifo: q.Settings.Fifo,
+		CreatedAt: q.CreatedAt.UTC(), UpdatedAt: q.UpdatedAt.UTC()}
 }
 
 // toStatsJSON is a queue's live counts on the wire.
 func toStatsJSON(s pgqueue.Stats) *wire.QueueStats {
 	return &wire.QueueStats{Ready: s.Ready, Inflight: s.Inflight, Delayed: s.Delayed, DLQ: s.DLQ,
-		OldestReadyAgeSeconds: s.OldestReadyAge.Seconds()}
+		OldestReadyAgeSeconds: s.OldestReadyAge.Seconds(), GroupedWaiting: s.GroupedWaiting,
+		Groups: s.Groups, GroupsInflight: s.GroupsInflight, GroupsBlocked: s.GroupsBlocked}
 }
 
 func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -93,6 +94,9 @@ var queueOptionRanges = map[string][2]int64{
 // letters: a queue name, or "" or null for the dead-letter table.
 const deadLetterQueueOption = "dead_letter_queue"
 
+// fifoOption makes every send to the queue need a group: true or false.
+const fifoOption = "fifo"
+
 // checkDeadLetterQueue refuses a dead-letter queue the key may not reach.
 func checkDeadLetterQueue(c *call, opts pgqueue.QueueOptions) error {
 	if dlq, ok := opts[deadLetterQueueOption].(string); ok && !c.key.allowsQueue(dlq) {
@@ -150,8 +154,16 @@ func decodeQueueOptions(body []byte, withName bool) (string, pgqueue.QueueOption
 			}
 			continue
 		}
+		if k == fifoOption {
+			var on bool
+			if err := json.Unmarshal(fields[k], &on); err != nil || string(fields[k]) == "null" {
+				return "", nil, nil, badRequest("field fifo: expected true or false")
+			}
+			opts[k] = on
+			continue
+		}
 		if !slices.Contains(queueOptions, k) {
-			return "", nil, nil, badRequest("unknown field %q: use name, %s, require_receipt, %s", truncate(k, 40), strings.Join(queueOptions, ", "), deadLetterQueueOption)
+			return "", nil, nil, badRequest("unknown field %q: use name, %s, require_receipt, %s, fifo", truncate(k, 40), strings.Join(queueOptions, ", "), deadLetterQueueOption)
 		}
 		lo, hi := int64(-1<<31), int64(1<<31-1)
 		if r, ok := queueOptionRanges[k]; ok {

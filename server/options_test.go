@@ -77,7 +77,9 @@ func TestSendOptionsBadInputs(t *testing.T) {
 		{"/messages/entries", `{"entries": [{"body": 1, "expires_in_seconds": 0}]}`, "invalid entries[0].expires_in_seconds 0: use an integer from 1 to 1209600"},
 		{"/messages/entries", `{"entries": [{"body": 1, "dedup_key": ""}]}`, "invalid entries[0].dedup_key: use a string of 1 to 128 characters"},
 		{"/messages/entries", `{"entries": [{"body": 1, "dedup_key": 5}]}`, "invalid entries[0].dedup_key"},
-		{"/messages/entries", `{"entries": [{"body": 1, "group": "g"}]}`, `unknown field "group"`},
+		{"/messages/entries", `{"entries": [{"body": 1, "priority": "g"}]}`, `unknown field "priority"`},
+		{"/messages/entries", `{"entries": [{"body": 1, "group": 5}]}`, "invalid entries[0].group: use a string of 1 to 128 characters"},
+		{"/messages?group=", `{}`, "invalid group: give it once, 1 to 128 characters"},
 		{"/messages/entries", `[{"body": 1}]`, "expected a JSON object"},
 	} {
 		msg := e.do(tok, "POST", q+c.path, c.body).expectError(http.StatusBadRequest, "invalid_argument")

@@ -118,6 +118,15 @@ func TestQueueLimitedKeys(t *testing.T) {
 		{"own queue", "PATCH", v + "/queues/orders-1", `{"max_receive_count":3}`, want{"full": 200, "orders-admin": 200, "orders-all": 200}},
 		{"send to other", "POST", "/{acct}/other/messages", `{}`, want{"full": 201, "send-only": 201}},
 		{"send to own", "POST", "/{acct}/orders-1/messages", `{}`, want{"full": 201, "send-only": 201, "orders-all": 201}},
+		// Apps span the account: only keys for every queue, with mq:admin
+		// (and functions:deploy to read deploy state or change anything).
+		{"list apps", "GET", v + "/apps", "", want{"full": 200}},
+		{"show an app", "GET", v + "/apps/nothing", "", want{"full": 404}},
+		{"deploy state", "GET", v + "/deploy/state", "", want{"full": 200}},
+		{"claim own queue for an app", "PUT", v + "/apps/shop/queues/orders-1", "", want{"full": 204}},
+		{"delete an app", "DELETE", v + "/apps/nothing?dry_run=true", "", want{"full": 404}},
+		{"plan an app", "POST", v + "/apps/shop/plan", `{"manifest":"queues: {orders-2: {}}"}`, want{"full": 200}},
+		{"delete a function", "DELETE", v + "/functions/f", "", want{"full": 204}},
 	}
 	for _, tc := range cases {
 		for _, k := range keyShapes[:4] {

@@ -49,7 +49,7 @@ func TestRequestFormsMatchWire(t *testing.T) {
 		{jsonNames(reflect.TypeFor[publishEntry]()), jsonNames(reflect.TypeFor[wire.PublishEntry]())},
 		// A listed trigger's updated_at is the server's to set.
 		{jsonNames(reflect.TypeFor[triggerRequest]()), without(jsonNames(reflect.TypeFor[wire.Trigger]()), "updated_at")},
-		{slices.Sorted(slices.Values(append([]string{"name", deadLetterQueueOption}, queueOptions...))), jsonNames(reflect.TypeFor[wire.CreateQueueRequest]())},
+		{slices.Sorted(slices.Values(append([]string{"name", deadLetterQueueOption, fifoOption}, queueOptions...))), jsonNames(reflect.TypeFor[wire.CreateQueueRequest]())},
 	} {
 		if !slices.Equal(c.form, c.wire) {
 			t.Errorf("the server decodes %v, the wire type has %v", c.form, c.wire)

@@ -302,7 +302,6 @@ func (d *dispatcher) settle(ctx context.Context, b queueBatch, rules settleRules
 	}
 	err := d.e.commitOrRefuse(ctx, d.queueSettlement(p), emits, rec, fail)
 	if errors.Is(err, pgqueue.ErrStaleReceipt) {
-		d.log.Warn().Msg("acks refused: some leases of the batch were no longer current, the messages were redelivered (turn lease extension on, or raise the visibility timeout); settling what is left")
 		err = d.settleTx(ctx, b, rules, p, res, rec)
 	}
 	if err == nil && len(p.retries) > 0 {
@@ -362,7 +361,7 @@ func (d *dispatcher) settleTx(ctx context.Context, b queueBatch, rules settleRul
 			notes.published(e.Topic, copies)
 		} else {
 			var seq int64
-			seq, err = q.SendTx(ctx, tx, a.Account, e.Queue, pgqueue.NewMessage{Body: e.Body, Headers: e.Headers, Delay: e.Delay, DedupKey: e.DedupKey})
+			seq, err = q.SendTx(ctx, tx, a.Account, e.Queue, pgqueue.NewMessage{Body: e.Body, Headers: e.Headers, Delay: e.Delay, DedupKey: e.DedupKey, Group: e.Group})
 			notes.sent(e.Queue, seq)
 		}
 		if err != nil {
@@ -385,7 +384,13 @@ func (d *dispatcher) settleTx(ctx context.Context, b queueBatch, rules settleRul
 	if _, err := tx.Exec(ctx, d.e.q.Get("insert_invocation"), rec.args()...); err != nil {
 		return err
 	}
-	return tx.Commit(ctx)
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	refused := len(p.acks) - len(acked) + len(p.retries) - len(retried) + len(p.fails) - len(dead)
+	d.log.Warn().Int("refused", refused).Int("acked", len(acked)).
+		Msg("acks refused: some leases of the batch were no longer current, the messages were redelivered (turn lease extension on, or raise the visibility timeout); settled what was left")
+	return nil
 }
 
 // firstError is the error an invocation record keeps: the batch failure's,

@@ -104,7 +104,7 @@ func queueEmits(b *pgqueue.Batch, account string, emits []runtime.Emit) {
 			order = append(order, e.Queue)
 		}
 		byQueue[e.Queue] = append(byQueue[e.Queue], pgqueue.NewMessage{Body: e.Body, Headers: e.Headers,
-			Delay: e.Delay, DedupKey: e.DedupKey})
+			Delay: e.Delay, DedupKey: e.DedupKey, Group: e.Group})
 	}
 	for _, q := range order {
 		b.Send(account, q, byQueue[q])

@@ -287,3 +287,29 @@ func TestInvocationListsEmittedMessages(t *testing.T) {
 		}
 	}
 }
+
+// An emit with a group puts its message into that group of the target
+// queue, which a fifo queue requires: the emitted messages of one group
+// are received one at a time, in emit order.
+func TestEmitIntoGroupsOfAFifoQueue(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("relay", "relay", relayCaps("ordered"))
+	e.createQueue("in", pgqueue.Settings{MaxReceiveCount: 1})
+	e.createQueue("ordered", pgqueue.Settings{Fifo: true})
+	e.send("in", `{"emit":[{"queue":"ordered","body":"a1","group":"a"},{"queue":"ordered","body":"a2","group":"a"},{"queue":"ordered","body":"b1","group":"b"}]}`)
+	e.putTrigger(triggers.Trigger{Queue: "in", Function: "relay"})
+	e.startEngine()
+	e.waitFor("the emits", 30*time.Second, func() bool { return e.messages("ordered") == 3 })
+	got, err := e.queue.Receive(context.Background(), acct, "ordered", pgqueue.ReceiveOptions{Max: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heads []string
+	for _, m := range got {
+		heads = append(heads, m.Group+"="+string(m.Body))
+	}
+	if strings.Join(heads, " ") != `a="a1" b="b1"` {
+		t.Fatalf("received %v, want the heads of groups a and b", heads)
+	}
+}

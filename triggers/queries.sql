@@ -164,3 +164,15 @@ DELETE FROM {{schema}}.webhook_deliveries
 
 -- name: invocation_emitted_messages
 SELECT coalesce(emitted_messages, '[]'::jsonb) FROM {{schema}}.invocations WHERE account = $1 AND id = $2
+
+-- name: set_trigger_app
+UPDATE {{schema}}.triggers SET app = $3 WHERE account = $1 AND name = $2
+
+-- name: trigger_apps
+SELECT name, app FROM {{schema}}.triggers WHERE account = $1 ORDER BY name
+
+-- name: set_hook_app
+UPDATE {{schema}}.hooks SET app = $3 WHERE account = $1 AND name = $2
+
+-- name: hook_apps
+SELECT name, app FROM {{schema}}.hooks WHERE account = $1 ORDER BY name

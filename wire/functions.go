@@ -47,8 +47,8 @@ type Deployment struct {
 	Created bool   `json:"created"`
 	SHA256  string `json:"sha256"`
 	Version int    `json:"version"`
-	// Status is DeployCompiling, DeployReady or DeployFailed ("" from a
-	// server older than the status).
+	// Status is DeployCompiling, DeployReady, DeployFailed or
+	// DeployDryRun ("" from a server older than the status).
 	Status string `json:"status,omitempty"`
 	// ID names the deploy while it runs (a 202 answer and its status).
 	ID string `json:"id,omitempty"`
@@ -62,6 +62,9 @@ const (
 	DeployCompiling = "compiling" // the server is compiling (validating) the module
 	DeployReady     = "ready"     // the version is stored and the alias moved
 	DeployFailed    = "failed"    // refused: see Error; nothing was stored
+	// DeployDryRun answers a deploy with dry_run=true: what it would do
+	// (version, created, alias_moved); nothing was stored or compiled.
+	DeployDryRun = "dry_run"
 )
 
 // SetAliasRequest is the body of an alias change.

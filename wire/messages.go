@@ -17,6 +17,8 @@ type Message struct {
 	// Receipt is the lease token of a received message ("" when peeked);
 	// pass it to a delete or a visibility change to fence a stale lease.
 	Receipt string `json:"receipt,omitempty"`
+	// Group is the message's ordered group; left out when it has none.
+	Group string `json:"group,omitempty"`
 }
 
 // DeadLetter is a message in a dead-letter queue.
@@ -30,6 +32,8 @@ type DeadLetter struct {
 	// Reason says why it died, e.g. max_receive_count or permanent.
 	Reason    string `json:"reason"`
 	LastError string `json:"last_error"`
+	// Group is the message's ordered group; left out when it has none.
+	Group string `json:"group,omitempty"`
 }
 
 // MessageList answers a receive or a peek.
@@ -68,6 +72,9 @@ type SendEntry struct {
 	// DedupKey makes a repeat send with the same key within the queue's
 	// dedup window return the first sequence (1 to 128 characters).
 	DedupKey string `json:"dedup_key,omitempty"`
+	// Group puts the message into an ordered group (1 to 128 characters):
+	// a group's messages are delivered in order, one at a time.
+	Group string `json:"group,omitempty"`
 }
 
 // SendEntriesRequest is the body of a send of entries (1 to 1000), each

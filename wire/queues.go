@@ -16,9 +16,11 @@ type Queue struct {
 	RequireReceipt bool `json:"require_receipt,omitempty"`
 	// DeadLetterQueue names the queue that receives this queue's dead
 	// letters as messages; "" (left out) when they go to its DLQ table.
-	DeadLetterQueue string    `json:"dead_letter_queue,omitempty"`
-	CreatedAt       time.Time `json:"created_at"`
-	UpdatedAt       time.Time `json:"updated_at"`
+	DeadLetterQueue string `json:"dead_letter_queue,omitempty"`
+	// Fifo: every message sent needs a group. Left out when false.
+	Fifo      bool      `json:"fifo,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 	// Stats holds the counts: on a get, and in a list asked for live.
 	Stats *QueueStats `json:"stats,omitempty"`
 }
@@ -30,6 +32,14 @@ type QueueStats struct {
 	Delayed               int64   `json:"delayed"`
 	DLQ                   int64   `json:"dlq"`
 	OldestReadyAgeSeconds float64 `json:"oldest_ready_age_seconds"`
+	// GroupedWaiting counts messages waiting behind their group's head.
+	GroupedWaiting int64 `json:"grouped_waiting,omitempty"`
+	// Groups counts groups with messages; GroupsInflight those whose head
+	// is leased; GroupsBlocked those held back by a head that failed at
+	// least once. Left out when zero.
+	Groups         int64 `json:"groups,omitempty"`
+	GroupsInflight int64 `json:"groups_inflight,omitempty"`
+	GroupsBlocked  int64 `json:"groups_blocked,omitempty"`
 }
 
 // QueueList answers a list of queues.
@@ -59,6 +69,8 @@ type QueueSettings struct {
 	// this queue's dead letters as new messages; "" sends them to the
 	// queue's dead-letter table again (the default).
 	DeadLetterQueue *string `json:"dead_letter_queue,omitempty"`
+	// Fifo requires a group on every message sent (false).
+	Fifo *bool `json:"fifo,omitempty"`
 }
 
 // CreateQueueRequest is the body of a queue's creation.

@@ -143,6 +143,21 @@ var goldens = []struct {
 	{"WebhookResult/duplicate", wire.WebhookResult{Duplicate: true, Sequence: 41}, `{"duplicate":true,"sequence":41}`},
 	{"HookList", wire.HookList{Hooks: []wire.HookInfo{{Name: "h", Queue: "q", Verify: "none", Source: "api", CreatedAt: t0, UpdatedAt: t0}}},
 		`{"hooks":[{"name":"h","queue":"q","verify":"none","secret_count":0,"source":"api","created_at":"2026-11-30T12:00:00Z","updated_at":"2026-11-30T12:00:00Z"}]}`},
+
+	{"AppList", wire.AppList{Apps: []wire.AppSummary{{Name: "shop", Queues: 2, Functions: 1, Triggers: 1, Hooks: 0}}},
+		`{"apps":[{"name":"shop","queues":2,"functions":1,"triggers":1,"hooks":0}]}`},
+	{"App", wire.App{Name: "shop", Resources: []wire.AppResource{{Kind: "queue", Name: "orders", App: "shop", Messages: ptr[int64](3)},
+		{Kind: "function", Name: "f", App: "shop"}}},
+		`{"name":"shop","resources":[{"kind":"queue","name":"orders","app":"shop","messages":3},{"kind":"function","name":"f","app":"shop"}]}`},
+	{"DeployState", wire.DeployState{Resources: []wire.AppResource{{Kind: "queue", Name: "orders", App: "", Fields: map[string]string{"max_receive_count": "5"}}},
+		Topics: []wire.Topic{}},
+		`{"resources":[{"kind":"queue","name":"orders","app":"","fields":{"max_receive_count":"5"}}],"topics":[]}`},
+	{"DeployPlan", wire.DeployPlan{App: "shop", Applied: true, Steps: []wire.PlanStep{
+		{Kind: "queue", Name: "orders", Action: "update", Changes: []wire.PlanFieldChange{{Field: "max_receive_count", Old: "5", New: "3"}}},
+		{Kind: "queue", Name: "old", Action: "delete", Messages: 12}}},
+		`{"app":"shop","steps":[{"kind":"queue","name":"orders","action":"update","changes":[{"field":"max_receive_count","old":"5","new":"3"}]},{"kind":"queue","name":"old","action":"delete","messages":12}],"applied":true}`},
+	{"PlanRequest", wire.PlanRequest{Manifest: "queues: {orders: {}}", Modules: map[string]string{"f": "ab"}, HookSecrets: map[string]int{"gh": 1}, Force: true},
+		`{"manifest":"queues: {orders: {}}","modules":{"f":"ab"},"hook_secrets":{"gh":1},"force":true}`},
 }
 
 func TestGoldenJSON(t *testing.T) {
@@ -195,7 +210,8 @@ func TestGoldenCoversEveryType(t *testing.T) {
 		"Queue", "QueueStats", "QueueList", "QueueSettings", "CreateQueueRequest", "MinuteStats", "MinuteStatsList",
 		"Function", "FunctionVersion", "FunctionList", "Deployment", "SetAliasRequest", "RollbackRequest", "RollbackResult",
 		"Trigger", "TriggerInfo", "TriggerList", "PutTriggerResult", "Invocation", "InvocationList",
-		"Key", "KeyList", "CreateKeyRequest", "NewKey", "Hook", "CreateHookRequest", "CreateHookResult", "HookInfo", "HookList", "WebhookResult"} {
+		"Key", "KeyList", "CreateKeyRequest", "NewKey", "Hook", "CreateHookRequest", "CreateHookResult", "HookInfo", "HookList", "WebhookResult",
+		"AppList", "AppSummary", "App", "AppResource", "DeployState", "DeployPlan", "PlanStep", "PlanFieldChange", "PlanRequest"} {
 		if !have[name] {
 			t.Errorf("no golden JSON for wire.%s", name)
 		}

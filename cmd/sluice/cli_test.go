@@ -481,3 +481,72 @@ func TestKVCommands(t *testing.T) {
 	c.fails(2, "missing VALUE", "kv", "set", "sessions", "k")
 	c.fails(2, "store name", "kv", "get", "bad.store", "k")
 }
+
+// sluice deploy prints the app and its plan (--dry-run changing nothing),
+// refuses to drop a queue holding messages without --force, and sluice
+// apps lists, shows and deletes apps.
+func TestCLIAppsAndPlan(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	dir := filepath.Join(t.TempDir(), "shop")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "trap.wasm"), wasmbuild.Handwritten("trap"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(dir, "sluice.yaml")
+	write := func(text string) {
+		if err := os.WriteFile(manifest, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("queues:\n  orders: {}\n  spare: {}\nfunctions:\n  f: {wasm: trap.wasm}\ntriggers:\n  - {queue: orders, function: f}\n")
+	out := c.ok("deploy", "-f", manifest, "--dry-run")
+	for _, want := range []string{"app shop (the manifest's folder name", "plan (dry run", "+ queue orders (create)", "+ function f (create)",
+		"app shop: 4 to create, 0 to update, 0 to delete, 0 unchanged", "nothing was changed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out)
+		}
+	}
+	c.fails(1, `no app shop`, "apps", "show", "shop")
+	out = c.ok("deploy", "-f", manifest)
+	if !strings.Contains(out, "+ trigger queue:orders:f (create)") || !strings.Contains(out, "app shop deployed") {
+		t.Errorf("deploy output:\n%s", out)
+	}
+	c.ok("mq", "send", "spare", "--body", `{"n": 1}`)
+	c.ok("queues", "create", "by-hand")
+
+	write("app: shop\nqueues:\n  orders: {visibility_timeout_seconds: 60}\nfunctions:\n  f: {wasm: trap.wasm}\ntriggers:\n  - {queue: orders, function: f}\n")
+	c.fails(1, `deleting queue spare \(1\) would lose 1 messages.*--force`, "deploy", "-f", manifest)
+	out = c.ok("deploy", "-f", manifest, "--dry-run", "--force")
+	if !strings.Contains(out, "~ queue orders (update): visibility_timeout_seconds 30 → 60") || !strings.Contains(out, "- queue spare (delete): 1 messages lost") {
+		t.Errorf("dry run with --force:\n%s", out)
+	}
+
+	var apps struct{ Apps []client.AppSummary }
+	c.json(&apps, "apps", "list")
+	if len(apps.Apps) != 1 || apps.Apps[0] != (client.AppSummary{Name: "shop", Queues: 2, Functions: 1, Triggers: 1}) {
+		t.Errorf("apps list: %+v", apps.Apps)
+	}
+	if out := c.ok("apps", "list"); !strings.Contains(out, "shop") {
+		t.Errorf("apps list:\n%s", out)
+	}
+	out = c.ok("apps", "show", "shop")
+	for _, want := range []string{"queue", "orders", "spare", "function", "trigger", "queue:orders:f"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("apps show lacks %q:\n%s", want, out)
+		}
+	}
+	c.fails(1, `would lose 1 messages`, "apps", "delete", "shop")
+	out = c.ok("apps", "delete", "shop", "--force")
+	if !strings.Contains(out, "- queue spare (delete): 1 messages lost") || !strings.Contains(out, "deleted app shop") {
+		t.Errorf("apps delete:\n%s", out)
+	}
+	if out := c.ok("apps", "list"); !strings.Contains(out, "no apps") {
+		t.Errorf("apps list after delete:\n%s", out)
+	}
+	if out := c.ok("queues", "list"); !strings.Contains(out, "by-hand") || strings.Contains(out, "orders") {
+		t.Errorf("queues after deleting the app: %s; want by-hand only", out)
+	}
+}

@@ -8,12 +8,13 @@ import (
 
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/cmd/sluice/internal/deploycmd"
+	"github.com/sluicehq/sluice/deploy"
 )
 
 // deployViaAPI is `sluice deploy` without DATABASE_URL: it applies the
 // manifest file through the HTTP API as the logged-in key (which needs
 // mq:admin and functions:deploy). account overrides the login's when set.
-func deployViaAPI(ctx context.Context, file, config, account string, w io.Writer) error {
+func deployViaAPI(ctx context.Context, file, config, account string, opts deploy.Options, w io.Writer) error {
 	cfg, err := client.LoadConfig(config)
 	if err != nil {
 		return err
@@ -28,7 +29,7 @@ func deployViaAPI(ctx context.Context, file, config, account string, w io.Writer
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	return deploycmd.ThroughAPI(ctx, c, file, w)
+	return deploycmd.ThroughAPI(ctx, c, file, opts, w)
 }
 
 // flagIfSet returns the value of flag name when it was given, else "".

@@ -3,12 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/sluicehq/sluice/cmd/sluice/internal/deploycmd"
+	"github.com/sluicehq/sluice/deploy"
 	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/internal/localpg"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
@@ -21,36 +27,58 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("dev", stderr)
 	var f serveFlags
 	f.register(fs, "127.0.0.1:8080", "console")
-	file := fs.String("f", "", "app manifest (default: the examples' examples/sluice.yaml)")
-	pgDir := fs.String("postgres-dir", defaultPostgresDir, "private Postgres folder when DATABASE_URL is unset")
+	file := fs.String("f", "", "app manifest (default: ./sluice.yaml when there is one, else the bundled examples)")
+	pgDir := fs.String("postgres-dir", defaultPostgresDir, "private Postgres folder when DATABASE_URL is unset (also holds the lock that keeps a second sluice dev out)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q: sluice dev [-f sluice.yaml] [--addr 127.0.0.1:8080]", fs.Arg(0))
 	}
 	logger, err := f.logger(stderr)
 	if err != nil {
 		return err
 	}
+	// One dev server per folder: a second one would fail to bind, or run
+	// the same triggers twice against the same database.
+	holder := fmt.Sprintf("sluice dev (pid %d)", os.Getpid())
+	lock, err := localpg.Lock(*pgDir, holder)
+	if errors.Is(err, localpg.ErrLocked) {
+		return fmt.Errorf("%w: stop that one first (Ctrl-C in its terminal), or run this one with --postgres-dir OTHER-FOLDER", err)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {
 		c, err := localpg.Start(ctx, *pgDir, localpg.Options{Durable: true})
 		if err != nil {
 			return err
 		}
-		defer func() {
-			if err := c.Stop(context.Background()); err != nil {
-				logger.Warn().Err(err).Msg("stopping the local Postgres failed")
-			}
-		}()
+		if c.Started() {
+			defer func() {
+				if err := c.Stop(context.Background()); err != nil {
+					logger.Warn().Err(err).Msg("stopping the local Postgres failed")
+				}
+			}()
+		} else {
+			logger.Info().Str("folder", *pgDir).Msg("local Postgres was already running (sluice postgres start?); it is left running at exit")
+		}
 		url = c.URL()
 		logger.Info().Str("url", url).Msg("local Postgres running (DATABASE_URL unset)")
 	}
-	path := *file
+	path, examples := *file, false
 	if path == "" {
-		root, err := wasmbuild.Root()
-		if err != nil {
-			return fmt.Errorf("find the examples: %w (pass -f sluice.yaml)", err)
+		if _, err := os.Stat("sluice.yaml"); err == nil {
+			path = "sluice.yaml"
+		} else {
+			root, err := wasmbuild.Root()
+			if err != nil {
+				return usageErrorf("no sluice.yaml here and no bundled examples (%v): pass -f sluice.yaml", err)
+			}
+			path, examples = filepath.Join(root, "examples", "sluice.yaml"), true
 		}
-		path = filepath.Join(root, "examples", "sluice.yaml")
 	}
 	m, err := manifest.ReadFile(path)
 	if err != nil {
@@ -58,34 +86,86 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	cfg := f.config(url, logger)
 	cfg.Migrate = true
+	self := selfCommand()
 	return serve(ctx, cfg, func(ctx context.Context, srv *server.Server) error {
-		logger.Info().Str("manifest", path).Msg("deploying (building the example functions the first time takes a moment)")
+		msg := "deploying " + path
+		if examples {
+			msg = "deploying the bundled examples (no sluice.yaml here; building the example functions the first time takes a moment)"
+		}
+		logger.Info().Str("manifest", path).Msg(msg)
 		if err := applyManifest(ctx, srv, pgqueue.DefaultAccount, m, stdout); err != nil {
 			return err
 		}
-		if _, ok := m.Queues["hello"]; ok {
-			body, _ := json.Marshal(map[string]string{"greeting": "hello from sluice dev"})
-			if _, err := srv.Queue().Send(ctx, pgqueue.DefaultAccount, "hello", pgqueue.NewMessage{Body: body}); err != nil {
-				return err
+		if examples {
+			if _, ok := m.Queues["hello"]; ok {
+				body, _ := json.Marshal(map[string]string{"greeting": "hello from sluice dev"})
+				if _, err := srv.Queue().Send(ctx, pgqueue.DefaultAccount, "hello", pgqueue.NewMessage{Body: body}); err != nil {
+					return err
+				}
+			}
+			if _, ok := m.Queues["webhooks"]; ok {
+				if err := sendSampleWebhooks(ctx, srv.Queue()); err != nil {
+					return err
+				}
 			}
 		}
-		if _, ok := m.Queues["webhooks"]; ok {
-			if err := sendSampleWebhooks(ctx, srv.Queue()); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintf(stdout, "\nSluice is running on %s (schema %s). Try:\n", url, cfg.Schema)
-		fmt.Fprintf(stdout, "  psql '%s' -c \"SELECT sluice.send('hello', '{\\\"n\\\": 1}')\"\n", url)
-		fmt.Fprintf(stdout, "  psql '%s' -c 'SELECT * FROM sluice.queue_stats'\n", url)
+		loggedIn := false
 		if a := srv.Addr(); a != "" {
-			fmt.Fprintf(stdout, "  curl http://%s/healthz\n", a)
+			lock.Update(fmt.Sprintf("sluice dev (pid %d, http://%s)", os.Getpid(), a))
+			if err := devLogin(ctx, srv, pgqueue.DefaultAccount, self, stdout); err != nil {
+				logger.Warn().Err(err).Msg("logging the CLI in failed")
+			} else {
+				loggedIn = true
+			}
 		}
-		if err := devLogin(ctx, srv, pgqueue.DefaultAccount, stdout); err != nil {
-			logger.Warn().Err(err).Msg("logging the CLI in failed")
-		}
+		printDevHints(stdout, self, url, cfg.Schema, srv.Addr(), m, loggedIn)
 		fmt.Fprintln(stdout, "Ctrl-C stops it.")
 		return nil
 	})
+}
+
+// selfCommand is how the user ran this sluice (bin/sluice, ./sluice or
+// sluice on the PATH), for hints that work when typed.
+func selfCommand() string {
+	self := os.Args[0]
+	if !strings.Contains(self, "/") {
+		if _, err := exec.LookPath(self); err != nil {
+			if exe, err := os.Executable(); err == nil {
+				return exe
+			}
+		}
+	}
+	return self
+}
+
+// printDevHints prints commands to try, each one that works as typed:
+// the CLI's only when it is logged in, psql's only when psql is installed,
+// and a queue of the deployed manifest.
+func printDevHints(w io.Writer, self, url, schema, addr string, m *manifest.Manifest, loggedIn bool) {
+	queue := ""
+	if _, ok := m.Queues["hello"]; ok {
+		queue = "hello"
+	} else if names := slices.Sorted(maps.Keys(m.Queues)); len(names) > 0 {
+		queue = names[0]
+	}
+	fmt.Fprintf(w, "\nSluice is running on %s (schema %s). Try:\n", url, schema)
+	if loggedIn {
+		if queue != "" {
+			fmt.Fprintf(w, "  %s mq send %s --body '{\"n\": 1}'\n", self, queue)
+		}
+		fmt.Fprintf(w, "  %s queues list --live\n", self)
+		fmt.Fprintf(w, "  %s invocations\n", self)
+		fmt.Fprintf(w, "  %s apps show %s\n", self, deploy.AppName(m))
+	}
+	if _, err := exec.LookPath("psql"); err == nil {
+		if queue != "" {
+			fmt.Fprintf(w, "  psql '%s' -c \"SELECT %s.send('%s', '{\\\"n\\\": 1}')\"\n", url, schema, queue)
+		}
+		fmt.Fprintf(w, "  psql '%s' -c 'SELECT * FROM %s.queue_stats'\n", url, schema)
+	}
+	if addr != "" {
+		fmt.Fprintf(w, "  %s health --addr http://%s\n", self, addr)
+	}
 }
 
 // sendSampleWebhooks enqueues a GitHub push and a Stripe invoice.paid
@@ -113,9 +193,10 @@ func sendSampleWebhooks(ctx context.Context, q *pgqueue.Client) error {
 	return nil
 }
 
-// applyManifest applies m to account of the running dev server and prints
-// what changed.
+// applyManifest deploys m to account of the running dev server and prints
+// its plan.
 func applyManifest(ctx context.Context, srv *server.Server, account string, m *manifest.Manifest, w io.Writer) error {
-	changes, err := srv.Apply(ctx, account, m, deploycmd.Modules(m))
-	return deploycmd.PrintChanges(w, changes, err)
+	return deploycmd.WithApply(w, m, func(modules deploy.Modules, opts deploy.Options) (deploy.Plan, error) {
+		return srv.Apply(ctx, account, m, modules, opts)
+	})
 }

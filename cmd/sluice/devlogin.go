@@ -16,7 +16,7 @@ import (
 // endpoint to the CLI config, unless that config already holds a working
 // key for this endpoint. A config pointing at another, non-local server
 // is left alone; the key is printed as environment variables instead.
-func devLogin(ctx context.Context, srv *server.Server, account string, w io.Writer) error {
+func devLogin(ctx context.Context, srv *server.Server, account, self string, w io.Writer) error {
 	addr := srv.Addr()
 	if addr == "" {
 		return nil // no HTTP API
@@ -32,12 +32,12 @@ func devLogin(ctx context.Context, srv *server.Server, account string, w io.Writ
 	if err != nil {
 		return err
 	}
-	return saveDevLogin(ctx, srv, account, "http://"+net.JoinHostPort(host, port), path, w)
+	return saveDevLogin(ctx, srv, account, "http://"+net.JoinHostPort(host, port), path, self, w)
 }
 
 // saveDevLogin is devLogin for the API at endpoint and the config file at
 // path.
-func saveDevLogin(ctx context.Context, srv *server.Server, account, endpoint, path string, w io.Writer) error {
+func saveDevLogin(ctx context.Context, srv *server.Server, account, endpoint, path, self string, w io.Writer) error {
 	old, exists, err := client.ReadConfig(path)
 	if err != nil {
 		return err
@@ -45,7 +45,7 @@ func saveDevLogin(ctx context.Context, srv *server.Server, account, endpoint, pa
 	if exists && old.Endpoint == endpoint {
 		if c, err := old.Client(); err == nil {
 			if _, err := c.Queues.List(ctx); err == nil {
-				fmt.Fprintf(w, "CLI logged in (%s), e.g.: sluice queues list --live\n", path)
+				fmt.Fprintf(w, "CLI logged in (%s), e.g.: %s queues list --live\n", path, self)
 				return nil
 			}
 		}
@@ -63,7 +63,7 @@ func saveDevLogin(ctx context.Context, srv *server.Server, account, endpoint, pa
 	if err := client.WriteConfig(path, cfg); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "CLI logged in with a new key %s (%s), e.g.: sluice queues list --live\n", id, path)
+	fmt.Fprintf(w, "CLI logged in with a new key %s (%s), e.g.: %s queues list --live\n", id, path, self)
 	return nil
 }
 

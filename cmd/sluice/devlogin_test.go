@@ -17,7 +17,7 @@ func TestDevLogin(t *testing.T) {
 	srv := clienttest.New(t)
 	path := filepath.Join(t.TempDir(), "sluice", "config.json")
 	var out bytes.Buffer
-	if err := saveDevLogin(ctx, srv.Server, client.DefaultAccount, srv.URL, path, &out); err != nil {
+	if err := saveDevLogin(ctx, srv.Server, client.DefaultAccount, srv.URL, path, "sluice", &out); err != nil {
 		t.Fatal(err)
 	}
 	cfg, ok, err := client.ReadConfig(path)
@@ -34,7 +34,7 @@ func TestDevLogin(t *testing.T) {
 	}
 	// Again: the saved key works, so no new key.
 	out.Reset()
-	if err := saveDevLogin(ctx, srv.Server, client.DefaultAccount, srv.URL, path, &out); err != nil {
+	if err := saveDevLogin(ctx, srv.Server, client.DefaultAccount, srv.URL, path, "sluice", &out); err != nil {
 		t.Fatal(err)
 	}
 	if keys, _ := c.Keys.List(ctx); len(keys) != 1 || !strings.Contains(out.String(), "CLI logged in") {
@@ -46,7 +46,7 @@ func TestDevLogin(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Reset()
-	if err := saveDevLogin(ctx, srv.Server, client.DefaultAccount, srv.URL, path, &out); err != nil {
+	if err := saveDevLogin(ctx, srv.Server, client.DefaultAccount, srv.URL, path, "sluice", &out); err != nil {
 		t.Fatal(err)
 	}
 	if got, _, _ := client.ReadConfig(path); got != remote || !strings.Contains(out.String(), "export SLUICE_ENDPOINT="+srv.URL) {

@@ -11,7 +11,9 @@ import (
 
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/pgqueue/migrate"
 	apikeys "github.com/sluicehq/sluice/server/keys"
+	"github.com/sluicehq/sluice/server/migrations"
 )
 
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -81,14 +83,18 @@ func keysCreate(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	})
 }
 
-// createKeyInDatabase creates a key with package keys on DATABASE_URL,
-// for bootstrapping: no key exists yet to call the API with.
+// createKeyInDatabase creates a key with package keys on DATABASE_URL
+// (migrating it first), for bootstrapping: no key exists yet to call the
+// API with.
 func createKeyInDatabase(ctx context.Context, url, schema, account string, o client.KeyOptions) (client.NewKey, error) {
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return client.NewKey{}, fmt.Errorf("connect to DATABASE_URL: %w", err)
 	}
 	defer pool.Close()
+	if err := migrate.Up(ctx, pool, schema, migrations.All...); err != nil {
+		return client.NewKey{}, err
+	}
 	queue, err := pgqueue.New(pool, pgqueue.Options{Schema: schema})
 	if err != nil {
 		return client.NewKey{}, err

@@ -33,9 +33,11 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"version", "print the version", runVersion},
-		{"dev", "run Sluice locally with the example functions (starts Postgres if needed)", runDev},
+		{"dev", "run Sluice locally with ./sluice.yaml (or -f; else the examples), starting Postgres if needed; one per folder", runDev},
 		{"serve", "run the sweeper, triggers and HTTP API against DATABASE_URL", runServe},
-		{"deploy", "apply an app manifest (sluice.yaml): to DATABASE_URL, or through the API after login", runDeploy},
+		{"deploy", "deploy an app (sluice.yaml): print its plan and apply it (--dry-run: only print; --force: drop queues with messages)", runDeploy},
+		{"apps", "list, show or delete the apps deploys made (each manifest's app:)", runApps},
+		{"health", "probe a server's /readyz (exit 0 when ready, 1 if not): a container healthcheck", runHealth},
 		{"postgres", "start, stop or locate the local development Postgres", runPostgres},
 		{"login", "save the API endpoint and access key the other commands use", runLogin},
 		{"queues", "list, show, create, update or delete queues", runQueues},

@@ -73,7 +73,7 @@ func readBody(body, file string, bodySet bool) (json.RawMessage, error) {
 }
 
 // sendUsage is the argument summary of mq send.
-const sendUsage = "QUEUE [BODY] | --body JSON | --body-file FILE | --entries FILE [--delay D] [--ttl D] [--header K=V]... [--dedup-key K]"
+const sendUsage = "QUEUE [BODY] | --body JSON | --body-file FILE | --entries FILE [--delay D] [--ttl D] [--header K=V]... [--dedup-key K] [--group G]"
 
 // headerFlags collects repeated --header K=V flags.
 type headerFlags map[string]string
@@ -110,8 +110,11 @@ func durationFlag(name, v string, min, max time.Duration) (int, error) {
 }
 
 // sendOptions reads the per-message flags of mq send.
-func sendOptions(f *cliFlags, delay, delaySeconds int, ttl string, headers headerFlags, dedup string) (client.SendOptions, error) {
-	o := client.SendOptions{DelaySeconds: delaySeconds, DedupKey: dedup}
+func sendOptions(f *cliFlags, delay, delaySeconds int, ttl string, headers headerFlags, dedup, group string) (client.SendOptions, error) {
+	o := client.SendOptions{DelaySeconds: delaySeconds, DedupKey: dedup, Group: group}
+	if f.set("group") && (len(group) < 1 || len(group) > client.MaxDedupKeyLength) {
+		return o, usageErrorf("--group: give 1 to %d characters", client.MaxDedupKeyLength)
+	}
 	if f.set("delay") {
 		if f.set("delay-seconds") {
 			return o, usageErrorf("give --delay or --delay-seconds, not both")
@@ -135,13 +138,14 @@ func mqSend(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	f := newCLIFlags("mq send", sendUsage)
 	body := f.String("body", "", "message body as JSON, or relaxed {key:value}; a JSON array sends each element as a message (1-10; wrap one array body as [[...]]); the BODY argument is the same")
 	file := f.String("body-file", "", "read the body from FILE (strict JSON; - for stdin)")
-	entries := f.String("entries", "", `read entries from FILE (- for stdin): {"entries": [{"body": ..., "headers": {"k": "v"}, "delay_seconds": 5, "expires_in_seconds": 60, "dedup_key": "..."}]} or the bare array, 1-1000 entries, each with its own options (the flags give defaults for the ones an entry leaves out)`)
+	entries := f.String("entries", "", `read entries from FILE (- for stdin): {"entries": [{"body": ..., "headers": {"k": "v"}, "delay_seconds": 5, "expires_in_seconds": 60, "dedup_key": "...", "group": "..."}]} or the bare array, 1-1000 entries, each with its own options (the flags give defaults for the ones an entry leaves out)`)
 	delaySeconds := f.Int("delay-seconds", 0, "keep the messages invisible that long, in seconds (0-43200)")
 	delayText := f.String("delay", "", "keep the messages invisible that long, e.g. 30s or 5m (0s to 12h)")
 	ttl := f.String("ttl", "", "time to live: the messages are never delivered after it, e.g. 5m (1s to 336h)")
 	headers := headerFlags{}
 	f.Var(headers, "header", "a header K=V stored with the messages (repeatable)")
 	dedup := f.String("dedup-key", "", "deduplication key (single messages only)")
+	group := f.String("group", "", "ordered group of the messages (1-128 characters): a group's messages are delivered in order, one at a time; required on a fifo queue")
 	pos, err := f.parseOptional(args, stdout, 1, "QUEUE", "BODY")
 	if err != nil {
 		return err
@@ -152,7 +156,7 @@ func mqSend(ctx context.Context, args []string, stdout, _ io.Writer) error {
 			return err
 		}
 	}
-	opts, err := sendOptions(f, delay, *delaySeconds, *ttl, headers, *dedup)
+	opts, err := sendOptions(f, delay, *delaySeconds, *ttl, headers, *dedup, *group)
 	if err != nil {
 		return err
 	}
@@ -260,7 +264,7 @@ func readEntries(file string, o client.SendOptions) ([]client.SendEntry, error) 
 	es := make([]client.SendEntry, len(raws))
 	for i, r := range raws {
 		if err := strictJSON(r, &es[i]); err != nil {
-			return nil, usageErrorf(`--entries %s: entries[%d]: %v (use {"body": ..., "headers": {"k": "v"}, "delay_seconds": 0, "expires_in_seconds": 60, "dedup_key": "..."})`, file, i, err)
+			return nil, usageErrorf(`--entries %s: entries[%d]: %v (use {"body": ..., "headers": {"k": "v"}, "delay_seconds": 0, "expires_in_seconds": 60, "dedup_key": "...", "group": "..."})`, file, i, err)
 		}
 		e := &es[i]
 		if e.Headers == nil {
@@ -271,6 +275,9 @@ func readEntries(file string, o client.SendOptions) ([]client.SendEntry, error) 
 		}
 		if e.ExpiresInSeconds == 0 {
 			e.ExpiresInSeconds = o.TTLSeconds
+		}
+		if e.Group == "" {
+			e.Group = o.Group
 		}
 	}
 	return es, nil
@@ -300,9 +307,9 @@ func messagesOut(f *cliFlags, w io.Writer, queue string, msgs []client.Message) 
 		rows := make([][]string, len(msgs))
 		for i, m := range msgs {
 			rows[i] = []string{strconv.FormatInt(m.Sequence, 10), strconv.Itoa(m.ReceiveCount), stamp(m.CreatedAt),
-				stamp(m.VisibleAt), orDash(m.Receipt), headersText(m.Headers), string(m.Body)}
+				stamp(m.VisibleAt), orDash(m.Receipt), orDash(m.Group), headersText(m.Headers), string(m.Body)}
 		}
-		return table(w, "SEQ\tRECEIVES\tCREATED\tVISIBLE AT\tRECEIPT\tHEADERS\tBODY", rows)
+		return table(w, "SEQ\tRECEIVES\tCREATED\tVISIBLE AT\tRECEIPT\tGROUP\tHEADERS\tBODY", rows)
 	})
 }
 

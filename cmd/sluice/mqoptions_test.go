@@ -92,7 +92,7 @@ func TestCLIMQSendOptionErrors(t *testing.T) {
 	}
 	nobody := write("nobody.json", `{"entries": [{"body": 1}, {"headers": {"k": "v"}}]}`)
 	badHeader := write("badheader.json", `[{"body": 1, "headers": {"k": 1}}]`)
-	unknown := write("unknown.json", `[{"body": 1, "group": "g"}]`)
+	unknown := write("unknown.json", `[{"body": 1, "priority": "g"}]`)
 	empty := write("empty.json", `{"entries": []}`)
 	farDelay := write("delay.json", `[{"body": 1, "delay_seconds": 43201}]`)
 	for _, tt := range []struct {
@@ -114,7 +114,7 @@ func TestCLIMQSendOptionErrors(t *testing.T) {
 		{[]string{"mq", "send", "q", "--entries", nobody, "--dedup-key", "k"}, `--dedup-key applies to a single message`},
 		{[]string{"mq", "send", "q", "--entries", nobody}, `entry 1: no body`},
 		{[]string{"mq", "send", "q", "--entries", badHeader}, `entries\[0\]: cannot unmarshal number into .*headers`},
-		{[]string{"mq", "send", "q", "--entries", unknown}, `entries\[0\]: unknown field "group"`},
+		{[]string{"mq", "send", "q", "--entries", unknown}, `entries\[0\]: unknown field "priority"`},
 		{[]string{"mq", "send", "q", "--entries", empty}, `give 1 to 1000 entries, got 0`},
 		{[]string{"mq", "send", "q", "--entries", farDelay}, `delay_seconds 43201: must be 0 to 43200`},
 	} {

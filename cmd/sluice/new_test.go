@@ -79,7 +79,7 @@ func TestNewProjectBuildsInvokesAndDeploys(t *testing.T) {
 			}
 
 			out := c.ok("deploy", "-f", filepath.Join(dir, "sluice.yaml"))
-			for _, want := range []string{name + ": building", name + ": uploading", "live as version 1", "queue " + name + ": created", "trigger queue:" + name + ":" + name + ": applied"} {
+			for _, want := range []string{name + ": building", name + ": uploading", "live as version 1", "+ queue " + name + " (create)", "+ trigger queue:" + name + ":" + name + " (create)"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("deploy output lacks %q:\n%s", want, out)
 				}

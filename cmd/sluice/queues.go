@@ -91,10 +91,19 @@ func queueOut(f *cliFlags, w io.Writer, q client.Queue, verb string) error {
 		if q.DeadLetterQueue != "" {
 			kv = append(kv, "dead-letter queue", q.DeadLetterQueue)
 		}
+		if q.Fifo {
+			kv = append(kv, "fifo", "true (every message needs a group)")
+		}
 		kv = append(kv, "created", stamp(q.CreatedAt))
 		if s := q.Stats; s != nil {
 			c := statsCells(s)
 			kv = append(kv, "ready", c[0], "inflight", c[1], "delayed", c[2], "dlq", c[3], "oldest ready", c[4])
+			if s.Groups > 0 || s.GroupedWaiting > 0 {
+				kv = append(kv, "groups", strconv.FormatInt(s.Groups, 10),
+					"groups in flight", strconv.FormatInt(s.GroupsInflight, 10),
+					"groups blocked", strconv.FormatInt(s.GroupsBlocked, 10),
+					"waiting in groups", strconv.FormatInt(s.GroupedWaiting, 10))
+			}
 		}
 		return fields(w, kv...)
 	})
@@ -119,6 +128,7 @@ type settingsFlags struct {
 	f      *cliFlags
 	values map[string]*int
 	dlq    *string
+	fifo   *bool
 }
 
 // queueSettingFlags are the queue setting flags with their ranges.
@@ -140,6 +150,7 @@ func newSettingsFlags(f *cliFlags) *settingsFlags {
 		s.values[q.flag] = f.Int(q.flag, 0, q.usage)
 	}
 	s.dlq = f.String("dead-letter-queue", "", "another queue that receives the dead letters as messages (\"\" on update: back to the DLQ table)")
+	s.fifo = f.Bool("fifo", false, "require a group on every message sent, like an SQS FIFO queue (--fifo=false on update turns it off)")
 	return s
 }
 
@@ -172,6 +183,10 @@ func (s *settingsFlags) settings() (client.QueueSettings, int, error) {
 		n++
 		out.DeadLetterQueue = s.dlq
 	}
+	if s.f.set("fifo") {
+		n++
+		out.Fifo = s.fifo
+	}
 	return out, n, nil
 }
 
@@ -189,7 +204,7 @@ func queuesUpdate(ctx context.Context, args []string, stdout, _ io.Writer) error
 
 func queueWrite(ctx context.Context, args []string, stdout io.Writer, verb, done string,
 	call func(context.Context, *client.Client, string, client.QueueSettings) (client.Queue, error)) error {
-	f := newCLIFlags("queues "+verb, "NAME [--visibility-timeout S] [--max-receive-count N] [--delay-seconds S] [--retention-seconds S] [--max-message-bytes N] [--dedup-window-seconds S] [--dead-letter-queue Q]")
+	f := newCLIFlags("queues "+verb, "NAME [--visibility-timeout S] [--max-receive-count N] [--delay-seconds S] [--retention-seconds S] [--max-message-bytes N] [--dedup-window-seconds S] [--dead-letter-queue Q] [--fifo]")
 	sf := newSettingsFlags(f)
 	pos, err := f.parse(args, stdout, "NAME")
 	if err != nil {

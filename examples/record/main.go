@@ -9,6 +9,7 @@
 //
 //	{"sleep_ms": {"1": 5000, "*": 100}}  sleep before returning: per attempt, "*" for any other
 //	{"fail": true}                        fail the message (retryable) every time
+//	{"fail_until": 2}                     fail attempts 1 and 2 (retryable), succeed from the 3rd
 //	{"emit": "QUEUE"}                     emit {"from": <message id>} to QUEUE for the message (ABI v1.1)
 //
 // RECORD_SLEEP_MS in the function's env is a default sleep per batch.
@@ -26,6 +27,7 @@ import (
 type steer struct {
 	SleepMS map[string]int `json:"sleep_ms"`
 	Fail    bool           `json:"fail"`
+	FailTo  int            `json:"fail_until"`
 	Emit    string         `json:"emit"`
 }
 
@@ -50,6 +52,8 @@ func main() {
 			}
 			if s.Fail {
 				res.Retry(m.ID, 0, errors.New("record: message "+m.ID+" is poison"))
+			} else if m.Attempt <= s.FailTo {
+				res.Retry(m.ID, 0, errors.New("record: message "+m.ID+" fails attempt "+strconv.Itoa(m.Attempt)))
 			}
 		}
 		if sleep > 0 {

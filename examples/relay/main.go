@@ -2,7 +2,7 @@
 // the tests of emit and as a small example of sdk.Result.Emit. A message
 // body may hold:
 //
-//	{"emit": [{"queue": "out", "body": {...}}, {"topic": "audit", "body": 1, "batch": true}],
+//	{"emit": [{"queue": "out", "body": {...}, "group": "g"}, {"topic": "audit", "body": 1, "batch": true}],
 //	 "fail": "retry" | "permanent" | "batch", "sleep_first_ms": 2000}
 //
 // Each emit entry goes out For its message ("batch": true: for the batch
@@ -28,6 +28,7 @@ type steer struct {
 		Topic   string            `json:"topic"`
 		Body    json.RawMessage   `json:"body"`
 		Headers map[string]string `json:"headers"`
+		Group   string            `json:"group"`
 		Batch   bool              `json:"batch"`
 	} `json:"emit"`
 	Fail         string `json:"fail"`
@@ -53,7 +54,7 @@ func main() {
 				if e.Batch {
 					forID = ""
 				}
-				res.Emit(sdk.Emit{Queue: e.Queue, Topic: e.Topic, Body: e.Body, Headers: e.Headers, For: forID})
+				res.Emit(sdk.Emit{Queue: e.Queue, Topic: e.Topic, Body: e.Body, Headers: e.Headers, Group: e.Group, For: forID})
 			}
 			if m.Attempt == 1 && s.SleepFirstMS > 0 {
 				time.Sleep(time.Duration(s.SleepFirstMS) * time.Millisecond)

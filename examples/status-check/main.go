@@ -1,4 +1,4 @@
-// Command status-check calls an HTTP API through the host (sdk.HTTPClient)
+// Command status-check calls an HTTP API through the host (sdkhttp.Client)
 // and counts the answers in a key-value store (sdk.Store). Each message may
 // name the URL to check ({"url": "..."}); the default is $STATUS_URL. Its
 // manifest must allow the URL (allowed_outbound_hosts) and the store
@@ -23,12 +23,13 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/sdk"
+	"github.com/sluicehq/sluice/sdk/sdkhttp"
 )
 
 func main() {
 	sdk.Handle(func(ctx sdk.Context, b sdk.Batch) sdk.Result {
 		var res sdk.Result
-		client := sdk.HTTPClient()
+		client := sdkhttp.Client()
 		counts := sdk.Store("counts")
 		for _, m := range b.Messages {
 			var msg struct {

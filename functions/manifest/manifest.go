@@ -2,6 +2,7 @@
 // functions, triggers, webhook hooks and topics of one application, declared so that
 // `sluice deploy` can apply them idempotently.
 //
+//	app: shop                # default: the manifest's folder name
 //	queues:
 //	  emails: {visibility_timeout_seconds: 30, max_receive_count: 5}
 //	functions:
@@ -53,6 +54,10 @@ var verifySchemes = []string{"standard", "github", "stripe", "none"}
 
 // Manifest is a parsed and checked sluice.yaml.
 type Manifest struct {
+	// App names the app the manifest deploys: a deploy creates, updates
+	// and removes only that app's resources. Unset, deploy uses the name
+	// of the manifest's folder (see deploy.AppName).
+	App       string              `yaml:"app"`
 	Queues    map[string]Queue    `yaml:"queues"`
 	Functions map[string]Function `yaml:"functions"`
 	Triggers  []Trigger           `yaml:"triggers"`
@@ -76,6 +81,9 @@ type Queue struct {
 	// DeadLetterQueue names another queue that receives this queue's dead
 	// letters as messages ("": back to the dead-letter table).
 	DeadLetterQueue *string `yaml:"dead_letter_queue" json:"dead_letter_queue,omitempty"`
+	// Fifo requires a group on every message sent: the queue delivers each
+	// group's messages in order, one at a time (docs/ordered.md).
+	Fifo *bool `yaml:"fifo" json:"fifo,omitempty"`
 }
 
 // Function declares a function: where its module comes from and its limits.
@@ -294,6 +302,9 @@ func (m *Manifest) check() error {
 		if !pgqueue.ValidName(name) {
 			bad("%s name %q: use 1-80 characters from A-Z a-z 0-9 _ -", kind, name)
 		}
+	}
+	if m.App != "" {
+		validName("app", m.App)
 	}
 	for _, name := range sortedKeys(m.Queues) {
 		validName("queue", name)

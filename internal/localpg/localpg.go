@@ -51,7 +51,13 @@ type Cluster struct {
 	socketDir string
 	bindir    string
 	owner     *user.User // nil when we run initdb and pg_ctl as ourselves
+	started   bool       // this Cluster's Start started the server
 }
+
+// Started reports whether Start started the server, rather than finding
+// it running (started by another process, e.g. another `sluice dev` or
+// `sluice postgres start`). A caller stops only a server it started.
+func (c *Cluster) Started() bool { return c.started }
 
 // Dir is the cluster's folder.
 func (c *Cluster) Dir() string { return c.dir }
@@ -191,6 +197,7 @@ func (c *Cluster) Start(ctx context.Context, opts Options) error {
 		"-l", logFile, "-o", settings); err != nil {
 		return fmt.Errorf("%w (server log: %s)", err, logFile)
 	}
+	c.started = true
 	return nil
 }
 

@@ -95,9 +95,9 @@ export const api = {
   createQueue: (q) => call("POST", `${mgmt(session())}/queues`, { body: q }),
   getQueue: (name) => call("GET", `${mgmt(session())}/queues/${enc(name)}`),
   updateQueue: (name, settings) => call("PATCH", `${mgmt(session())}/queues/${enc(name)}`, { body: settings }),
-  send: (name, rawJSON, delaySeconds, ttlSeconds, dedupKey) =>
+  send: (name, rawJSON, delaySeconds, ttlSeconds, dedupKey, group) =>
     call("POST", `${queueURL(session(), name)}/messages`, { raw: rawJSON,
-      query: { delay_seconds: delaySeconds || "", expires_in_seconds: ttlSeconds || "", dedup_key: dedupKey || "" } }),
+      query: { delay_seconds: delaySeconds || "", expires_in_seconds: ttlSeconds || "", dedup_key: dedupKey || "", group: group || "" } }),
   sendEntries: (name, rawJSON) => call("POST", `${queueURL(session(), name)}/messages/entries`, { raw: rawJSON }),
   peek: (name, max, after) => call("GET", `${queueURL(session(), name)}/messages`, { query: { max_messages: max, after: after || "" } }),
   deleteMessage: (name, seq) => call("DELETE", `${queueURL(session(), name)}/messages/${enc(seq)}`),

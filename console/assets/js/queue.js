@@ -86,11 +86,16 @@ export function mount(root, name, tab) {
           [["ready", "Ready"], ["inflight", "Inflight"], ["delayed", "Delayed"], ["dlq", "DLQ"]].map(([k, label]) =>
             h("div", { "data-stat": k }, h("span", { class: "muted small" }, label), h("b", {}, num(s[k])))),
           h("div", { "data-stat": "oldest_ready_age_seconds" }, h("span", { class: "muted small" }, "Oldest ready"),
-            h("b", {}, s.ready ? age(s.oldest_ready_age_seconds) : "–"))),
+            h("b", {}, s.ready ? age(s.oldest_ready_age_seconds) : "–")),
+          // Ordered groups: shown on a fifo queue, or once a queue has groups.
+          ...(q.fifo || s.groups || s.grouped_waiting ?
+            [["groups", "Groups"], ["groups_inflight", "Groups in flight"], ["groups_blocked", "Groups blocked"],
+              ["grouped_waiting", "Waiting in groups"]].map(([k, label]) =>
+              h("div", { "data-stat": k }, h("span", { class: "muted small" }, label), h("b", {}, num(s[k] || 0)))) : [])),
         h("p", { class: "muted small" },
           `visibility timeout ${q.visibility_timeout_seconds}s · max receive count ${q.max_receive_count} · ` +
           `delay ${q.delay_seconds}s · retention ${age(q.retention_seconds)} · max message ${num(q.max_message_bytes)} bytes · ` +
-          `dedup window ${q.dedup_window_seconds}s · created ${time(q.created_at)}`));
+          `dedup window ${q.dedup_window_seconds}s · ${q.fifo ? "fifo (every message needs a group) · " : ""}created ${time(q.created_at)}`));
     } catch (e) {
       if (alive) replace(header, errorBox(e));
     }
@@ -236,6 +241,7 @@ function messagesTab(root, name, changed, alive) {
   const delay = h("input", { type: "number", id: "message-delay", min: 0, max: 43200, step: 1, value: 0 });
   const ttl = h("input", { type: "number", id: "message-ttl", min: 1, max: 1209600, step: 1, value: "", placeholder: "none" });
   const dedup = h("input", { type: "text", id: "message-dedup", maxlength: 128, placeholder: "none" });
+  const group = h("input", { type: "text", id: "message-group", maxlength: 128, placeholder: "none" });
   const headersBox = h("textarea", { id: "message-headers", spellcheck: "false", rows: 2, placeholder: "key=value, one per line" });
   const send = h("button", { type: "submit", id: "send-message" }, "Send");
   const sendResult = h("div", { class: "hint", id: "send-result" });
@@ -251,7 +257,7 @@ function messagesTab(root, name, changed, alive) {
     send.disabled = !(r.ok && o.ok);
     return { ...r, options: o };
   }
-  for (const el of [editor, delay, ttl, dedup, headersBox]) el.addEventListener("input", check);
+  for (const el of [editor, delay, ttl, dedup, group, headersBox]) el.addEventListener("input", check);
 
   const pager = seqPager("peek", () => peek());
   max.addEventListener("change", () => { pager.reset(); peek(); });
@@ -270,9 +276,10 @@ function messagesTab(root, name, changed, alive) {
   function messageTable(msgs) {
     if (msgs.length === 0) return h("p", { class: "muted" }, "No messages to peek.");
     return h("table", {},
-      h("thead", {}, h("tr", {}, ["Sequence", "Created", "Receives", "Visible at", "Body", "Headers", ""].map((t) => h("th", {}, t)))),
+      h("thead", {}, h("tr", {}, ["Sequence", "Group", "Created", "Receives", "Visible at", "Body", "Headers", ""].map((t) => h("th", {}, t)))),
       h("tbody", {}, msgs.map((m) => h("tr", { "data-sequence": m.sequence },
         h("td", { class: "num" }, m.sequence),
+        h("td", { class: "small", "data-group": m.group || "" }, m.group || h("span", { class: "muted" }, "–")),
         h("td", { class: "small" }, time(m.created_at)),
         h("td", { class: "num" }, m.receive_count),
         h("td", { class: "small" }, time(m.visible_at)),
@@ -304,14 +311,15 @@ function messagesTab(root, name, changed, alive) {
           // body's text kept as typed (so its numbers keep their precision)
           // for a single message.
           const opts = JSON.stringify({ headers: o.headers, delay_seconds: Number(delay.value) || undefined,
-            expires_in_seconds: ttl.value === "" ? undefined : Number(ttl.value), dedup_key: dedup.value || undefined });
+            expires_in_seconds: ttl.value === "" ? undefined : Number(ttl.value), dedup_key: dedup.value || undefined,
+            group: group.value || undefined });
           const v = JSON.parse(editor.value);
           const entries = Array.isArray(v)
             ? v.map((b) => `{"body":${JSON.stringify(b)},${opts.slice(1)}`)
             : [`{"body":${editor.value},${opts.slice(1)}`];
           res = await api.sendEntries(name, `{"entries":[${entries.join(",")}]}`);
         } else {
-          res = await api.send(name, editor.value, Number(delay.value), ttl.value === "" ? 0 : Number(ttl.value), dedup.value);
+          res = await api.send(name, editor.value, Number(delay.value), ttl.value === "" ? 0 : Number(ttl.value), dedup.value, group.value);
         }
         const seqs = res.sequences || [res.sequence];
         sendResult.textContent = `Sent ${r.count} message${r.count === 1 ? "" : "s"}: sequence ${seqs.join(", ")}`;
@@ -328,7 +336,8 @@ function messagesTab(root, name, changed, alive) {
   h("p", { class: "muted small" }, "A JSON object sends one message; an array of 1–10 values sends a batch."),
   editor, hint,
   h("div", { class: "row" }, h("label", {}, "Delay (seconds)", delay), h("label", {}, "TTL (seconds)", ttl),
-    h("label", {}, "Dedup key", dedup)),
+    h("label", {}, "Dedup key", dedup),
+    h("label", { title: "An ordered group: its messages are delivered in order, one at a time; a fifo queue requires one" }, "Group", group)),
   h("label", {}, "Headers", headersBox),
   h("div", { class: "row" }, h("span", { class: "spacer" }), send),
   sendResult);
@@ -388,10 +397,11 @@ function dlqTab(root, name, changed, alive) {
         selectionChanged();
       } });
     return h("table", {},
-      h("thead", {}, h("tr", {}, h("th", {}, all), ["Sequence", "Failed at", "Reason", "Last error", "Receives", "Body", ""].map((t) => h("th", {}, t)))),
+      h("thead", {}, h("tr", {}, h("th", {}, all), ["Sequence", "Group", "Failed at", "Reason", "Last error", "Receives", "Body", ""].map((t) => h("th", {}, t)))),
       h("tbody", {}, msgs.map((m, i) => h("tr", { "data-sequence": m.sequence },
         h("td", {}, boxes[i]),
         h("td", { class: "num" }, m.sequence),
+        h("td", { class: "small", "data-group": m.group || "" }, m.group || h("span", { class: "muted" }, "–")),
         h("td", { class: "small" }, time(m.failed_at)),
         h("td", {}, m.reason),
         h("td", {}, m.last_error ? h("pre", {}, m.last_error) : h("span", { class: "muted" }, "–")),
@@ -489,7 +499,7 @@ function apiTab(root, name) {
       `export SLUICE_KEY='${keyID}:…'   # this key's ID:SECRET`,
       `# send`,
       `curl -sS -X POST '${url}/messages' -H "Authorization: Bearer $SLUICE_KEY" -H 'Content-Type: application/json' -d '{"hello": "world"}'`,
-      `# send entries, each with its own headers, delay_seconds, expires_in_seconds, dedup_key`,
+      `# send entries, each with its own headers, delay_seconds, expires_in_seconds, dedup_key, group`,
       `curl -sS -X POST '${url}/messages/entries' -H "Authorization: Bearer $SLUICE_KEY" -H 'Content-Type: application/json' -d '{"entries": [{"body": {"hello": "world"}, "headers": {"trace": "abc"}, "expires_in_seconds": 300}]}'`,
       `# receive (lease) up to 10, waiting up to 20 s`,
       `curl -sS -X POST '${url}/messages/receive' -H "Authorization: Bearer $SLUICE_KEY" -H 'Content-Type: application/json' -d '{"max_messages": 10, "wait_seconds": 20}'`,

@@ -45,6 +45,7 @@ type Emit struct {
 	Headers      json.RawMessage // nil when absent or null
 	DelaySeconds int
 	DedupKey     string
+	Group        string
 	For          string
 }
 
@@ -155,9 +156,6 @@ func parseEmits(ws []wireEmit) ([]Emit, error) {
 		default:
 			return nil, bad("names neither a queue nor a topic")
 		}
-		if w.Group != nil {
-			return nil, bad("group is not supported yet: ordered (FIFO) groups do not exist; leave it out")
-		}
 		if len(w.Body) == 0 {
 			return nil, bad("lacks a body")
 		}
@@ -180,8 +178,14 @@ func parseEmits(ws []wireEmit) ([]Emit, error) {
 			}
 			e.DedupKey = *w.DedupKey
 		}
-		if e.Topic != "" && (e.DelaySeconds != 0 || e.DedupKey != "") {
-			return nil, bad("a topic emit takes no delay_seconds or dedup_key")
+		if w.Group != nil {
+			if n := len(*w.Group); n < 1 || n > 128 {
+				return nil, bad("group of %d characters; use 1 to 128", n)
+			}
+			e.Group = *w.Group
+		}
+		if e.Topic != "" && (e.DelaySeconds != 0 || e.DedupKey != "" || e.Group != "") {
+			return nil, bad("a topic emit takes no delay_seconds, dedup_key or group")
 		}
 		if w.For != nil {
 			if *w.For == "" {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/sdk"
+	"github.com/sluicehq/sluice/sdk/sdkhttp"
 )
 
 type op struct {
@@ -52,7 +53,7 @@ func run(o op) string {
 			if err != nil {
 				return describe(err)
 			}
-			resp, err := sdk.HTTPClient().Do(req)
+			resp, err := sdkhttp.Client().Do(req)
 			if ue := (*url.Error)(nil); errors.As(err, &ue) {
 				err = ue.Err // drop net/http's "Get <url>: " prefix
 			}

@@ -154,6 +154,25 @@ def test_send_with_dedup_key_returns_the_first_sequence(client: Sluice, queue: s
     assert ei.value.status == 0  # refused before sending
 
 
+def test_fifo_queue_and_groups(client: Sluice) -> None:
+    name = "fifo-" + str(time.time_ns())
+    q = client.queues.create(name, fifo=True)
+    assert q.fifo is True
+    with pytest.raises(InvalidArgument, match="fifo queue") as ei:
+        client.mq.send(name, {"x": 0})
+    assert ei.value.status == 400
+    client.mq.send(name, {"x": 1}, group="c1")
+    client.mq.send(name, [{"x": 2}, {"x": 3}], group="c1")
+    client.mq.send_entries(name, [{"body": {"x": 4}, "group": "c2"}])
+    with pytest.raises(InvalidArgument, match="group"):
+        client.mq.send(name, {"x": 5}, group="")
+    msgs = client.mq.receive(name, max_messages=10)
+    assert [(m.group, m.body) for m in msgs] == [("c1", {"x": 1}), ("c2", {"x": 4})]
+    stats = client.queues.get(name).stats
+    assert stats is not None and (stats.groups, stats.groups_inflight, stats.grouped_waiting) == (2, 2, 2)
+    assert client.queues.update(name, fifo=False).fifo is False
+
+
 def test_send_with_delay(client: Sluice, queue: str) -> None:
     client.mq.send(queue, {"later": True}, delay=600)
     client.mq.send(queue, [{"later": 2}, {"later": 3}], delay=timedelta(minutes=5))

@@ -7,6 +7,7 @@ package deploycmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -21,9 +22,10 @@ import (
 	"github.com/sluicehq/sluice/internal/wasmbuild"
 )
 
-// ToDatabase applies the manifest file to account of the database at url
-// (migrating it first), storing and compiling each function there.
-func ToDatabase(ctx context.Context, file, url, schema, account string, w io.Writer) error {
+// ToDatabase deploys the app of the manifest file to account of the
+// database at url (migrating it first), storing and compiling each
+// function there, and prints the plan and each step.
+func ToDatabase(ctx context.Context, file, url, schema, account string, opts deploy.Options, w io.Writer) error {
 	m, err := manifest.ReadFile(file)
 	if err != nil {
 		return err
@@ -34,22 +36,45 @@ func ToDatabase(ctx context.Context, file, url, schema, account string, w io.Wri
 	}
 	defer db.Close(context.Background())
 	p := &progress{w: w, verb: "storing and compiling"}
-	changes, err := deploy.Apply(ctx, p.target(db.Target(account)), account, m, p.modules(m))
-	return PrintChanges(w, changes, err)
+	PrintApp(w, m)
+	opts.OnPlan = p.plan(opts)
+	plan, err := deploy.Apply(ctx, p.target(db.Target(account)), account, m, p.modules(m), opts)
+	return Finish(w, plan, opts, err)
 }
 
-// ThroughAPI applies the manifest file through the HTTP API with c (whose
-// key needs mq:admin and functions:deploy).
-func ThroughAPI(ctx context.Context, c *client.Client, file string, w io.Writer) error {
+// ThroughAPI deploys the app of the manifest file through the HTTP API
+// with c (whose key needs mq:admin and functions:deploy).
+func ThroughAPI(ctx context.Context, c *client.Client, file string, opts deploy.Options, w io.Writer) error {
 	m, err := manifest.ReadFile(file)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "deploying through %s (account %s)\n", c.Endpoint(), c.Account())
+	PrintApp(w, m)
 	p := &progress{w: w}
+	opts.OnPlan = p.plan(opts)
 	target := p.target(deploy.APITargetWithProgress(c, p.apiProgress))
-	changes, err := deploy.Apply(ctx, target, c.Account(), m, p.modules(m))
-	return PrintChanges(w, changes, err)
+	plan, err := deploy.Apply(ctx, target, c.Account(), m, p.modules(m), opts)
+	return Finish(w, plan, opts, err)
+}
+
+// WithApply deploys m with apply (a running server's Apply, for sluice
+// dev), printing the app, the plan and how it ended.
+func WithApply(w io.Writer, m *manifest.Manifest, apply func(modules deploy.Modules, opts deploy.Options) (deploy.Plan, error)) error {
+	PrintApp(w, m)
+	p := &progress{w: w}
+	opts := deploy.Options{OnPlan: p.plan(deploy.Options{})}
+	plan, err := apply(Modules(m), opts)
+	return Finish(w, plan, opts, err)
+}
+
+// PrintApp says which app a deploy deploys, and where the name comes from.
+func PrintApp(w io.Writer, m *manifest.Manifest) {
+	if m.App != "" {
+		fmt.Fprintf(w, "app %s\n", m.App)
+		return
+	}
+	fmt.Fprintf(w, "app %s (the manifest's folder name; set app: in the manifest to choose another)\n", deploy.AppName(m))
 }
 
 // Modules returns the modules m declares, compiling its build: packages
@@ -59,15 +84,37 @@ func Modules(m *manifest.Manifest) deploy.Modules {
 	return deploy.ManifestModules(m, wasmbuild.BuildDir, wasmbuild.RunCommand)
 }
 
-// PrintChanges prints what an apply changed, then returns its error.
-func PrintChanges(w io.Writer, changes []deploy.Change, err error) error {
-	for _, c := range changes {
-		fmt.Fprintln(w, c)
-	}
-	if err == nil && len(changes) == 0 {
+// Finish reports how a deploy ended.
+func Finish(w io.Writer, plan deploy.Plan, opts deploy.Options, err error) error {
+	var loss *deploy.DataLossError
+	switch {
+	case errors.As(err, &loss):
+		return err
+	case err != nil:
+		return err
+	case opts.DryRun:
+		fmt.Fprintln(w, "dry run: nothing was changed; run without --dry-run to apply")
+	case plan.Changes():
+		fmt.Fprintf(w, "app %s deployed\n", plan.App)
+	default:
 		fmt.Fprintln(w, "no changes")
 	}
-	return err
+	return nil
+}
+
+// plan returns the OnPlan of a deploy: it prints the plan.
+func (p *progress) plan(opts deploy.Options) func(deploy.Plan) {
+	return func(plan deploy.Plan) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		switch {
+		case opts.DryRun:
+			fmt.Fprintln(p.w, "plan (dry run: nothing is changed):")
+		case plan.Changes():
+			fmt.Fprintln(p.w, "plan:")
+		}
+		plan.Print(p.w)
+	}
 }
 
 // progress prints what a deploy is doing, with timings: each build, each

@@ -61,7 +61,7 @@ var sdkRoots = map[string]string{"go": ".", "c": "c", "rust": "rust", "assemblys
 
 // SDKFiles returns the SDK files a project in lang vendors, by their path
 // in its SDK folder: the files of the repository's sdk/ (sdk.Sources),
-// the Go SDK without its tests and sources.go.
+// the Go SDK (with package sdkhttp) without its tests and sources.go.
 func SDKFiles(lang string) (map[string][]byte, error) {
 	root, ok := sdkRoots[lang]
 	if !ok {
@@ -73,7 +73,7 @@ func SDKFiles(lang string) (map[string][]byte, error) {
 			return err
 		}
 		if d.IsDir() {
-			if lang == "go" && p != "." {
+			if lang == "go" && p != "." && p != "sdkhttp" {
 				return fs.SkipDir // the other languages' SDKs
 			}
 			return nil

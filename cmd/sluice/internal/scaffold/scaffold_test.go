@@ -15,7 +15,7 @@ func TestSDKFiles(t *testing.T) {
 	t.Parallel()
 	root := filepath.Join("..", "..", "..", "..", "sdk")
 	for lang, globs := range map[string][]string{
-		"go":             {"*.go"},
+		"go":             {"*.go", "sdkhttp/*.go"},
 		"c":              {"c/*.c", "c/*.h"},
 		"rust":           {"rust/Cargo.toml", "rust/src/*.rs"},
 		"assemblyscript": {"assemblyscript/assembly/*.ts"},

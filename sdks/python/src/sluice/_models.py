@@ -64,6 +64,8 @@ class Message(_Record):
     #: with ``delete=True``); pass it to delete/change_visibility to fence a
     #: stale lease.
     receipt: Optional[str] = None
+    #: The message's ordered group, or None.
+    group: Optional[str] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Message":
@@ -75,6 +77,7 @@ class Message(_Record):
             receive_count=int(d.get("receive_count") or 0),
             visible_at=parse_time(d.get("visible_at")),
             receipt=d.get("receipt") or None,
+            group=d.get("group") or None,
         )
 
 
@@ -91,6 +94,8 @@ class DeadLetter(_Record):
     #: Why it died, e.g. ``max_receive_count`` or ``permanent``.
     reason: str
     last_error: str
+    #: The message's ordered group, or None.
+    group: Optional[str] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "DeadLetter":
@@ -103,6 +108,7 @@ class DeadLetter(_Record):
             failed_at=parse_time(d.get("failed_at")),
             reason=d.get("reason") or "",
             last_error=d.get("last_error") or "",
+            group=d.get("group") or None,
         )
 
 
@@ -115,6 +121,12 @@ class QueueStats(_Record):
     delayed: int
     dlq: int
     oldest_ready_age_seconds: float
+    #: Ordered groups with messages, those whose head is leased, those held
+    #: back by a head that failed, and messages waiting behind their head.
+    groups: int = 0
+    groups_inflight: int = 0
+    groups_blocked: int = 0
+    grouped_waiting: int = 0
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "QueueStats":
@@ -124,6 +136,10 @@ class QueueStats(_Record):
             delayed=int(d.get("delayed") or 0),
             dlq=int(d.get("dlq") or 0),
             oldest_ready_age_seconds=float(d.get("oldest_ready_age_seconds") or 0),
+            groups=int(d.get("groups") or 0),
+            groups_inflight=int(d.get("groups_inflight") or 0),
+            groups_blocked=int(d.get("groups_blocked") or 0),
+            grouped_waiting=int(d.get("grouped_waiting") or 0),
         )
 
 
@@ -145,6 +161,8 @@ class Queue(_Record):
     #: The queue that receives this queue's dead letters as messages, or
     #: None when they go to its dead-letter table.
     dead_letter_queue: Optional[str] = None
+    #: Every message sent needs a group (ordered processing).
+    fifo: bool = False
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Queue":
@@ -161,6 +179,7 @@ class Queue(_Record):
             updated_at=_time(d, "updated_at"),
             stats=QueueStats.from_json(stats) if isinstance(stats, dict) else None,
             dead_letter_queue=d.get("dead_letter_queue") or None,
+            fifo=bool(d.get("fifo") or False),
         )
 
 

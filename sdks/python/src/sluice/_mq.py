@@ -42,6 +42,7 @@ class _Calls:
         dedup_key: Optional[str],
         ttl: Optional[Seconds] = None,
         headers: Optional[Mapping[str, str]] = None,
+        group: Optional[str] = None,
     ) -> Call[Any]:
         if headers is not None:
             # Headers travel only in entries: one entry per message.
@@ -51,7 +52,8 @@ class _Calls:
             bodies = body if many else [body]
             call = self.send_entries(
                 queue,
-                [{"body": b, "headers": headers, "delay": delay, "ttl": ttl, "dedup_key": dedup_key} for b in bodies],
+                [{"body": b, "headers": headers, "delay": delay, "ttl": ttl, "dedup_key": dedup_key, "group": group}
+                 for b in bodies],
             )
             if many:
                 return call
@@ -66,6 +68,8 @@ class _Calls:
             params["expires_in_seconds"] = str(seconds("ttl", ttl))
         if dedup_key is not None:
             params["dedup_key"] = _dedup_key(dedup_key)
+        if group is not None:
+            params["group"] = _group(group)
         if isinstance(body, list):
             # A batch: the server takes 1 to 10 bodies of any JSON value.
             raw = encode_json(body, "message bodies")
@@ -168,13 +172,19 @@ class _Calls:
 
 
 #: The keys of a send_entries entry.
-ENTRY_KEYS = ("body", "headers", "delay", "ttl", "dedup_key")
+ENTRY_KEYS = ("body", "headers", "delay", "ttl", "dedup_key", "group")
 
 
 def _dedup_key(key: Any) -> str:
     if not isinstance(key, str) or key == "":
         raise InvalidArgument(f"dedup_key {key!r}: must be a non-empty string")
     return key
+
+
+def _group(group: Any) -> str:
+    if not isinstance(group, str) or not 1 <= len(group) <= 128:
+        raise InvalidArgument(f"group {group!r}: must be a string of 1 to 128 characters")
+    return group
 
 
 def _headers(name: str, headers: Any) -> Dict[str, str]:
@@ -207,6 +217,8 @@ def _entry(i: int, e: Any) -> Dict[str, Any]:
         out["expires_in_seconds"] = seconds(f"entries[{i}] ttl", e["ttl"])
     if e.get("dedup_key") is not None:
         out["dedup_key"] = _dedup_key(e["dedup_key"])
+    if e.get("group") is not None:
+        out["group"] = _group(e["group"])
     return out
 
 
@@ -254,6 +266,7 @@ class MQ:
         dedup_key: Optional[str] = None,
         ttl: Optional[Seconds] = None,
         headers: Optional[Mapping[str, str]] = None,
+        group: Optional[str] = None,
     ) -> List[int]: ...
 
     @overload
@@ -266,6 +279,7 @@ class MQ:
         dedup_key: Optional[str] = None,
         ttl: Optional[Seconds] = None,
         headers: Optional[Mapping[str, str]] = None,
+        group: Optional[str] = None,
     ) -> int: ...
 
     def send(
@@ -277,6 +291,7 @@ class MQ:
         dedup_key: Optional[str] = None,
         ttl: Optional[Seconds] = None,
         headers: Optional[Mapping[str, str]] = None,
+        group: Optional[str] = None,
     ) -> Union[int, List[int]]:
         """Sends one message (a JSON-serializable body) and returns its
         sequence; a list is a batch of 1 to 10 bodies, sent in one
@@ -289,16 +304,19 @@ class MQ:
         after it. ``headers`` (a dict of strings) are stored and returned
         with each message. ``dedup_key`` (single sends only) makes a
         repeat within the queue's dedup window return the first message's
-        sequence instead of storing another."""
+        sequence instead of storing another. ``group`` (1 to 128
+        characters) puts the messages into an ordered group: a group's
+        messages are delivered in order, one at a time; a fifo queue
+        requires one."""
         return cast(
-            Union[int, List[int]], self._client._run(self._calls.send(queue, body, delay, dedup_key, ttl, headers))
+            Union[int, List[int]], self._client._run(self._calls.send(queue, body, delay, dedup_key, ttl, headers, group))
         )
 
     def send_entries(self, queue: str, entries: Sequence[Mapping[str, Any]]) -> List[int]:
         """Sends 1 to 1000 entries in one transaction, each a dict with its
         own options: ``body`` (required, any JSON value but None),
         ``headers`` (a dict of strings), ``delay`` and ``ttl`` (seconds or
-        a timedelta) and ``dedup_key``. Returns the sequences in entry
+        a timedelta), ``dedup_key`` and ``group``. Returns the sequences in entry
         order (a repeated dedup key returns the first message's)."""
         return self._client._run(self._calls.send_entries(queue, entries))
 
@@ -377,6 +395,7 @@ class AsyncMQ:
         dedup_key: Optional[str] = None,
         ttl: Optional[Seconds] = None,
         headers: Optional[Mapping[str, str]] = None,
+        group: Optional[str] = None,
     ) -> List[int]: ...
 
     @overload
@@ -389,6 +408,7 @@ class AsyncMQ:
         dedup_key: Optional[str] = None,
         ttl: Optional[Seconds] = None,
         headers: Optional[Mapping[str, str]] = None,
+        group: Optional[str] = None,
     ) -> int: ...
 
     async def send(
@@ -400,10 +420,11 @@ class AsyncMQ:
         dedup_key: Optional[str] = None,
         ttl: Optional[Seconds] = None,
         headers: Optional[Mapping[str, str]] = None,
+        group: Optional[str] = None,
     ) -> Union[int, List[int]]:
         """See :meth:`MQ.send`."""
         return cast(
-            Union[int, List[int]], await self._client._run(self._calls.send(queue, body, delay, dedup_key, ttl, headers))
+            Union[int, List[int]], await self._client._run(self._calls.send(queue, body, delay, dedup_key, ttl, headers, group))
         )
 
     async def send_entries(self, queue: str, entries: Sequence[Mapping[str, Any]]) -> List[int]:

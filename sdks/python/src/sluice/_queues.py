@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from ._base import BaseClient, Call, Seconds, check_name, integer, nothing, seconds
+from ._errors import InvalidArgument
 from ._models import MinuteStats, Queue, list_of
 
 if TYPE_CHECKING:
@@ -49,9 +50,14 @@ def settings(
     max_message_bytes: Optional[int],
     dedup_window_seconds: Optional[Seconds],
     dead_letter_queue: Optional[str] = None,
+    fifo: Optional[bool] = None,
 ) -> Dict[str, Any]:
     """The settings given (not None), as the API names them."""
     out: Dict[str, Any] = {}
+    if fifo is not None:
+        if not isinstance(fifo, bool):
+            raise InvalidArgument(f"fifo {fifo!r}: must be True or False")
+        out["fifo"] = fifo
     if dead_letter_queue is not None:
         # "" sends the dead letters back to the queue's dead-letter table.
         out["dead_letter_queue"] = check_name("queue", dead_letter_queue) if dead_letter_queue != "" else ""
@@ -79,7 +85,8 @@ class Queues:
     (60 to 1209600; 345600), ``max_message_bytes`` (1 to 1048576; 262144),
     ``dedup_window_seconds`` (0 to 86400; 300), ``dead_letter_queue``
     (another queue that receives the dead letters as messages; ``""``: back
-    to the dead-letter table). Durations take seconds or a timedelta.
+    to the dead-letter table), ``fifo`` (every message sent needs a group;
+    False). Durations take seconds or a timedelta.
     """
 
     def __init__(self, client: "Sluice") -> None:
@@ -105,10 +112,11 @@ class Queues:
         max_message_bytes: Optional[int] = None,
         dedup_window_seconds: Optional[Seconds] = None,
         dead_letter_queue: Optional[str] = None,
+        fifo: Optional[bool] = None,
     ) -> Queue:
         """Creates a queue (:class:`QueueExists` if it exists)."""
         s = settings(visibility_timeout_seconds, max_receive_count, delay_seconds, retention_seconds, max_message_bytes,
-                     dedup_window_seconds, dead_letter_queue)
+                     dedup_window_seconds, dead_letter_queue, fifo)
         return self._client._run(self._calls.create(name, s))
 
     def update(
@@ -122,10 +130,11 @@ class Queues:
         max_message_bytes: Optional[int] = None,
         dedup_window_seconds: Optional[Seconds] = None,
         dead_letter_queue: Optional[str] = None,
+        fifo: Optional[bool] = None,
     ) -> Queue:
         """Changes the settings given, atomically; returns the queue as it now is."""
         s = settings(visibility_timeout_seconds, max_receive_count, delay_seconds, retention_seconds, max_message_bytes,
-                     dedup_window_seconds, dead_letter_queue)
+                     dedup_window_seconds, dead_letter_queue, fifo)
         return self._client._run(self._calls.update(name, s))
 
     def delete(self, name: str) -> None:
@@ -164,10 +173,11 @@ class AsyncQueues:
         max_message_bytes: Optional[int] = None,
         dedup_window_seconds: Optional[Seconds] = None,
         dead_letter_queue: Optional[str] = None,
+        fifo: Optional[bool] = None,
     ) -> Queue:
         """See :meth:`Queues.create`."""
         s = settings(visibility_timeout_seconds, max_receive_count, delay_seconds, retention_seconds, max_message_bytes,
-                     dedup_window_seconds, dead_letter_queue)
+                     dedup_window_seconds, dead_letter_queue, fifo)
         return await self._client._run(self._calls.create(name, s))
 
     async def update(
@@ -181,10 +191,11 @@ class AsyncQueues:
         max_message_bytes: Optional[int] = None,
         dedup_window_seconds: Optional[Seconds] = None,
         dead_letter_queue: Optional[str] = None,
+        fifo: Optional[bool] = None,
     ) -> Queue:
         """See :meth:`Queues.update`."""
         s = settings(visibility_timeout_seconds, max_receive_count, delay_seconds, retention_seconds, max_message_bytes,
-                     dedup_window_seconds, dead_letter_queue)
+                     dedup_window_seconds, dead_letter_queue, fifo)
         return await self._client._run(self._calls.update(name, s))
 
     async def delete(self, name: str) -> None:
