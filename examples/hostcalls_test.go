@@ -43,11 +43,11 @@ func hostScript(l string) func(context.Context, string) (string, error) {
 		}
 		cmd := exec.CommandContext(ctx, filepath.Join(root, "examples", "host-calls", "build.sh"), l, out)
 		if l == "rust" {
-			cache, err := wasmbuild.CacheDir()
+			target, err := wasmbuild.TreeCacheDir("rust-host-calls-target")
 			if err != nil {
 				return "", err
 			}
-			cmd.Env = append(cmd.Environ(), "CARGO_TARGET_DIR="+filepath.Join(cache, "rust-host-calls-target"))
+			cmd.Env = append(cmd.Environ(), "CARGO_TARGET_DIR="+target)
 		}
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("build examples/host-calls (%s): %w\n%s", l, err, b)

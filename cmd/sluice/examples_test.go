@@ -97,11 +97,11 @@ func buildTriageExample(t *testing.T, dir, toolchain string) string {
 	if toolchain == "rust" {
 		// Keep cargo's incremental state between runs, outside the tree
 		// (the directory examples/polyglot_test.go uses too).
-		cache, err := wasmbuild.CacheDir()
+		target, err := wasmbuild.TreeCacheDir("rust-triage-target")
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd.Env = append(cmd.Env, "CARGO_TARGET_DIR="+filepath.Join(cache, "rust-triage-target"))
+		cmd.Env = append(cmd.Env, "CARGO_TARGET_DIR="+target)
 	}
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build examples/%s: %v\n%s", dir, err, b)
