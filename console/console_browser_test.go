@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -1063,4 +1064,70 @@ func TestBrowserTopicsManage(t *testing.T) {
 	if _, err := c.Topics.Get(ctx, "orders"); err == nil {
 		t.Errorf("topic orders still exists after the console deleted it")
 	}
+}
+
+// The invocation page lists the messages the invocation emitted, in
+// output order: the send with its queue and its sequence there, the
+// publish with its topic and copies, and the batch message each was for.
+func TestBrowserInvocationEmits(t *testing.T) {
+	t.Parallel()
+	ts, account, token, c := setup(t)
+	ctx := context.Background()
+	createQueue(t, c, "in", 1)
+	createQueue(t, c, "out", 5)
+	createQueue(t, c, "audited", 5)
+	if _, err := c.Topics.Create(ctx, "audit"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Topics.Subscribe(ctx, "audit", "audited"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Functions.Deploy(ctx, "relay", buildExample(t, "relay"), client.DeployOptions{Alias: "live", MemoryMB: 32,
+		Emits: []string{"out", "audit"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Triggers.Put(ctx, client.Trigger{Name: "in-relay", Kind: "queue", Function: "relay", Queue: "in", BatchSize: 1}); err != nil {
+		t.Fatalf("put trigger: %v", err)
+	}
+	seq, err := c.MQ.Send(ctx, "in", map[string]any{"emit": []map[string]any{
+		{"queue": "out", "body": "a"}, {"topic": "audit", "body": "t", "batch": true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inv client.Invocation
+	waitFor(t, "the relay's invocation", func() bool {
+		list, err := c.Invocations.List(ctx, client.InvocationsOptions{Function: "relay"})
+		if err != nil || len(list) == 0 {
+			return false
+		}
+		inv = list[0]
+		return true
+	})
+	if inv.Outcome != "success" || inv.Emitted != 2 || inv.Emits != nil {
+		t.Fatalf("listed invocation %+v: want a success that emitted 2, without the emits (lists leave them out)", inv)
+	}
+	inv, err = c.Invocations.Get(ctx, inv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.MQ.Peek(ctx, "out", 10)
+	if err != nil || len(out) != 1 {
+		t.Fatalf("peek out: %+v, %v", out, err)
+	}
+	forSeq := fmt.Sprint(seq)
+	if len(inv.Emits) != 2 || inv.Emits[0].Queue != "out" || inv.Emits[0].Sequence == nil || *inv.Emits[0].Sequence != out[0].Sequence ||
+		inv.Emits[0].For != forSeq || inv.Emits[1].Topic != "audit" || inv.Emits[1].Copies == nil || *inv.Emits[1].Copies != 1 || inv.Emits[1].For != "" {
+		b, _ := json.Marshal(inv.Emits)
+		t.Fatalf("GET invocation emits %s; want out as sequence %d for %s, then audit with 1 copy", b, out[0].Sequence, forSeq)
+	}
+
+	p := newPage(t)
+	p.signIn(ts.URL, account, token)
+	p.do("open the invocation", chromedp.Navigate(fmt.Sprintf("%s/console/#/invocations/%d", ts.URL, inv.ID)), chromedp.WaitVisible(chromedp.CSS("#invocation-emits")))
+	rows := p.eval(`[...document.querySelectorAll("#invocation-emits tbody tr")].map((r) => r.dataset.emit + "|" + r.textContent).join("\n")`)
+	want := fmt.Sprintf("queue:out:%d|queue outsequence %d%s\ntopic:audit|topic audit1 copythe batch", out[0].Sequence, out[0].Sequence, forSeq)
+	if rows != want {
+		t.Errorf("emitted messages table:\n%s\nwant:\n%s", rows, want)
+	}
+	p.shot("invocation-emits")
 }

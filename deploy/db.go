@@ -32,8 +32,8 @@ type Stores struct {
 	Queue    *pgqueue.Client     // queues and topics
 	Registry *functions.Registry // function versions and aliases
 	Triggers *triggers.Store     // triggers
-	// Hooks holds the webhook hooks; for now the server's hook API (see
-	// Server.Apply), until the hook store lives in package triggers.
+	// Hooks holds the webhook hooks: the server's hook API (Server.Apply)
+	// or triggers.HookStore with the server's checks (OpenDB).
 	Hooks HookStore
 }
 

@@ -96,11 +96,11 @@ func script(toolchain, dir string, env ...string) func(context.Context, string) 
 		cmd.Env = append(os.Environ(), env...)
 		if toolchain == "rust" {
 			// Keep cargo's incremental state between runs, outside the tree.
-			cache, err := wasmbuild.CacheDir()
+			target, err := wasmbuild.TreeCacheDir("rust-triage-target")
 			if err != nil {
 				return "", err
 			}
-			cmd.Env = append(cmd.Env, "CARGO_TARGET_DIR="+filepath.Join(cache, "rust-triage-target"))
+			cmd.Env = append(cmd.Env, "CARGO_TARGET_DIR="+target)
 		}
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("build examples/%s with its %s toolchain: %w\n%s", dir, toolchain, err, b)
@@ -333,13 +333,13 @@ func TestRustSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache, err := wasmbuild.CacheDir()
+	target, err := wasmbuild.TreeCacheDir("rust-sdk-target")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(ctx, "/usr/bin/cargo", "test", "--quiet", "--offline",
 		"--manifest-path", filepath.Join(root, "sdk", "rust", "Cargo.toml"),
-		"--target-dir", filepath.Join(cache, "rust-sdk-target"))
+		"--target-dir", target)
 	cmd.Env = append(os.Environ(), "RUSTC=/usr/bin/rustc", "RUSTDOC=/usr/bin/rustdoc")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("cargo test of sdk/rust: %v\n%s", err, out)

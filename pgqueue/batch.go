@@ -21,7 +21,23 @@ type Batch struct {
 	err    error // the first argument error; Run returns it
 	counts []func()
 	sends  bool // the batch sends or publishes: it commits synchronously
+	noted  bool // sends and publishes note what they sent (NoteSent)
 }
+
+// SentSetting names the transaction-local setting (a JSON array) in which
+// the sends and publishes of a Batch after NoteSent record what they sent:
+// {"queue": Q, "sequences": [...]} per send (the sequences in message
+// order; a deduplicated message's is the first send's), {"topic": T,
+// "copies": N} per publish, in statement order. Read it in a later
+// statement of the same batch with current_setting('sluice.sent', true);
+// it is gone when the transaction ends.
+const SentSetting = "sluice.sent"
+
+// NoteSent makes the sends and publishes queued on b after it record what
+// they sent in SentSetting, so that a statement queued after them (in the
+// same transaction) can store it: package triggers records the messages
+// an invocation emitted so.
+func (b *Batch) NoteSent() { b.noted = true }
 
 // NewBatch returns an empty Batch. A batch that only settles commits
 // asynchronously, like Ack, unless the client was configured with
@@ -101,7 +117,11 @@ func (b *Batch) Send(account, queue string, ms []NewMessage) {
 		return
 	}
 	b.sends = true
-	b.b.Queue(b.c.q.get("send_batch"), args...).Query(func(rows pgx.Rows) error {
+	stmt := "send_batch"
+	if b.noted {
+		stmt = "send_batch_noted"
+	}
+	b.b.Queue(b.c.q.get(stmt), args...).Query(func(rows pgx.Rows) error {
 		_, err := collectSequences(rows, len(ms))
 		return convertError("send batch to queue "+quote(queue), err)
 	})
@@ -116,7 +136,11 @@ func (b *Batch) Publish(account, topic string, body, headers json.RawMessage, co
 		return
 	}
 	b.sends = true
-	b.b.Queue(b.c.q.get("publish"), account, topic, string(body), rawOrNil(headers)).QueryRow(func(row pgx.Row) error {
+	stmt := "publish"
+	if b.noted {
+		stmt = "publish_noted"
+	}
+	b.b.Queue(b.c.q.get(stmt), account, topic, string(body), rawOrNil(headers)).QueryRow(func(row pgx.Row) error {
 		var n int32
 		if err := row.Scan(&n); err != nil {
 			return convertError("publish to topic "+quote(topic), err)

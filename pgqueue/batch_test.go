@@ -98,3 +98,68 @@ func TestSettleTx(t *testing.T) {
 		t.Fatalf("after rollback: %+v, want both in flight", s)
 	}
 }
+
+// After NoteSent, a batch's sends and publishes record what they sent in
+// the transaction-local setting SentSetting, for a later statement of the
+// same batch; the setting ends with the transaction.
+func TestBatchNoteSent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("out", pgqueue.Settings{})
+	e.queue("copy", pgqueue.Settings{})
+	if err := e.c.CreateTopic(e.ctx, acct, "audit"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Subscribe(e.ctx, acct, "audit", "copy"); err != nil {
+		t.Fatal(err)
+	}
+	first := e.send("out", string(body(0)))
+	conn, err := e.pool.Acquire(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	b := e.c.NewBatch()
+	b.NoteSent()
+	b.Publish(acct, "audit", body(1), nil, nil)
+	b.Send(acct, "out", []pgqueue.NewMessage{{Body: body(2)}, {Body: body(3)}})
+	// Copy the note to a session setting this test can read after commit.
+	b.Queue("SELECT set_config('sluice_test.sent', current_setting($1, true), false)", pgqueue.SentSetting)
+	if err := b.Run(e.ctx, conn.Conn()); err != nil {
+		t.Fatal(err)
+	}
+	var noted string
+	if err := conn.QueryRow(e.ctx, "SELECT current_setting('sluice_test.sent')").Scan(&noted); err != nil {
+		t.Fatal(err)
+	}
+	var got []struct {
+		Queue     string
+		Topic     string
+		Sequences []int64
+		Copies    int
+	}
+	if err := json.Unmarshal([]byte(noted), &got); err != nil {
+		t.Fatalf("noted %q: %v", noted, err)
+	}
+	if len(got) != 2 || got[0].Topic != "audit" || got[0].Copies != 1 || got[1].Queue != "out" ||
+		len(got[1].Sequences) != 2 || got[1].Sequences[0] <= first || got[1].Sequences[1] <= got[1].Sequences[0] {
+		t.Errorf("noted %s; want the publish (1 copy) then the send's two new sequences after %d", noted, first)
+	}
+	var after *string
+	if err := conn.QueryRow(e.ctx, "SELECT current_setting($1, true)", pgqueue.SentSetting).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != nil && *after != "" {
+		t.Errorf("%s after the transaction = %q, want it gone", pgqueue.SentSetting, *after)
+	}
+	// Without NoteSent nothing is noted.
+	b = e.c.NewBatch()
+	b.Send(acct, "out", []pgqueue.NewMessage{{Body: body(4)}})
+	b.Queue("SELECT set_config('sluice_test.sent', coalesce(current_setting($1, true), ''), false)", pgqueue.SentSetting)
+	if err := b.Run(e.ctx, conn.Conn()); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(e.ctx, "SELECT current_setting('sluice_test.sent')").Scan(&noted); err != nil || noted != "" {
+		t.Errorf("without NoteSent: noted %q, %v; want nothing", noted, err)
+	}
+}

@@ -235,3 +235,25 @@ UPDATE {{schema}}.queues SET app = $3 WHERE account = $1 AND name = $2
 
 -- name: queue_apps
 SELECT name, app FROM {{schema}}.queues WHERE account = $1 ORDER BY name
+
+-- name: send_batch_noted
+-- send_batch, also appending {"queue": $2, "sequences": [...]} (in send
+-- order) to the transaction-local setting sluice.sent (Batch.NoteSent).
+WITH s AS MATERIALIZED (
+    SELECT t.s, t.n FROM {{schema}}.account_send_batch($1, $2, $3, 0, $4, $5, $6, $7, $8) WITH ORDINALITY AS t(s, n)
+), noted AS MATERIALIZED (
+    SELECT set_config('sluice.sent', (coalesce(nullif(current_setting('sluice.sent', true), ''), '[]')::jsonb
+        || jsonb_build_array(jsonb_build_object('queue', $2::text, 'sequences', (SELECT jsonb_agg(s.s ORDER BY s.n) FROM s))))::text, true)
+)
+SELECT s.s FROM s, noted ORDER BY s.n
+
+-- name: publish_noted
+-- publish, also appending {"topic": $2, "copies": N} to the
+-- transaction-local setting sluice.sent (Batch.NoteSent).
+WITH p AS MATERIALIZED (
+    SELECT {{schema}}.account_publish($1, $2, $3, $4) AS copies
+), noted AS MATERIALIZED (
+    SELECT set_config('sluice.sent', (coalesce(nullif(current_setting('sluice.sent', true), ''), '[]')::jsonb
+        || jsonb_build_array(jsonb_build_object('topic', $2::text, 'copies', (SELECT p.copies FROM p))))::text, true)
+)
+SELECT p.copies FROM p, noted

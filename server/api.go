@@ -3,7 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
-	"embed"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,15 +25,12 @@ import (
 	"github.com/sluicehq/sluice/internal/namedsql"
 	"github.com/sluicehq/sluice/kv"
 	"github.com/sluicehq/sluice/pgqueue"
-	"github.com/sluicehq/sluice/pgqueue/migrate"
 	"github.com/sluicehq/sluice/server/internal/jsonbody"
+	"github.com/sluicehq/sluice/server/migrations"
 	"github.com/sluicehq/sluice/triggers"
 	"github.com/sluicehq/sluice/triggers/webhook"
 	"github.com/sluicehq/sluice/wire"
 )
-
-//go:embed migrations/*.sql
-var migrationFiles embed.FS
 
 //go:embed queries.sql
 var queriesSQL string
@@ -42,7 +39,7 @@ var queriesSQL string
 // triggers' line. Its first migration creates the access keys and, for
 // history's sake, the hooks and webhook deliveries tables, which package
 // triggers owns (see RATIONALE.md).
-var APIMigrations = migrate.NewLine("server", migrationFiles, "migrations")
+var APIMigrations = migrations.API
 
 // Limits of the HTTP API (see docs/http-api.md).
 const (

@@ -2,17 +2,14 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"path"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,30 +17,28 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/server/keys"
 	"github.com/sluicehq/sluice/wire"
 )
 
-// Scopes an access key may hold (see docs/http-api.md).
+// Scopes an access key may hold (see docs/http-api.md and package keys).
 const (
-	ScopeSend   = "mq:send"
-	ScopeRecv   = "mq:receive"
-	ScopeDelete = "mq:delete"
-	ScopePurge  = "mq:purge"
-	ScopeAdmin  = "mq:admin"
-	ScopeAllMQ  = "mq:*"
-	ScopeDeploy = "functions:deploy"
+	ScopeSend   = keys.ScopeSend
+	ScopeRecv   = keys.ScopeRecv
+	ScopeDelete = keys.ScopeDelete
+	ScopePurge  = keys.ScopePurge
+	ScopeAdmin  = keys.ScopeAdmin
+	ScopeAllMQ  = keys.ScopeAllMQ
+	ScopeDeploy = keys.ScopeDeploy
 	// ScopeInvoke runs deployed functions (POST .../functions/{name}/invoke).
-	ScopeInvoke = "functions:invoke"
+	ScopeInvoke = keys.ScopeInvoke
 	// ScopeMetrics reads GET /metrics: the key's account's series only.
-	ScopeMetrics = "metrics:read"
+	ScopeMetrics = keys.ScopeMetrics
 	// Key-value stores: read (get, list), write (set, delete), or both.
-	ScopeKVRead  = "kv:read"
-	ScopeKVWrite = "kv:write"
-	ScopeAllKV   = "kv:*"
+	ScopeKVRead  = keys.ScopeKVRead
+	ScopeKVWrite = keys.ScopeKVWrite
+	ScopeAllKV   = keys.ScopeAllKV
 )
-
-var knownScopes = []string{ScopeSend, ScopeRecv, ScopeDelete, ScopePurge, ScopeAdmin, ScopeAllMQ, ScopeDeploy, ScopeInvoke, ScopeMetrics,
-	ScopeKVRead, ScopeKVWrite, ScopeAllKV}
 
 // scopeReadFunctions marks routes that read functions: mq:admin or
 // functions:deploy allows them.
@@ -55,35 +50,18 @@ type Key = wire.Key
 
 // ErrInvalidKey is returned by CreateKey for scopes, queue patterns or a
 // description it refuses; the message says what is allowed.
-var ErrInvalidKey = errors.New("invalid access key")
+var ErrInvalidKey = keys.ErrInvalid
 
 var accountRE = regexp.MustCompile(`^[0-9]{12}$`)
 
 // CreateKey creates an access key of account (creating the account if it
 // does not exist yet) with the given scopes, limited to the queue-name
 // patterns queues (path.Match syntax; nil means every queue), and returns
-// its id and secret. The secret is not stored, only its SHA-256: it cannot
-// be shown again. Clients send "Authorization: Bearer <id>:<secret>".
+// its id and secret; see keys.Store.Create.
 func (s *Server) CreateKey(ctx context.Context, account string, scopes, queues []string, description string) (id, secret string, err error) {
-	if !accountRE.MatchString(account) {
-		return "", "", fmt.Errorf("server: create key: %w: account %q: use exactly 12 digits", ErrInvalidKey, account)
-	}
-	if len(queues) == 0 {
-		queues = []string{"*"}
-	}
-	if err := checkKeySpec(scopes, queues, description); err != nil {
-		return "", "", fmt.Errorf("server: create key in account %s: %w", account, err)
-	}
-	id, secret, hash := newKeyMaterial()
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := s.queue.EnsureAccountTx(ctx, tx, account); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, s.api.q.Get("create_key"), id, account, hash[:], scopes, queues, description)
-		return err
-	})
+	id, secret, err = s.keys.Create(ctx, account, scopes, queues, description)
 	if err != nil {
-		return "", "", fmt.Errorf("server: create key in account %s: %w", account, err)
+		return "", "", fmt.Errorf("server: %w", err)
 	}
 	return id, secret, nil
 }
@@ -128,41 +106,7 @@ func (s *Server) ListKeys(ctx context.Context, account string) ([]Key, error) {
 }
 
 func checkKeySpec(scopes, queues []string, description string) error {
-	if len(scopes) == 0 {
-		return fmt.Errorf("%w: no scopes: give at least one of %s", ErrInvalidKey, strings.Join(knownScopes, ", "))
-	}
-	for _, sc := range scopes {
-		if !slices.Contains(knownScopes, sc) {
-			return fmt.Errorf("%w: unknown scope %q: use %s", ErrInvalidKey, truncate(sc, 40), strings.Join(knownScopes, ", "))
-		}
-	}
-	if len(queues) > 100 {
-		return fmt.Errorf("%w: %d queue patterns: use at most 100", ErrInvalidKey, len(queues))
-	}
-	for _, p := range queues {
-		if _, err := path.Match(p, ""); err != nil || p == "" || len(p) > 80 {
-			return fmt.Errorf("%w: queue pattern %q: use 1-80 characters of path.Match syntax, e.g. orders-*", ErrInvalidKey, truncate(p, 90))
-		}
-	}
-	if len(description) > 200 {
-		return fmt.Errorf("%w: description of %d bytes: use at most 200", ErrInvalidKey, len(description))
-	}
-	return nil
-}
-
-const keyIDAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-
-// newKeyMaterial returns a fresh key id (sk_ and 20 random characters), a
-// 256-bit secret and the secret's SHA-256.
-func newKeyMaterial() (id, secret string, hash [32]byte) {
-	var b [20 + 32]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	idb := make([]byte, 20)
-	for i := range idb {
-		idb[i] = keyIDAlphabet[int(b[i])%len(keyIDAlphabet)]
-	}
-	secret = base64.RawURLEncoding.EncodeToString(b[20:])
-	return "sk_" + string(idb), secret, sha256.Sum256([]byte(secret))
+	return keys.CheckSpec(scopes, queues, description)
 }
 
 // keyRecord is what a request is authorized with.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/server/keys"
 )
 
 // TestUnknownKeyIDsKeepValidKeysCached: unknown ids, which anyone can
@@ -70,7 +72,7 @@ func TestAuthFailuresRateLimited(t *testing.T) {
 func randomKeyID() string {
 	b := make([]byte, 20)
 	for i := range b {
-		b[i] = keyIDAlphabet[rand.IntN(len(keyIDAlphabet))]
+		b[i] = keys.IDAlphabet[rand.IntN(len(keys.IDAlphabet))]
 	}
 	return "sk_" + string(b)
 }

@@ -191,12 +191,22 @@ func (s *logStream) poll(ctx context.Context, a *api, c *call, f triggers.Invoca
 
 // toInvocationJSON is an invocation as the API shows it.
 func toInvocationJSON(v triggers.Invocation) wire.Invocation {
-	return wire.Invocation{ID: v.ID, Function: v.Function, Version: v.Version, TriggerID: v.TriggerID,
+	out := wire.Invocation{ID: v.ID, Function: v.Function, Version: v.Version, TriggerID: v.TriggerID,
 		Trigger: v.Trigger, TriggerType: v.TriggerType, Source: v.Source, BatchSize: v.BatchSize,
 		StartedAt: v.StartedAt.UTC(), DurationMS: v.DurationMS, Outcome: v.Outcome, FailureKind: v.FailureKind,
 		Error: v.Error, Acked: v.Acked, Retried: v.Retried, Dead: v.Dead, Emitted: v.Emitted, MessageIDs: v.MessageIDs, Stderr: v.Stderr,
 		HTTPRequests: v.HTTP.Requests, HTTPErrors: v.HTTP.Errors, HTTPBytesSent: v.HTTP.BytesSent,
 		HTTPBytesReceived: v.HTTP.BytesReceived}
+	for _, m := range v.EmittedMessages {
+		e := wire.EmittedMessage{Queue: m.Queue, Topic: m.Topic, For: m.For}
+		if m.Topic != "" {
+			e.Copies = &m.Copies
+		} else {
+			e.Sequence = &m.Sequence
+		}
+		out.Emits = append(out.Emits, e)
+	}
+	return out
 }
 
 func mustJSON(v any) []byte {

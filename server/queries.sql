@@ -1,8 +1,6 @@
 -- Statements of the HTTP API. {{schema}} is the quoted schema name.
 
--- name: create_key
-INSERT INTO {{schema}}.access_keys (id, account, secret_hash, scopes, queues, description)
-VALUES ($1, $2, $3, $4, $5, $6)
+-- Keys are created by package server/keys.
 
 -- name: get_key
 SELECT account, secret_hash, scopes, queues, description, created_at, revoked_at

@@ -20,11 +20,13 @@ import (
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
 	"github.com/sluicehq/sluice/runtime"
+	"github.com/sluicehq/sluice/server/keys"
+	"github.com/sluicehq/sluice/server/migrations"
 	"github.com/sluicehq/sluice/triggers"
 )
 
 // Migrations are every migration line of Sluice, in the order they apply.
-var Migrations = []migrate.Line{pgqueue.Migrations, functions.Migrations, triggers.Migrations, kv.Migrations, APIMigrations}
+var Migrations = migrations.All
 
 // Config configures a Server.
 type Config struct {
@@ -90,6 +92,7 @@ type Server struct {
 
 	invocations *triggers.InvocationLog
 	hooks       *triggers.HookStore
+	keys        *keys.Store
 
 	engine   *triggers.Engine
 	api      *api
@@ -189,6 +192,9 @@ func (s *Server) open(ctx context.Context) error {
 	}
 	s.invocations = s.triggers.Invocations()
 	if s.hooks, err = triggers.NewHookStore(s.queue); err != nil {
+		return err
+	}
+	if s.keys, err = keys.NewStore(s.queue); err != nil {
 		return err
 	}
 	if s.kv, err = kv.New(s.pool, cfg.Schema); err != nil {

@@ -363,11 +363,16 @@ func (d *dispatcher) settleTx(ctx context.Context, b queueBatch, rules settleRul
 	}
 	ok := succeeded(res)
 	emits := selectEmits(res, func(id string) bool { return ok(id) && (rules.deleteFirst || done[id]) })
+	var notes sentNotes
 	for _, e := range emits {
 		if e.Topic != "" {
-			_, err = q.PublishTx(ctx, tx, a.Account, e.Topic, e.Body, e.Headers)
+			var copies int
+			copies, err = q.PublishTx(ctx, tx, a.Account, e.Topic, e.Body, e.Headers)
+			notes.published(e.Topic, copies)
 		} else {
-			_, err = q.SendTx(ctx, tx, a.Account, e.Queue, pgqueue.NewMessage{Body: e.Body, Headers: e.Headers, Delay: e.Delay, DedupKey: e.DedupKey, Group: e.Group})
+			var seq int64
+			seq, err = q.SendTx(ctx, tx, a.Account, e.Queue, pgqueue.NewMessage{Body: e.Body, Headers: e.Headers, Delay: e.Delay, DedupKey: e.DedupKey, Group: e.Group})
+			notes.sent(e.Queue, seq)
 		}
 		if err != nil {
 			if msg := emitRefusal(err); msg != "" {
@@ -379,7 +384,13 @@ func (d *dispatcher) settleTx(ctx context.Context, b queueBatch, rules settleRul
 			return err
 		}
 	}
-	rec.acked, rec.retried, rec.dead, rec.emitted = p.preAcked+len(acked), len(retried), p.preDead+len(dead), len(emits)
+	rec.acked, rec.retried, rec.dead, rec.emitted, rec.emits = p.preAcked+len(acked), len(retried), p.preDead+len(dead), len(emits), emits
+	if len(emits) > 0 {
+		// What pgqueue.Batch.NoteSent notes, for the record's emitted_messages.
+		if _, err := tx.Exec(ctx, "SELECT set_config($1, $2, true)", pgqueue.SentSetting, notes.json()); err != nil {
+			return err
+		}
+	}
 	if _, err := tx.Exec(ctx, d.e.q.Get("insert_invocation"), rec.args()...); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package triggers
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -141,8 +142,66 @@ func (r *invocationRecord) args() []any {
 	if ids == nil {
 		ids = []int64{}
 	}
+	var emits any // the emits sent, for emitted_messages: {"queue"|"topic", "for"}
+	if len(r.emits) > 0 {
+		list := make([]emittedMessage, len(r.emits))
+		for i, e := range r.emits {
+			list[i] = emittedMessage{Queue: e.Queue, Topic: e.Topic, For: e.For}
+		}
+		b, _ := json.Marshal(list) // plain strings: cannot fail
+		emits = string(b)
+	}
 	return []any{r.id, r.account, r.function, r.version, nullIfZero(r.triggerID), r.triggerType, r.source,
 		r.batchSize, r.startedAt, float64(r.duration.Microseconds()) / 1000, r.outcome,
 		failureKind, errText, r.acked, r.retried, r.dead, r.emitted, ids, stderr,
-		r.host.HTTPRequests, r.host.HTTPErrors, r.host.HTTPBytesSent, r.host.HTTPBytesReceived, r.trigger}
+		r.host.HTTPRequests, r.host.HTTPErrors, r.host.HTTPBytesSent, r.host.HTTPBytesReceived, r.trigger, emits, pgqueue.SentSetting}
+}
+
+// emittedMessage is an element of the invocations table's
+// emitted_messages: where one emit went and, once sent, its message.
+type emittedMessage struct {
+	Queue    string `json:"queue,omitempty"`
+	Topic    string `json:"topic,omitempty"`
+	Sequence *int64 `json:"sequence,omitempty"`
+	Copies   *int   `json:"copies,omitempty"`
+	For      string `json:"for,omitempty"`
+}
+
+// sentNotes is, for emits sent one by one, what the sends and publishes
+// of a pgqueue.Batch after NoteSent note (see pgqueue.SentSetting).
+type sentNotes struct {
+	queues []string
+	seqs   map[string][]int64
+	topics []sentTopic
+}
+
+type sentTopic struct {
+	Topic  string `json:"topic"`
+	Copies int    `json:"copies"`
+}
+
+func (n *sentNotes) sent(queue string, seq int64) {
+	if n.seqs == nil {
+		n.seqs = map[string][]int64{}
+	}
+	if _, ok := n.seqs[queue]; !ok {
+		n.queues = append(n.queues, queue)
+	}
+	n.seqs[queue] = append(n.seqs[queue], seq)
+}
+
+func (n *sentNotes) published(topic string, copies int) {
+	n.topics = append(n.topics, sentTopic{topic, copies})
+}
+
+func (n *sentNotes) json() string {
+	out := make([]any, 0, len(n.topics)+len(n.queues))
+	for _, t := range n.topics {
+		out = append(out, t)
+	}
+	for _, q := range n.queues {
+		out = append(out, map[string]any{"queue": q, "sequences": n.seqs[q]})
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
 }

@@ -219,8 +219,72 @@ func TestEmitOfStaleDeliveryIsDropped(t *testing.T) {
 	if got := e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE acked = 1 AND emitted = 1`); got != 1 {
 		t.Errorf("records acking and emitting = %d, want 1 (the redelivery)", got)
 	}
-	if got := e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE acked = 0 AND emitted = 0`); got != 1 {
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE acked = 0 AND emitted = 0 AND emitted_messages IS NULL`); got != 1 {
 		t.Errorf("records of the stale delivery acking and emitting nothing = %d, want 1", got)
+	}
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.invocations i, {{schema}}.messages m JOIN {{schema}}.queues q ON q.id = m.queue_id
+		WHERE q.name = 'out' AND i.emitted = 1 AND jsonb_array_length(i.emitted_messages) = 1
+		  AND i.emitted_messages -> 0 ->> 'queue' = 'out' AND (i.emitted_messages -> 0 ->> 'sequence')::bigint = m.sequence`); got != 1 {
+		t.Errorf("records listing the emitted message with its sequence in out = %d, want 1 (the redelivery)", got)
+	}
+}
+
+// The invocation record lists the messages it emitted, in output order,
+// written in the settling transaction: each send with its message's
+// sequence in the target queue, each publish with its copies, and the
+// message it was for.
+func TestInvocationListsEmittedMessages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("relay", "relay", relayCaps("out", "audit"))
+	e.createQueue("in", pgqueue.Settings{MaxReceiveCount: 1})
+	e.createQueue("out", pgqueue.Settings{})
+	e.createQueue("audited", pgqueue.Settings{})
+	ctx := context.Background()
+	if err := e.queue.CreateTopic(ctx, acct, "audit"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.queue.Subscribe(ctx, acct, "audit", "audited"); err != nil {
+		t.Fatal(err)
+	}
+	seqs := e.send("in",
+		`{"emit":[{"queue":"out","body":"a"},{"topic":"audit","body":"t","batch":true},{"queue":"out","body":"b"}]}`,
+		`{"emit":[{"queue":"out","body":"lost"}],"fail":"permanent"}`)
+	e.putTrigger(triggers.Trigger{Queue: "in", Function: "relay", BatchSize: 10, BatchWindow: 200 * time.Millisecond})
+	e.startEngine()
+	e.waitFor("the batch to settle", 30*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.invocations`) >= 1
+	})
+	list, err := e.triggers.Invocations().List(ctx, acct, triggers.InvocationFilter{Function: "relay"})
+	if err != nil || len(list) != 1 || list[0].BatchSize != 2 {
+		t.Fatalf("invocations = %+v, %v; want one of both messages", list, err)
+	}
+	if list[0].EmittedMessages != nil {
+		t.Errorf("List without ID read the emitted messages: %+v", list[0].EmittedMessages)
+	}
+	one, err := e.triggers.Invocations().List(ctx, acct, triggers.InvocationFilter{ID: list[0].ID})
+	if err != nil || len(one) != 1 {
+		t.Fatalf("invocation %d: %+v, %v", list[0].ID, one, err)
+	}
+	var outSeqs []int64
+	for _, body := range []string{`"a"`, `"b"`} {
+		outSeqs = append(outSeqs, e.scalar(`SELECT m.sequence FROM {{schema}}.messages m JOIN {{schema}}.queues q ON q.id = m.queue_id
+			WHERE q.name = 'out' AND m.body = $1::jsonb`, body))
+	}
+	first := fmt.Sprint(seqs[0])
+	want := []triggers.EmittedMessage{
+		{Queue: "out", Sequence: outSeqs[0], For: first},
+		{Topic: "audit", Copies: 1},
+		{Queue: "out", Sequence: outSeqs[1], For: first},
+	}
+	got := one[0].EmittedMessages
+	if len(got) != len(want) {
+		t.Fatalf("emitted messages %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("emitted message %d = %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }
 

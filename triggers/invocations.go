@@ -2,6 +2,7 @@ package triggers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -51,6 +52,21 @@ type Invocation struct {
 	// Settled is set when the invocation ended long enough ago that every
 	// record with a smaller Seq is in the log too (Follow only).
 	Settled bool
+	// EmittedMessages are the messages it emitted, in output order; List
+	// reads them only when InvocationFilter.ID picks one invocation.
+	EmittedMessages []EmittedMessage
+}
+
+// EmittedMessage is one message an invocation emitted, sent in the
+// transaction that settled it: to Queue as message Sequence, or published
+// to Topic as Copies copies; For is the batch message it was for ("" when
+// it was for the batch).
+type EmittedMessage struct {
+	Queue    string
+	Sequence int64
+	Topic    string
+	Copies   int
+	For      string
 }
 
 // HTTPCalls counts an invocation's outbound HTTP calls: requests that
@@ -120,6 +136,34 @@ func (l *InvocationLog) List(ctx context.Context, account string, f InvocationFi
 	out, err := pgx.CollectRows(rows, scanInvocation)
 	if err != nil {
 		return nil, fmt.Errorf("triggers: list invocations (account %s): %w", account, err)
+	}
+	if f.ID != 0 && len(out) == 1 && out[0].Emitted > 0 {
+		if out[0].EmittedMessages, err = l.emittedMessages(ctx, account, f.ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// emittedMessages reads the messages invocation id emitted.
+func (l *InvocationLog) emittedMessages(ctx context.Context, account string, id int64) ([]EmittedMessage, error) {
+	var raw []byte
+	if err := l.pool.QueryRow(ctx, l.q.Get("invocation_emitted_messages"), account, id).Scan(&raw); err != nil {
+		return nil, fmt.Errorf("triggers: emitted messages of invocation %d: %w", id, err)
+	}
+	var list []emittedMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("triggers: emitted messages of invocation %d: %w", id, err)
+	}
+	out := make([]EmittedMessage, len(list))
+	for i, m := range list {
+		out[i] = EmittedMessage{Queue: m.Queue, Topic: m.Topic, For: m.For}
+		if m.Sequence != nil {
+			out[i].Sequence = *m.Sequence
+		}
+		if m.Copies != nil {
+			out[i].Copies = *m.Copies
+		}
 	}
 	return out, nil
 }

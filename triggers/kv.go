@@ -49,3 +49,8 @@ func (a accountKV) CompareAndSet(ctx context.Context, store string, key, old, va
 	ok, err := a.s.CompareAndSet(ctx, a.account, store, key, old, value, ttl)
 	return ok, kvErr(err)
 }
+
+// AccountKV returns the runtime.KV that serves a function's kv_* host
+// calls from the stores of account in s (what the engine gives each
+// function; `sluice invoke` and tests use it too).
+func AccountKV(s *kv.Stores, account string) runtime.KV { return accountKV{s: s, account: account} }

@@ -75,17 +75,32 @@ SELECT nextval(pg_get_serial_sequence('{{schema}}.invocations', 'id'))
 -- name: insert_invocation
 -- One invocation record, written in the batch (one transaction) that
 -- settles the invocation's messages and sends what it emitted. Its id was
--- taken by next_invocation_id.
+-- taken by next_invocation_id. $25 lists the emits sent ({"queue"|"topic",
+-- "for"}, in output order); the sends and publishes before this statement
+-- noted what they sent in the transaction-local setting named $26
+-- (pgqueue.SentSetting): the k-th emit to a queue gets the k-th sequence of
+-- that queue's send, the k-th topic emit the copies of the k-th publish.
 INSERT INTO {{schema}}.invocations (id, account, function, version, trigger_id, trigger_type, source,
     batch_size, started_at, duration_ms, outcome, failure_kind, error, acked, retried, dead, emitted,
-    message_ids, stderr, http_requests, http_errors, http_bytes_sent, http_bytes_received, trigger)
+    message_ids, stderr, http_requests, http_errors, http_bytes_sent, http_bytes_received, trigger, emitted_messages)
 OVERRIDING SYSTEM VALUE
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, (
+    SELECT jsonb_agg(CASE WHEN x.e ? 'topic'
+               THEN x.e || jsonb_build_object('copies', st.topics -> (x.k - 1)::int -> 'copies')
+               ELSE x.e || jsonb_build_object('sequence', (SELECT n -> 'sequences' -> (x.k - 1)::int
+                                                             FROM jsonb_array_elements(s0.notes) n
+                                                            WHERE n ->> 'queue' = x.e ->> 'queue' LIMIT 1))
+           END ORDER BY x.i)
+      FROM (SELECT t.e, t.i, row_number() OVER (PARTITION BY t.e ? 'topic', t.e ->> 'queue' ORDER BY t.i) AS k
+              FROM jsonb_array_elements($25::jsonb) WITH ORDINALITY AS t(e, i)) x,
+           (SELECT coalesce(nullif(current_setting($26, true), ''), '[]')::jsonb AS notes) s0,
+           LATERAL (SELECT coalesce(jsonb_agg(u.n ORDER BY u.j), '[]'::jsonb) AS topics
+                      FROM jsonb_array_elements(s0.notes) WITH ORDINALITY AS u(n, j) WHERE u.n ? 'topic') st))
 
 -- name: list_invocations
 -- Newest first by id (ids are taken as invocations start, so before_id
 -- pages exactly); $8 picks one invocation by id. trigger is the name the
--- invocation was recorded under (see migration 004).
+-- invocation was recorded under (see migration 005).
 SELECT i.id, i.account, i.function, i.version, i.trigger_id, i.trigger, i.trigger_type, i.source,
        i.batch_size, i.started_at, i.duration_ms, i.outcome, coalesce(i.failure_kind, ''), coalesce(i.error, ''),
        i.acked, i.retried, i.dead, i.emitted, i.message_ids, coalesce(i.stderr, ''),
@@ -137,7 +152,7 @@ SELECT coalesce(max(log_seq), 0) FROM {{schema}}.invocations
 
 -- name: invocations_after
 -- The invocation log read forward by log_seq (the order records are
--- written; see migration 004). settled marks rows that finished
+-- written; see migration 005). settled marks rows that finished
 -- long enough ago that every row with a smaller id is committed too (the
 -- engine writes a record within seconds).
 SELECT log_seq, id, account, function, outcome, duration_ms, http_requests, http_errors,
@@ -193,6 +208,9 @@ DELETE FROM {{schema}}.webhook_deliveries
  WHERE ctid = ANY (ARRAY(SELECT ctid FROM {{schema}}.webhook_deliveries
                           WHERE received_at < now() - make_interval(secs => $1)
                           LIMIT 1000))
+
+-- name: invocation_emitted_messages
+SELECT coalesce(emitted_messages, '[]'::jsonb) FROM {{schema}}.invocations WHERE account = $1 AND id = $2
 
 -- name: set_trigger_app
 UPDATE {{schema}}.triggers SET app = $3 WHERE account = $1 AND name = $2

@@ -27,8 +27,10 @@ type invocationRecord struct {
 	err                  string
 	acked, retried, dead int
 	emitted              int
-	messageIDs           []int64
-	stderr               []byte
+	// emits are the emits the settlement sends (emitted_messages).
+	emits      []runtime.Emit
+	messageIDs []int64
+	stderr     []byte
 	// host counts the calls the function made through the host imports.
 	host runtime.HostStats
 }
@@ -52,8 +54,11 @@ func (e *Engine) commit(ctx context.Context, settle func(*pgqueue.Batch), emits 
 	if settle != nil {
 		settle(b)
 	}
+	if len(emits) > 0 {
+		b.NoteSent() // for the record's emitted_messages
+	}
 	queueEmits(b, rec.account, emits)
-	rec.emitted = len(emits)
+	rec.emitted, rec.emits = len(emits), emits
 	b.Queue(e.q.Get("insert_invocation"), rec.args()...)
 	return b.Run(ctx, e.cfg.Pool)
 }

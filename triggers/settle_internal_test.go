@@ -195,3 +195,17 @@ func TestSelectEmits(t *testing.T) {
 		t.Fatalf("selectEmits after a batch failure = %+v", got)
 	}
 }
+
+// settleTx notes what it sent one by one as pgqueue.Batch.NoteSent does:
+// publishes in order, one entry per queue with its sequences in order.
+func TestSentNotes(t *testing.T) {
+	var n sentNotes
+	n.sent("a", 5)
+	n.published("t", 2)
+	n.sent("b", 9)
+	n.sent("a", 7)
+	want := `[{"topic":"t","copies":2},{"queue":"a","sequences":[5,7]},{"queue":"b","sequences":[9]}]`
+	if got := n.json(); got != want {
+		t.Errorf("notes %s, want %s", got, want)
+	}
+}

@@ -115,6 +115,20 @@ type Invocation struct {
 	HTTPErrors        int   `json:"http_errors,omitempty"`
 	HTTPBytesSent     int64 `json:"http_bytes_sent,omitempty"`
 	HTTPBytesReceived int64 `json:"http_bytes_received,omitempty"`
+	// Emits are the messages the invocation emitted, in output order; only
+	// GET of one invocation has them (absent from lists and when none).
+	Emits []EmittedMessage `json:"emits,omitempty"`
+}
+
+// EmittedMessage is one message an invocation emitted: sent to Queue as
+// message Sequence, or published to Topic as Copies copies; For is the id
+// of the batch message it was for (absent: for the batch).
+type EmittedMessage struct {
+	Queue    string `json:"queue,omitempty"`
+	Sequence *int64 `json:"sequence,omitempty"`
+	Topic    string `json:"topic,omitempty"`
+	Copies   *int   `json:"copies,omitempty"`
+	For      string `json:"for,omitempty"`
 }
 
 // InvocationList answers a list of invocations, newest first.

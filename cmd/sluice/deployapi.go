@@ -7,8 +7,8 @@ import (
 	"io"
 
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/cmd/sluice/internal/deploycmd"
 	"github.com/sluicehq/sluice/deploy"
-	"github.com/sluicehq/sluice/functions/manifest"
 )
 
 // deployViaAPI is `sluice deploy` without DATABASE_URL: it applies the
@@ -29,17 +29,7 @@ func deployViaAPI(ctx context.Context, file, config, account string, opts deploy
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	m, err := manifest.ReadFile(file)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "deploying through %s (account %s)\n", c.Endpoint(), c.Account())
-	printApp(w, m)
-	p := &progress{w: w}
-	opts.OnPlan = p.plan(opts)
-	target := p.target(deploy.APITargetWithProgress(c, p.apiProgress))
-	plan, err := deploy.Apply(ctx, target, c.Account(), m, p.modules(m), opts)
-	return finishDeploy(w, plan, opts, err)
+	return deploycmd.ThroughAPI(ctx, c, file, opts, w)
 }
 
 // flagIfSet returns the value of flag name when it was given, else "".

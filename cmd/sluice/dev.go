@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sluicehq/sluice/cmd/sluice/internal/deploycmd"
 	"github.com/sluicehq/sluice/deploy"
 	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/internal/localpg"
@@ -190,4 +191,12 @@ func sendSampleWebhooks(ctx context.Context, q *pgqueue.Client) error {
 		}
 	}
 	return nil
+}
+
+// applyManifest deploys m to account of the running dev server and prints
+// its plan.
+func applyManifest(ctx context.Context, srv *server.Server, account string, m *manifest.Manifest, w io.Writer) error {
+	return deploycmd.WithApply(w, m, func(modules deploy.Modules, opts deploy.Options) (deploy.Plan, error) {
+		return srv.Apply(ctx, account, m, modules, opts)
+	})
 }

@@ -10,14 +10,18 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/cmd/sluice/internal/relaxedjson"
+	"github.com/sluicehq/sluice/functions/manifest"
 	"github.com/sluicehq/sluice/runtime"
+	"github.com/sluicehq/sluice/triggers"
 )
 
 // stringList is a repeatable string flag.
@@ -39,13 +43,27 @@ func runInvoke(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		name     = fs.String("name", "", "function name passed to the module (default: the file name)")
 		trigger  = fs.String("trigger", "invoke:local", "trigger as type:source")
 		cacheDir = fs.String("cache-dir", defaultInvokeCacheDir(), "compilation cache folder (empty: none)")
+		file     = fs.String("f", "sluice.yaml", "app manifest, for a FUNCTION given by name")
+		schema   = fs.String("schema", envOr("SLUICE_SCHEMA", "sluice"), "with DATABASE_URL: the database schema of the key-value stores [SLUICE_SCHEMA]")
+		account  = fs.String("account", client.DefaultAccount, "with DATABASE_URL: the account whose key-value stores the function uses")
+		emits    stringList
+		hosts    stringList
+		stores   stringList
 	)
 	fs.Var(&bodies, "body", "a message body as JSON (repeat for more messages)")
 	fs.Var(&envs, "env", "an environment variable K=V for the module (repeatable)")
+	fs.Var(&emits, "emits", "a queue or topic pattern the function may emit to, e.g. orders-* (repeatable; added to the manifest's emits)")
+	fs.Var(&hosts, "allow-host", "a URL pattern the function may call over HTTP, e.g. http://127.0.0.1:* (repeatable; added to the manifest's allowed_outbound_hosts)")
+	fs.Var(&stores, "store", "a key-value store the function may open (repeatable; added to the manifest's stores); in DATABASE_URL when set, else in memory for this run")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sluice invoke FUNCTION.wasm [--input batch.json | --body JSON ...] [--timeout 5s] [--memory-mb 64] [--env K=V]")
+		fmt.Fprintln(stderr, "usage: sluice invoke FUNCTION.wasm|FUNCTION [--input batch.json | --body JSON ...] [--timeout 5s] [--memory-mb 64] [--env K=V]")
+		fmt.Fprintln(stderr, "                     [-f sluice.yaml] [--emits PATTERN] [--allow-host URL] [--store NAME]")
 		fmt.Fprintln(stderr, "\nRuns the function on one batch and prints the outcome as JSON; exits 0 when the function ran,")
 		fmt.Fprintln(stderr, "whatever the messages' outcomes, and non-zero when it could not be loaded or the input is invalid.")
+		fmt.Fprintln(stderr, "A FUNCTION that is not a file is a function of the manifest (-f): it is built as sluice deploy")
+		fmt.Fprintln(stderr, "builds it and runs with the manifest's memory, timeout, env, emits, allowed_outbound_hosts and")
+		fmt.Fprintln(stderr, "stores (flags add to them or override). Emitted messages are listed, never sent; HTTP calls are")
+		fmt.Fprintln(stderr, "real; key-value stores are DATABASE_URL's when it is set, else in memory for this run.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -81,9 +99,45 @@ func runInvoke(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	trigType, trigSource, _ := strings.Cut(*trigger, ":")
 
 	path := positional[0]
-	wasm, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("read module: %w", err)
+	var wasm []byte
+	var mf manifest.Function
+	if st, err := os.Stat(path); err == nil && !st.IsDir() || strings.HasSuffix(path, ".wasm") {
+		if wasm, err = os.ReadFile(path); err != nil {
+			return fmt.Errorf("read module: %w", err)
+		}
+	} else {
+		var err error
+		if wasm, mf, err = invokeManifestFunction(ctx, *file, path); err != nil {
+			return err
+		}
+		if *name == "" {
+			*name = path
+		}
+		if !flagSet(fs, "memory-mb") && mf.MemoryMiB != 0 {
+			*memoryMB = mf.MemoryMiB
+		}
+		if !flagSet(fs, "timeout") && mf.Timeout != 0 {
+			*timeout = time.Duration(mf.Timeout)
+		}
+		for k, v := range mf.Env {
+			if _, set := env[k]; !set {
+				env[k] = v
+			}
+		}
+	}
+	caps := runtime.FunctionConfig{
+		AllowedOutboundHosts: append(slices.Clone(mf.AllowedOutboundHosts), hosts...),
+		Stores:               append(slices.Clone(mf.Stores), stores...),
+	}
+	emitPatterns := append(slices.Clone(mf.Emits), emits...)
+	kvWhere := ""
+	if len(caps.Stores) > 0 {
+		service, where, closeKV, err := invokeKV(ctx, *schema, *account)
+		if err != nil {
+			return err
+		}
+		defer closeKV()
+		caps.KV, kvWhere = service, where
 	}
 	inv := runtime.Invocation{ID: "local-" + strconv.FormatInt(time.Now().UnixNano(), 36), Trigger: runtime.Trigger{Type: trigType, Source: trigSource}}
 	if *input != "" {
@@ -119,7 +173,9 @@ func runInvoke(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer rt.Close(context.WithoutCancel(ctx))
-	fn, err := rt.Load(ctx, wasm, runtime.FunctionConfig{Name: *name, Version: 1, Env: env, MemoryMiB: *memoryMB, Timeout: *timeout, PoolSize: 1})
+	cfg := caps
+	cfg.Name, cfg.Version, cfg.Env, cfg.MemoryMiB, cfg.Timeout, cfg.PoolSize = *name, 1, env, *memoryMB, *timeout, 1
+	fn, err := rt.Load(ctx, wasm, cfg)
 	if err != nil {
 		return err
 	}
@@ -127,9 +183,26 @@ func runInvoke(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	report := invokeReport(*name, fn.Kind(), res, logs.Bytes())
+	report.Emits, report.KV = invokeEmits(res), kvWhere
+	if err := triggers.CheckEmits(emitPatterns, res.Emits); err != nil {
+		// A deployed function's batch fails as a whole with this.
+		report.OK = false
+		report.Failure = &invokeFailure{Kind: "invalid_output", Message: strings.TrimPrefix(err.Error(), "invalid_output: ")}
+		for i := range report.Emits {
+			report.Emits[i].Sent = false
+		}
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(invokeReport(*name, fn.Kind(), res, logs.Bytes()))
+	return enc.Encode(report)
+}
+
+// flagSet reports whether flag name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // invokeOutput is what sluice invoke prints.
@@ -142,6 +215,10 @@ type invokeOutput struct {
 	Failed     []invokeFailed   `json:"failed"`
 	Failure    *invokeFailure   `json:"failure,omitempty"`
 	Logs       []map[string]any `json:"logs"`
+	// Emits are the messages the function emitted (ABI v1.1), never sent.
+	Emits []invokeEmit `json:"emits,omitempty"`
+	// KV says where the key-value stores were: "memory" or the database.
+	KV string `json:"kv,omitempty"`
 }
 
 type invokeFailed struct {

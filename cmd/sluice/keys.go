@@ -7,10 +7,13 @@ import (
 	"os"
 	"strings"
 
-	"github.com/rs/zerolog"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/client"
-	"github.com/sluicehq/sluice/server"
+	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/pgqueue/migrate"
+	apikeys "github.com/sluicehq/sluice/server/keys"
+	"github.com/sluicehq/sluice/server/migrations"
 )
 
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -22,7 +25,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // scopes are the scopes a key may get (docs/http-api.md).
-var scopes = []string{"mq:send", "mq:receive", "mq:delete", "mq:purge", "mq:admin", "mq:*", "functions:deploy", "functions:invoke", "metrics:read", "kv:read", "kv:write", "kv:*"}
+var scopes = apikeys.Scopes
 
 func keysCreate(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	f := newCLIFlags("keys create", "[--scope mq:* ...] [--queues 'orders-*'] [--description D] [--database]")
@@ -80,15 +83,27 @@ func keysCreate(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	})
 }
 
-// createKeyInDatabase creates a key with the server's own method on
-// DATABASE_URL, for bootstrapping: no key exists yet to call the API with.
+// createKeyInDatabase creates a key with package keys on DATABASE_URL
+// (migrating it first), for bootstrapping: no key exists yet to call the
+// API with.
 func createKeyInDatabase(ctx context.Context, url, schema, account string, o client.KeyOptions) (client.NewKey, error) {
-	srv, err := server.Open(ctx, server.Config{DatabaseURL: url, Schema: schema, MaxConns: 2, Migrate: true, Logger: zerolog.Nop()})
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return client.NewKey{}, fmt.Errorf("connect to DATABASE_URL: %w", err)
+	}
+	defer pool.Close()
+	if err := migrate.Up(ctx, pool, schema, migrations.All...); err != nil {
+		return client.NewKey{}, err
+	}
+	queue, err := pgqueue.New(pool, pgqueue.Options{Schema: schema})
 	if err != nil {
 		return client.NewKey{}, err
 	}
-	defer srv.Stop(context.Background())
-	id, secret, err := srv.CreateKey(ctx, account, o.Scopes, o.Queues, o.Description)
+	store, err := apikeys.NewStore(queue)
+	if err != nil {
+		return client.NewKey{}, err
+	}
+	id, secret, err := store.Create(ctx, account, o.Scopes, o.Queues, o.Description)
 	return client.NewKey{ID: id, Secret: secret}, err
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
-	"github.com/sluicehq/sluice/server"
+	"github.com/sluicehq/sluice/server/migrations"
 )
 
 // runMigrate applies every pending migration to DATABASE_URL. It is
@@ -42,7 +42,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("connect to DATABASE_URL: %w", err)
 	}
 	defer pool.Close()
-	if err := migrate.Up(ctx, pool, *schema, server.Migrations...); err != nil {
+	if err := migrate.Up(ctx, pool, *schema, migrations.All...); err != nil {
 		return err
 	}
 	versions, err := migrate.Current(ctx, pool, *schema)

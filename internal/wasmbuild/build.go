@@ -383,3 +383,20 @@ func toolchainVersion(ctx context.Context) (string, error) {
 	})
 	return goVersion, goVersionErr
 }
+
+// TreeCacheDir returns the path of a sub-folder of CacheDir named after
+// name and this source tree: for build tools that trust file times and
+// recorded paths (cargo's target folder), whose state two worktrees must
+// not share (one would take the other's build for its own).
+func TreeCacheDir(name string) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	cache, err := cacheDir(root)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(cache, name+"-"+hex.EncodeToString(sum[:4])), nil
+}

@@ -122,6 +122,23 @@ export function mount(root, params) {
   return () => { alive = false; };
 }
 
+/**
+ * emitsTable lists the messages an invocation emitted, in output order:
+ * each send with its queue and sequence there, each publish with its
+ * topic and copies, and the batch message it was for.
+ */
+function emitsTable(emits) {
+  if (emits.length === 0) return h("p", { class: "muted", id: "no-emits" }, "None.");
+  return h("table", { id: "invocation-emits" },
+    h("thead", {}, h("tr", {}, h("th", {}, "Sent to"), h("th", {}, "Message"), h("th", {}, "For"))),
+    h("tbody", {}, emits.map((e) => h("tr", { "data-emit": e.topic ? "topic:" + e.topic : "queue:" + e.queue + ":" + e.sequence },
+      h("td", {}, e.topic
+        ? ["topic ", h("a", { href: "#/topics" }, e.topic)]
+        : ["queue ", h("a", { href: "#/queues/" + encodeURIComponent(e.queue) }, e.queue)]),
+      h("td", { class: "mono" }, e.topic ? `${e.copies} ${e.copies === 1 ? "copy" : "copies"}` : "sequence " + e.sequence),
+      h("td", { class: "mono" }, e.for || h("span", { class: "muted" }, "the batch"))))));
+}
+
 /** mountOne renders invocation id into root. */
 export function mountOne(root, id) {
   let alive = true;
@@ -150,6 +167,7 @@ export function mountOne(root, id) {
         fields.map(([k, val]) => [h("dt", {}, k), h("dd", { "data-field": k }, val)]))),
       h("div", { class: "panel" }, h("h2", {}, "Messages in the batch"),
         h("p", { id: "invocation-messages", class: "mono" }, v.message_ids && v.message_ids.length ? v.message_ids.join(", ") : "–")),
+      h("div", { class: "panel" }, h("h2", {}, "Emitted messages"), emitsTable(v.emits || [])),
       h("div", { class: "panel" }, h("h2", {}, "Error"),
         v.error ? h("pre", { id: "invocation-error", class: "stderr" }, v.error) : h("p", { class: "muted" }, "None.")),
       h("div", { class: "panel" }, h("h2", {}, "Captured stderr"),

@@ -17,6 +17,7 @@
 //! a command (a fresh instance per batch). Every message the handler does
 //! not fail is acked.
 
+pub mod host;
 pub mod json;
 
 pub use json::Value;

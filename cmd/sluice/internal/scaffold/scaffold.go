@@ -3,14 +3,10 @@
 // function and its trigger, a sample batch for `sluice invoke` and a
 // README, for Go, C, Rust or AssemblyScript.
 //
-// The templates live in _templates (common files, then each language's),
-// and the guest SDKs a project vendors in _sdk: copies of the repository's
-// sdk/ folder made by gen.sh (go generate), which a test compares byte for
-// byte with sdk/ so they cannot drift. Folders starting with "_" are
-// ignored by the go command, so the copies are not compiled here.
+// The templates live in _templates (common files, then each language's);
+// the guest SDK a project vendors comes from sdk.Sources, the files of
+// the repository's sdk/ folder embedded there: one copy, no drift.
 package scaffold
-
-//go:generate ./gen.sh
 
 import (
 	"bytes"
@@ -24,9 +20,11 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+
+	"github.com/sluicehq/sluice/sdk"
 )
 
-//go:embed all:_templates all:_sdk
+//go:embed all:_templates
 var files embed.FS
 
 // Languages are the languages a project may be written in.
@@ -56,6 +54,42 @@ var sdkDirs = map[string]string{
 	"c":              "sluice-sdk",
 	"rust":           "sluice-sdk",
 	"assemblyscript": "sluice-sdk",
+}
+
+// sdkRoots is where each language's SDK is in sdk.Sources.
+var sdkRoots = map[string]string{"go": ".", "c": "c", "rust": "rust", "assemblyscript": "assemblyscript/assembly"}
+
+// SDKFiles returns the SDK files a project in lang vendors, by their path
+// in its SDK folder: the files of the repository's sdk/ (sdk.Sources),
+// the Go SDK (with package sdkhttp) without its tests and sources.go.
+func SDKFiles(lang string) (map[string][]byte, error) {
+	root, ok := sdkRoots[lang]
+	if !ok {
+		return nil, fmt.Errorf("scaffold: no SDK for language %q", lang)
+	}
+	out := map[string][]byte{}
+	err := fs.WalkDir(sdk.Sources, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if lang == "go" && p != "." && p != "sdkhttp" {
+				return fs.SkipDir // the other languages' SDKs
+			}
+			return nil
+		}
+		if lang == "go" && (strings.HasSuffix(p, "_test.go") || p == "sources.go") {
+			return nil
+		}
+		b, err := sdk.Sources.ReadFile(p)
+		rel := p
+		if root != "." {
+			rel = strings.TrimPrefix(p, root+"/")
+		}
+		out[rel] = b
+		return err
+	})
+	return out, err
 }
 
 // Write writes the project of function name in lang to folder dir, which
@@ -93,17 +127,12 @@ func Write(dir, name, lang string) ([]string, error) {
 			return nil, err
 		}
 	}
-	sdkRoot := "_sdk/" + lang
-	err := fs.WalkDir(files, sdkRoot, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := files.ReadFile(p)
-		out[path.Join(sdkDirs[lang], strings.TrimPrefix(p, sdkRoot+"/"))] = b
-		return err
-	})
+	sdkFiles, err := SDKFiles(lang)
 	if err != nil {
 		return nil, err
+	}
+	for p, b := range sdkFiles {
+		out[path.Join(sdkDirs[lang], p)] = b
 	}
 	names := slices.Sorted(func(yield func(string) bool) {
 		for k := range out {

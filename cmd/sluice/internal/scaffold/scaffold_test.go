@@ -8,64 +8,58 @@ import (
 	"testing"
 )
 
-// The SDK copies that new projects vendor are byte for byte the files of
-// sdk/ (run `go generate ./cmd/sluice/internal/scaffold/` after changing
-// an SDK).
-func TestEmbeddedSDKsMatch(t *testing.T) {
+// A new project vendors exactly its language's SDK files of sdk/: every
+// file a project needs, none it does not (the Go SDK's tests, the C SDK's
+// README), byte for byte.
+func TestSDKFiles(t *testing.T) {
 	t.Parallel()
-	sdk := filepath.Join("..", "..", "..", "..", "sdk")
-	want := map[string]string{ // embedded → repository
-		"_sdk/c/sluice.h":              "c/sluice.h",
-		"_sdk/c/sluice.c":              "c/sluice.c",
-		"_sdk/rust/Cargo.toml":         "rust/Cargo.toml",
-		"_sdk/assemblyscript/index.ts": "assemblyscript/assembly/index.ts",
-	}
-	for _, dir := range []struct{ embedded, repo string }{{"_sdk/go", "."}, {"_sdk/go/sdkhttp", "sdkhttp"}, {"_sdk/rust/src", "rust/src"}} {
-		entries, err := os.ReadDir(filepath.Join(sdk, dir.repo))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if n := e.Name(); !e.IsDir() && (strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") || strings.HasSuffix(n, ".rs")) {
-				want[dir.embedded+"/"+n] = filepath.Join(dir.repo, n)
+	root := filepath.Join("..", "..", "..", "..", "sdk")
+	for lang, globs := range map[string][]string{
+		"go":             {"*.go", "sdkhttp/*.go"},
+		"c":              {"c/*.c", "c/*.h"},
+		"rust":           {"rust/Cargo.toml", "rust/src/*.rs"},
+		"assemblyscript": {"assemblyscript/assembly/*.ts"},
+	} {
+		want := map[string]string{} // path in the project's SDK folder -> in sdk/
+		for _, g := range globs {
+			matches, err := filepath.Glob(filepath.Join(root, g))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}
-	got := map[string]bool{}
-	for _, lang := range Languages {
-		entries, err := files.ReadDir("_sdk/" + lang)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if e.IsDir() {
-				sub, _ := files.ReadDir("_sdk/" + lang + "/" + e.Name())
-				for _, s := range sub {
-					got["_sdk/"+lang+"/"+e.Name()+"/"+s.Name()] = true
+			for _, m := range matches {
+				rel, _ := filepath.Rel(root, m)
+				rel = filepath.ToSlash(rel)
+				if strings.HasSuffix(rel, "_test.go") || rel == "sources.go" {
+					continue
 				}
-				continue
+				want[strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(rel, "assemblyscript/assembly/"), "c/"), "rust/")] = rel
 			}
-			got["_sdk/"+lang+"/"+e.Name()] = true
 		}
-	}
-	for embedded, repo := range want {
-		a, err := files.ReadFile(embedded)
-		if err != nil {
-			t.Errorf("sdk/%s is not embedded as %s: run go generate ./cmd/sluice/internal/scaffold/", repo, embedded)
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(sdk, repo))
+		got, err := SDKFiles(lang)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs from sdk/%s: run go generate ./cmd/sluice/internal/scaffold/", embedded, repo)
+		if len(want) < 2 || len(got) != len(want) {
+			t.Errorf("%s: SDK files %v, want those of sdk/ %v", lang, keys(got), want)
 		}
-		delete(got, embedded)
+		for p, repo := range want {
+			b, err := os.ReadFile(filepath.Join(root, repo))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got[p], b) {
+				t.Errorf("%s: the project's %s is not sdk/%s", lang, p, repo)
+			}
+		}
 	}
-	for extra := range got {
-		t.Errorf("%s is embedded but not in sdk/: run go generate ./cmd/sluice/internal/scaffold/", extra)
+}
+
+func keys(m map[string][]byte) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
+	return out
 }
 
 func TestWrite(t *testing.T) {

@@ -1,0 +1,1 @@
+ALTER TABLE invocations DROP COLUMN emitted_messages;
