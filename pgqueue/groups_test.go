@@ -612,3 +612,43 @@ func TestGroupsThroughput(t *testing.T) {
 			groups, total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds())
 	}
 }
+
+// TestFifoQueueRefusesTopicCopies: publishes carry no group, so a fifo
+// queue can neither subscribe to a topic nor receive a publish's copy (it
+// became fifo after subscribing); the refused publish sends nothing to any
+// subscriber.
+func TestFifoQueueRefusesTopicCopies(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if _, err := e.c.CreateQueue(e.ctx, acct, "ordered", pgqueue.Settings{Fifo: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"plain", "later"} {
+		if _, err := e.c.CreateQueue(e.ctx, acct, q, pgqueue.Settings{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.c.CreateTopic(e.ctx, acct, "events"); err != nil {
+		t.Fatal(err)
+	}
+	err := e.c.Subscribe(e.ctx, acct, "events", "ordered")
+	if !errors.Is(err, pgqueue.ErrInvalidArgument) || !strings.Contains(err.Error(), `queue "ordered"`) || !strings.Contains(err.Error(), "fifo") {
+		t.Fatalf("subscribing a fifo queue: %v, want ErrInvalidArgument naming the queue and fifo", err)
+	}
+	for _, q := range []string{"plain", "later"} {
+		if err := e.c.Subscribe(e.ctx, acct, "events", q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := e.c.Publish(e.ctx, acct, "events", body(1), nil); err != nil || n != 2 {
+		t.Fatalf("publish to two plain queues: %d copies, %v", n, err)
+	}
+	e.exec(`SELECT update_queue('later', '{"fifo": true}')`)
+	_, err = e.c.Publish(e.ctx, acct, "events", body(2), nil)
+	if !errors.Is(err, pgqueue.ErrInvalidArgument) || !strings.Contains(err.Error(), `queue "later"`) {
+		t.Fatalf("publish reaching a queue made fifo: %v, want ErrInvalidArgument naming it", err)
+	}
+	if n := e.one(`SELECT count(*) FROM messages`); n != int64(2) {
+		t.Fatalf("messages after the refused publish: %v, want the first publish's 2 copies only", n)
+	}
+}
