@@ -652,3 +652,62 @@ func TestFifoQueueRefusesTopicCopies(t *testing.T) {
 		t.Fatalf("messages after the refused publish: %v, want the first publish's 2 copies only", n)
 	}
 }
+
+// TestGroupsKeepTheirGroupInADeadLetterQueue: a grouped message forwarded
+// to its queue's dead_letter_queue (by Fail and by the sweeper) keeps its
+// group there, so a fifo dead-letter queue takes it and delivers the group
+// one at a time, in the order its messages failed.
+func TestGroupsKeepTheirGroupInADeadLetterQueue(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if _, err := e.c.CreateQueue(e.ctx, acct, "parked", pgqueue.Settings{Fifo: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.CreateQueue(e.ctx, acct, "orders", pgqueue.Settings{Fifo: true, MaxReceiveCount: 1, DeadLetterQueue: "parked"}); err != nil {
+		t.Fatal(err)
+	}
+	seqs, err := e.c.SendBatch(e.ctx, acct, "orders", []pgqueue.NewMessage{
+		{Body: body(1), Group: "a"}, {Body: body(2), Group: "a"}, {Body: body(3), Group: "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a1 fails permanently; a2 then b1 run out of receives and are swept.
+	if done, err := e.c.Fail(e.ctx, acct, "orders", []pgqueue.Failure{{Sequence: seqs[0], Error: "boom"}}); err != nil || len(done) != 1 {
+		t.Fatalf("fail a1: %v %v", done, err)
+	}
+	got := e.receive("orders", pgqueue.ReceiveOptions{Max: 10, VisibilityTimeout: time.Second})
+	if g := groupsOf(got); !slices.Equal(g, []string{"a", "b"}) {
+		t.Fatalf("heads after a1 failed: %q, want a (a2) and b", g)
+	}
+	for deadline := time.Now().Add(30 * time.Second); e.stats("orders").Total > 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sweeper did not forward the expired last leases: %+v", e.stats("orders"))
+		}
+		e.sweep()
+	}
+	// In the fifo dead-letter queue: a's two messages one at a time, in
+	// order, beside b's.
+	first := e.receive("parked", pgqueue.ReceiveOptions{Max: 10})
+	if g := groupsOf(first); !slices.Equal(g, []string{"a", "b"}) {
+		t.Fatalf("dead-letter queue heads: %q, want one of a and one of b", g)
+	}
+	for _, m := range first {
+		if m.Group == "a" && string(m.Body) != `{"n": 1}` {
+			t.Fatalf("group a's head in the dead-letter queue is %s, want a1 (it failed first)", m.Body)
+		}
+	}
+	if more := e.receive("parked", pgqueue.ReceiveOptions{Max: 10}); len(more) != 0 {
+		t.Fatalf("received %d more while a's and b's heads are in flight, want 0", len(more))
+	}
+	acks := make([]pgqueue.Ack, len(first))
+	for i, m := range first {
+		acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
+	}
+	if done, err := e.c.Ack(e.ctx, acct, "parked", acks); err != nil || len(done) != 2 {
+		t.Fatalf("ack the heads: %v %v", done, err)
+	}
+	next := e.receive("parked", pgqueue.ReceiveOptions{Max: 10})
+	if len(next) != 1 || next[0].Group != "a" || string(next[0].Body) != `{"n": 2}` {
+		t.Fatalf("after acking the heads: %+v, want a2", next)
+	}
+}
