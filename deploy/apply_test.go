@@ -76,7 +76,7 @@ func changeList(cs []deploy.Change) string {
 // removed.
 func TestApplyIsDeclarativeAndIdempotent(t *testing.T) {
 	t.Parallel()
-	srv := clienttest.New(t)
+	srv := newServer(t)
 	ctx := context.Background()
 	account := fmt.Sprintf("%012d", rand.Int64N(1e12))
 	if err := srv.Queue().CreateAccount(ctx, account, "apply test"); err != nil {
@@ -144,7 +144,7 @@ hooks:
 
 func TestApplyRejectsWhatTheDatabaseRefuses(t *testing.T) {
 	t.Parallel()
-	srv := clienttest.New(t)
+	srv := newServer(t)
 	ctx := context.Background()
 	m := parseManifest(t, "queues:\n  q: {visibility_timeout_seconds: 99999}\n")
 	_, err := applyDB(ctx, srv, pgqueue.DefaultAccount, m)
@@ -158,7 +158,7 @@ func TestApplyRejectsWhatTheDatabaseRefuses(t *testing.T) {
 // compile) leaves the account as it was, queues included.
 func TestApplyFailedBuildChangesNothing(t *testing.T) {
 	t.Parallel()
-	srv := clienttest.New(t)
+	srv := newServer(t)
 	ctx := context.Background()
 	c := srv.Client(t)
 	dir := t.TempDir()
@@ -202,7 +202,7 @@ triggers:
 func TestApplyViaAPI(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv := clienttest.New(t)
+	srv := newServer(t)
 	c := srv.Client(t)
 	dir := t.TempDir()
 
@@ -280,7 +280,7 @@ hooks:
 // targets, and a change to them alone deploys a new version.
 func TestApplyCarriesCapabilities(t *testing.T) {
 	t.Parallel()
-	srv := clienttest.New(t)
+	srv := newServer(t)
 	ctx := context.Background()
 	c := srv.Client(t)
 	dir := t.TempDir()
