@@ -60,10 +60,16 @@ func startListening(tb testing.TB, maxConns int32) *Server {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvCache(t, compiledCache(t))
+}
+
+// newEnvCache is newEnv with the compilation cache in cacheDir.
+func newEnvCache(t testing.TB, cacheDir string) *env {
+	t.Helper()
 	_, schema := pgtest.Schema(t) // a fresh schema name, dropped at cleanup
 	ctx := context.Background()
 	srv, err := Open(ctx, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
-		MaxConns: 4, CacheDir: compiledCache(t), Logger: zerolog.Nop()})
+		MaxConns: 4, CacheDir: cacheDir, Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatalf("open server: %v", err)
 	}
