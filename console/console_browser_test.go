@@ -187,15 +187,12 @@ func setup(t *testing.T) (srv *clienttest.Server, account, token string, c *clie
 }
 
 // compiledCache is where every test server keeps compiled WASM, across
-// runs: compiling a Go module under -race takes half a minute.
+// runs and with the other packages' tests: compiling a Go module takes
+// seconds (half a minute with wazero race-instrumented).
 func compiledCache(t *testing.T) string {
 	t.Helper()
-	dir, err := os.UserCacheDir()
+	dir, err := wasmbuild.CompiledCacheDir()
 	if err != nil {
-		dir = os.TempDir()
-	}
-	dir = filepath.Join(dir, "sluice", "console-test-compiled")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatalf("compiled code cache: %v", err)
 	}
 	return dir

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/pgtest"
+	"github.com/sluicehq/sluice/internal/wasmbuild"
 	"github.com/sluicehq/sluice/wire"
 )
 
@@ -27,6 +28,18 @@ type env struct {
 	ts  *httptest.Server
 }
 
+// compiledCache is the compilation cache every test server shares (as
+// the servers of one host would): each module compiles once per machine,
+// not once per test.
+func compiledCache(tb testing.TB) string {
+	tb.Helper()
+	dir, err := wasmbuild.CompiledCacheDir()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
 // startListening opens a Server on a fresh schema with its own HTTP
 // listener on a free local port, starts it and stops it at cleanup.
 func startListening(tb testing.TB, maxConns int32) *Server {
@@ -34,7 +47,7 @@ func startListening(tb testing.TB, maxConns int32) *Server {
 	_, schema := pgtest.Schema(tb)
 	ctx := context.Background()
 	srv, err := Open(ctx, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
-		MaxConns: maxConns, CacheDir: tb.TempDir(), Logger: zerolog.Nop(), HTTPAddr: "127.0.0.1:0"})
+		MaxConns: maxConns, CacheDir: compiledCache(tb), Logger: zerolog.Nop(), HTTPAddr: "127.0.0.1:0"})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -47,10 +60,16 @@ func startListening(tb testing.TB, maxConns int32) *Server {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvCache(t, compiledCache(t))
+}
+
+// newEnvCache is newEnv with the compilation cache in cacheDir.
+func newEnvCache(t testing.TB, cacheDir string) *env {
+	t.Helper()
 	_, schema := pgtest.Schema(t) // a fresh schema name, dropped at cleanup
 	ctx := context.Background()
 	srv, err := Open(ctx, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
-		MaxConns: 4, CacheDir: t.TempDir(), Logger: zerolog.Nop()})
+		MaxConns: 4, CacheDir: cacheDir, Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatalf("open server: %v", err)
 	}

@@ -22,7 +22,7 @@ func newEnvWith(t testing.TB, edit func(*Config)) *env {
 	_, schema := pgtest.Schema(t)
 	ctx := context.Background()
 	cfg := Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
-		MaxConns: 4, CacheDir: t.TempDir(), Logger: zerolog.Nop()}
+		MaxConns: 4, CacheDir: compiledCache(t), Logger: zerolog.Nop()}
 	edit(&cfg)
 	srv, err := Open(ctx, cfg)
 	if err != nil {
@@ -70,7 +70,7 @@ func TestMetricsAddr(t *testing.T) {
 	_, schema := pgtest.Schema(t)
 	ctx := context.Background()
 	srv, err := Open(ctx, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true, MaxConns: 4,
-		CacheDir: t.TempDir(), Logger: zerolog.Nop(), MetricsAddr: "127.0.0.1:0"})
+		CacheDir: compiledCache(t), Logger: zerolog.Nop(), MetricsAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,9 +54,10 @@ func newEnv(t testing.TB) *env {
 }
 
 // cacheDir is the compilation cache shared by every runtime of the test
-// binary, as it is shared by the processes of one host.
+// binary, as it is shared by the processes of one host; it is the one all
+// test binaries share across runs, so each module compiles once per machine.
 var cacheDir = sync.OnceValue(func() string {
-	dir, err := os.MkdirTemp("", "sluice-triggers-cache-")
+	dir, err := wasmbuild.CompiledCacheDir()
 	if err != nil {
 		panic(err)
 	}

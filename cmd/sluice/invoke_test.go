@@ -15,7 +15,7 @@ import (
 func runInvokeCLI(t *testing.T, args ...string) (code int, out invokeOutput, stderr string) {
 	t.Helper()
 	var so, se bytes.Buffer
-	code = run(context.Background(), append([]string{"invoke", "--cache-dir", t.TempDir()}, args...), &so, &se)
+	code = run(context.Background(), append([]string{"invoke", "--cache-dir", compiledCacheDir(t)}, args...), &so, &se)
 	if code == 0 {
 		if err := json.Unmarshal(so.Bytes(), &out); err != nil {
 			t.Fatalf("output %q: %v", so.String(), err)

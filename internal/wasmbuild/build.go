@@ -300,6 +300,23 @@ func CacheDir() (string, error) {
 	return cacheDir(root)
 }
 
+// CompiledCacheDir returns (creating it) the wazero compilation cache
+// that tests share: the "wazero" folder of CacheDir. Every test binary's
+// runtimes and servers keep compiled machine code there, across runs, so
+// a module compiles once per machine rather than once per test (seconds
+// each for a multi-MB Go module, many more under -race).
+func CompiledCacheDir() (string, error) {
+	dir, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir = filepath.Join(dir, "wazero")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("wasmbuild: create compilation cache folder: %w", err)
+	}
+	return dir, nil
+}
+
 // cacheDir returns (creating it) the folder holding built modules.
 func cacheDir(root string) (string, error) {
 	dir := os.Getenv("SLUICE_WASM_CACHE")
