@@ -149,8 +149,12 @@ func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) er
 		case <-r.Context().Done():
 		}
 	}
+	done := j.done
+	if wait < 0 {
+		done = nil // answer 202 at once, even if the deploy has already ended
+	}
 	select {
-	case <-j.done:
+	case <-done:
 		if j.err != nil {
 			return j.err
 		}
