@@ -88,7 +88,7 @@ func changeList(cs []string) string { return strings.Join(cs, "; ") }
 // removed.
 func TestApplyIsDeclarativeAndIdempotent(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := clienttest.NewShared(t)
 	ctx := context.Background()
 	account := fmt.Sprintf("%012d", rand.Int64N(1e12))
 	if err := srv.Queue().CreateAccount(ctx, account, "apply test"); err != nil {
@@ -156,7 +156,7 @@ hooks:
 
 func TestApplyRejectsWhatTheDatabaseRefuses(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := clienttest.NewShared(t)
 	ctx := context.Background()
 	m := parseManifest(t, "queues:\n  q: {visibility_timeout_seconds: 99999}\n")
 	_, err := applyDB(ctx, srv, pgqueue.DefaultAccount, m)
@@ -170,7 +170,7 @@ func TestApplyRejectsWhatTheDatabaseRefuses(t *testing.T) {
 // compile) leaves the account as it was, queues included.
 func TestApplyFailedBuildChangesNothing(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := clienttest.NewShared(t)
 	ctx := context.Background()
 	c := srv.Client(t)
 	dir := t.TempDir()
@@ -214,7 +214,7 @@ triggers:
 func TestApplyViaAPI(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv := newServer(t)
+	srv := clienttest.NewShared(t)
 	c := srv.Client(t)
 	dir := t.TempDir()
 
@@ -292,7 +292,7 @@ hooks:
 // targets, and a change to them alone deploys a new version.
 func TestApplyCarriesCapabilities(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := clienttest.NewShared(t)
 	ctx := context.Background()
 	c := srv.Client(t)
 	dir := t.TempDir()

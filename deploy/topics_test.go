@@ -29,7 +29,7 @@ func TestApplyTopics(t *testing.T) {
 		t.Run(via, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			srv := newServer(t)
+			srv := clienttest.NewShared(t)
 			c := srv.Client(t)
 			apply := func(yaml string) string {
 				t.Helper()
@@ -86,7 +86,7 @@ func TestApplyDeadLetterQueue(t *testing.T) {
 		t.Run(via, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			srv := newServer(t)
+			srv := clienttest.NewShared(t)
 			c := srv.Client(t)
 			apply := func(yaml string) string {
 				t.Helper()

@@ -109,7 +109,7 @@ func TestFirstFunctionWalkthrough(t *testing.T) {
 			var srv *clienttest.Server
 			script := "set -ex\n"
 			if variant == "go" {
-				srv = newServer(t)
+				srv = clienttest.NewShared(t)
 				key := srv.Key(t, client.DefaultAccount, clienttest.AllScopes, nil)
 				script += "sluice login --endpoint '" + srv.URL + "' --key '" + key + "'\n"
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/wasmbuild"
 	"github.com/sluicehq/sluice/server"
 )
 
@@ -128,6 +129,18 @@ func (s *Server) drop() error {
 func New(t testing.TB) *Server {
 	t.Helper()
 	return NewWith(t, Options{})
+}
+
+// NewShared is New with the compilation cache every test server on the
+// machine shares (wasmbuild.CompiledCacheDir), as the servers of one host
+// would: a deployed Go module compiles once per machine, not once per test.
+func NewShared(t testing.TB) *Server {
+	t.Helper()
+	dir, err := wasmbuild.CompiledCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewWith(t, Options{CompiledCacheDir: dir})
 }
 
 // NewWith is New with options.

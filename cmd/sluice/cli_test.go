@@ -34,7 +34,7 @@ type cli struct {
 }
 
 func newCLI(t *testing.T) *cli {
-	srv := newServer(t)
+	srv := clienttest.NewShared(t)
 	c := &cli{t: t, config: filepath.Join(t.TempDir(), "sluice", "config.json"), srv: srv}
 	key := srv.Key(t, client.DefaultAccount, clienttest.AllScopes, nil)
 	c.ok("login", "--endpoint", srv.URL, "--key", key)
@@ -300,7 +300,7 @@ func TestCLIUsageErrors(t *testing.T) {
 
 func TestCLILogin(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := clienttest.NewShared(t)
 	config := filepath.Join(t.TempDir(), "config.json")
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"login", "--endpoint", srv.URL, "--key", "nope:nope", "--config", config}, &stdout, &stderr)
@@ -348,7 +348,7 @@ func TestCLILogin(t *testing.T) {
 
 func TestKeyInDatabase(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := clienttest.NewShared(t)
 	k, err := createKeyInDatabase(context.Background(), os.Getenv(clienttest.EnvVar), srv.Schema, "000000000003",
 		client.KeyOptions{Scopes: []string{"mq:admin"}, Description: "bootstrap"})
 	if err != nil {

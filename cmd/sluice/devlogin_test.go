@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/client/clienttest"
 )
 
 func TestDevLogin(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv := newServer(t)
+	srv := clienttest.NewShared(t)
 	path := filepath.Join(t.TempDir(), "sluice", "config.json")
 	var out bytes.Buffer
 	if err := saveDevLogin(ctx, srv.Server, client.DefaultAccount, srv.URL, path, "sluice", &out); err != nil {
