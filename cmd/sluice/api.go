@@ -112,26 +112,12 @@ func (f *cliFlags) parse(args []string, stdout io.Writer, want ...string) ([]str
 // parseOptional is parse where only the first required of the named
 // positionals must be given: it returns required to len(want) of them.
 func (f *cliFlags) parseOptional(args []string, stdout io.Writer, required int, want ...string) ([]string, error) {
-	var pos []string
-	for {
-		if err := f.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				f.printUsage(stdout)
-				return nil, err
-			}
-			return nil, usageErrorf("%v (see `sluice %s -h`)", err, f.name)
-		}
-		rest := f.Args()
-		if len(rest) == 0 {
-			break
-		}
-		consumed := len(args) - len(rest)
-		if consumed > 0 && args[consumed-1] == "--" {
-			pos = append(pos, rest...)
-			break
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
+	pos, err := parseInterspersed(f.FlagSet, args)
+	if errors.Is(err, flag.ErrHelp) {
+		f.printUsage(stdout)
+		return nil, err
+	} else if err != nil {
+		return nil, usageErrorf("%v (see `sluice %s -h`)", err, f.name)
 	}
 	if len(pos) < required {
 		return nil, usageErrorf("missing %s (sluice %s %s)", want[len(pos)], f.name, f.args)

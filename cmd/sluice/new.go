@@ -26,19 +26,11 @@ func runNew(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return err
-			}
-			return usageErrorf("%v", err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+	positional, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	} else if err != nil {
+		return usageErrorf("%v", err)
 	}
 	if len(positional) != 1 {
 		return usageErrorf("want exactly one NAME (the function's), got %d", len(positional))
