@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -52,15 +50,8 @@ func (r *Registry) Apps(ctx context.Context, account string) (map[string]string,
 // next), whether that version would be created, and whether the alias
 // would move. The module itself is not checked (Deploy compiles it).
 func (r *Registry) PlanDeploy(ctx context.Context, account, name, sha256Hex string, cfg Config, alias string) (Deployment, error) {
-	if alias == "" {
-		alias = DefaultAlias
-	}
-	for _, n := range [][2]string{{"function", name}, {"alias", alias}} {
-		if err := checkName(n[0], n[1]); err != nil {
-			return Deployment{}, err
-		}
-	}
-	if err := cfg.check(); err != nil {
+	alias, err := checkDeploy(name, alias, cfg)
+	if err != nil {
 		return Deployment{}, err
 	}
 	sum, err := hex.DecodeString(sha256Hex)
@@ -82,23 +73,14 @@ func (r *Registry) PlanDeploy(ctx context.Context, account, name, sha256Hex stri
 	if err != nil {
 		return Deployment{}, fmt.Errorf("functions: plan deploy %s (account %s): %w", name, account, err)
 	}
-	var (
-		latest    int
-		latestSum []byte
-		mem, tms  int
-		latestEnv map[string]string
-		latestCap Capabilities
-	)
-	err = r.pool.QueryRow(ctx, r.q.Get("latest_version"), id).Scan(&latest, &latestSum, &mem, &tms, &latestEnv, &latestCap)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	latest, err := r.latestVersion(ctx, r.pool, id)
+	if err != nil {
 		return Deployment{}, fmt.Errorf("functions: plan deploy %s (account %s): %w", name, account, err)
 	}
-	same := latest > 0 && string(latestSum) == string(sum) && mem == cfg.MemoryMiB &&
-		time.Duration(tms)*time.Millisecond == cfg.Timeout && maps.Equal(latestEnv, env) && latestCap.Equal(cfg.Capabilities)
-	if same {
-		d.Version.Number = latest
+	if latest.same(sum, cfg, env) {
+		d.Version.Number = latest.number
 	} else {
-		d.Version.Number, d.Created = latest+1, true
+		d.Version.Number, d.Created = latest.number+1, true
 	}
 	var current int
 	var previous *int

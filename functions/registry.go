@@ -142,20 +142,56 @@ func (c Config) check() error {
 
 var wasmMagic = []byte{0x00, 'a', 's', 'm'}
 
-// Deploy stores module and cfg as the next version of the named function
-// and points alias (DefaultAlias when "") at it. Deploying the module and
-// config of the latest version again creates nothing and only moves the
-// alias back to it if needed, so applying a manifest twice is a no-op.
-func (r *Registry) Deploy(ctx context.Context, account, name string, module []byte, cfg Config, alias string) (Deployment, error) {
+// checkDeploy checks a deploy's function name, alias and config, and
+// returns the alias (DefaultAlias when "").
+func checkDeploy(name, alias string, cfg Config) (string, error) {
 	if alias == "" {
 		alias = DefaultAlias
 	}
 	for _, n := range [][2]string{{"function", name}, {"alias", alias}} {
 		if err := checkName(n[0], n[1]); err != nil {
-			return Deployment{}, err
+			return "", err
 		}
 	}
-	if err := cfg.check(); err != nil {
+	return alias, cfg.check()
+}
+
+// latestRow is a function's latest version as far as a deploy compares it
+// (number 0: the function has none).
+type latestRow struct {
+	number   int
+	sum      []byte
+	mem, tms int
+	env      map[string]string
+	caps     Capabilities
+}
+
+// latestVersion reads function id's latest version.
+func (r *Registry) latestVersion(ctx context.Context, db interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, id int64) (latestRow, error) {
+	var l latestRow
+	err := db.QueryRow(ctx, r.q.Get("latest_version"), id).Scan(&l.number, &l.sum, &l.mem, &l.tms, &l.env, &l.caps)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return latestRow{}, err
+	}
+	return l, nil
+}
+
+// same reports whether a module with SHA-256 sum, cfg and env (cfg's, never
+// nil) would be this version again, so that a deploy creates nothing.
+func (l latestRow) same(sum []byte, cfg Config, env map[string]string) bool {
+	return l.number > 0 && string(l.sum) == string(sum) && l.mem == cfg.MemoryMiB &&
+		time.Duration(l.tms)*time.Millisecond == cfg.Timeout && maps.Equal(l.env, env) && l.caps.Equal(cfg.Capabilities)
+}
+
+// Deploy stores module and cfg as the next version of the named function
+// and points alias (DefaultAlias when "") at it. Deploying the module and
+// config of the latest version again creates nothing and only moves the
+// alias back to it if needed, so applying a manifest twice is a no-op.
+func (r *Registry) Deploy(ctx context.Context, account, name string, module []byte, cfg Config, alias string) (Deployment, error) {
+	alias, err := checkDeploy(name, alias, cfg)
+	if err != nil {
 		return Deployment{}, err
 	}
 	if len(module) < 8 || string(module[:4]) != string(wasmMagic) {
@@ -189,26 +225,16 @@ func (r *Registry) Deploy(ctx context.Context, account, name string, module []by
 		if _, err := tx.Exec(ctx, r.q.Get("store_module"), sum[:], module, len(module)); err != nil {
 			return err
 		}
-		var (
-			latest    int
-			latestSum []byte
-			mem, tms  int
-			latestEnv map[string]string
-			latestCap Capabilities
-		)
-		err := tx.QueryRow(ctx, r.q.Get("latest_version"), id).Scan(&latest, &latestSum, &mem, &tms, &latestEnv, &latestCap)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		latest, err := r.latestVersion(ctx, tx, id)
+		if err != nil {
 			return err
 		}
 		d.Version = Version{Function: name, SHA256: hex.EncodeToString(sum[:]), SizeBytes: len(module), Config: cfg}
 		d.Version.Config.Env = env
-		same := latest > 0 && string(latestSum) == string(sum[:]) && mem == cfg.MemoryMiB &&
-			time.Duration(tms)*time.Millisecond == cfg.Timeout && maps.Equal(latestEnv, env) &&
-			latestCap.Equal(cfg.Capabilities)
-		if same {
-			d.Version.Number = latest
+		if latest.same(sum[:], cfg, env) {
+			d.Version.Number = latest.number
 		} else {
-			d.Version.Number, d.Created = latest+1, true
+			d.Version.Number, d.Created = latest.number+1, true
 			if err := tx.QueryRow(ctx, r.q.Get("insert_version"), id, d.Version.Number, sum[:],
 				cfg.MemoryMiB, cfg.Timeout.Milliseconds(), envJSON, cfg.Capabilities).Scan(&d.Version.CreatedAt); err != nil {
 				return err
