@@ -116,14 +116,10 @@ func (d *DB) open(ctx context.Context, cfg DBConfig) error {
 	return nil
 }
 
-// validateModule compiles module with the memory limit the triggers will
-// load it with, as the server does before storing a version.
+// validateModule is the registry's deploy-time check, the server's
+// (runtime.Check).
 func (d *DB) validateModule(ctx context.Context, module []byte, cfg functions.Config) error {
-	fn, err := d.runtime.Load(ctx, module, runtime.FunctionConfig{Name: "deploy-check", Version: 1, MemoryMiB: cfg.MemoryMiB})
-	if err != nil {
-		return err
-	}
-	return fn.Close(ctx)
+	return d.runtime.Check(ctx, module, cfg.MemoryMiB)
 }
 
 // Target returns the Target that applies to account on this database.

@@ -15,6 +15,20 @@ import (
 	"github.com/sluicehq/sluice/runtime/internal/guard"
 )
 
+// Check tells whether the runtime accepts wasm (the imports it provides,
+// the exports of a command or reactor, its tables within the limit) as a
+// function with memoryMiB of memory, the limit it will be loaded with:
+// the runtime caps a module's tables by that limit, so the check compiles
+// what the triggers will run (and leaves it in the compilation cache).
+// A deploy runs it before storing a version.
+func (r *Runtime) Check(ctx context.Context, wasm []byte, memoryMiB int) error {
+	fn, err := r.Load(ctx, wasm, FunctionConfig{Name: "deploy-check", Version: 1, MemoryMiB: memoryMiB})
+	if err != nil {
+		return err
+	}
+	return fn.Close(ctx)
+}
+
 // Load compiles wasm (once per distinct module, by SHA-256) and prepares it
 // to run with cfg. It fails when the module imports anything the host does
 // not provide, exports neither a command's nor a reactor's entry points, or

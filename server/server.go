@@ -244,18 +244,9 @@ func (s *Server) Registry() *functions.Registry { return s.registry }
 // Triggers is the server's trigger store, for manifest applies.
 func (s *Server) Triggers() *triggers.Store { return s.triggers }
 
-// validateModule is the registry's deploy-time check: the runtime must
-// accept the module (imports it provides, the exports of a command or
-// reactor).
+// validateModule is the registry's deploy-time check (runtime.Check).
 func (s *Server) validateModule(ctx context.Context, module []byte, cfg functions.Config) error {
-	// The same memory limit as the triggers will load it with: the runtime
-	// caps a module's tables by that limit, so another limit would be
-	// another compilation.
-	fn, err := s.runtime.Load(ctx, module, runtime.FunctionConfig{Name: "deploy-check", Version: 1, MemoryMiB: cfg.MemoryMiB})
-	if err != nil {
-		return err
-	}
-	return fn.Close(ctx)
+	return s.runtime.Check(ctx, module, cfg.MemoryMiB)
 }
 
 // Start starts the listener, the sweeper, the trigger engine and, when an
