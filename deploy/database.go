@@ -16,7 +16,6 @@ import (
 	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/server/migrations"
 	"github.com/sluicehq/sluice/triggers"
-	"github.com/sluicehq/sluice/triggers/webhook"
 )
 
 // DBConfig configures OpenDB.
@@ -136,29 +135,21 @@ func (d *DB) Close(ctx context.Context) error {
 }
 
 // dbHooks is triggers.HookStore as a HookStore, checking each hook as the
-// server's hook API does: the queue exists and the secrets suit the
-// scheme.
+// server's hook API does: triggers.Hook.Check, then that the queue exists.
 type dbHooks struct {
 	queue *pgqueue.Client
 	hooks *triggers.HookStore
 }
 
 func (h dbHooks) PutHook(ctx context.Context, account string, hk Hook) (bool, error) {
-	if !pgqueue.ValidName(hk.Name) {
-		return false, fmt.Errorf("invalid hook name %q: use 1-80 characters from A-Z a-z 0-9 _ -", hk.Name)
-	}
-	scheme, err := webhook.ParseScheme(hk.Verify)
-	if err != nil {
-		return false, fmt.Errorf("invalid verify %q: use standard, github, stripe or none", hk.Verify)
-	}
-	if _, err := webhook.NewVerifier(scheme, hk.Secrets...); err != nil {
+	th := triggers.Hook{Account: account, Name: hk.Name, Queue: hk.Queue, Verify: hk.Verify, Secrets: hk.Secrets, Source: hk.Source}
+	if err := th.Check(); err != nil {
 		return false, err
 	}
 	if _, err := h.queue.GetQueue(ctx, account, hk.Queue); err != nil {
 		return false, err
 	}
-	return h.hooks.Put(ctx, triggers.Hook{Account: account, Name: hk.Name, Queue: hk.Queue, Verify: hk.Verify,
-		Secrets: hk.Secrets, Source: hk.Source})
+	return h.hooks.Put(ctx, th)
 }
 
 func (h dbHooks) ListHooks(ctx context.Context, account string) ([]HookInfo, error) {

@@ -47,40 +47,33 @@ type HookInfo struct {
 }
 
 // PutHook creates or replaces the hook h.Name of account and reports
-// whether it was created. It checks the scheme and secrets and that the
-// queue exists.
+// whether it was created. It checks the hook (triggers.Hook.Check) and
+// that the queue exists.
 func (s *Server) PutHook(ctx context.Context, account string, h Hook) (created bool, err error) {
-	if err := checkHook(h); err != nil {
-		return false, err
+	th := triggers.Hook{Account: account, Name: h.Name, Queue: h.Queue, Verify: h.Verify, Secrets: h.Secrets, Source: h.Source}
+	if err := th.Check(); err != nil {
+		return false, hookAPIError(err)
 	}
 	if _, err := s.queue.GetQueue(ctx, account, h.Queue); err != nil {
 		return false, err
 	}
-	return s.hooks.Put(ctx, triggers.Hook{Account: account, Name: h.Name, Queue: h.Queue, Verify: h.Verify,
-		Secrets: h.Secrets, Source: h.Source})
+	created, err = s.hooks.Put(ctx, th)
+	return created, hookAPIError(err)
 }
 
-func checkHook(h Hook) error {
-	if !pgqueue.ValidName(h.Name) {
-		return errorf(http.StatusBadRequest, "invalid_name", "invalid hook name %q: use 1-80 characters from A-Z a-z 0-9 _ -", truncate(h.Name, 90))
-	}
-	if err := checkQueueName(h.Queue); err != nil {
+// hookAPIError maps a *triggers.HookError to a 400: invalid_name for a
+// bad hook or queue name, invalid_argument for the rest. Other errors
+// pass unchanged.
+func hookAPIError(err error) error {
+	var he *triggers.HookError
+	if !errors.As(err, &he) {
 		return err
 	}
-	scheme, err := webhook.ParseScheme(h.Verify)
-	if err != nil {
-		return badRequest("invalid verify %q: use standard, github, stripe or none", truncate(h.Verify, 40))
+	code := "invalid_argument"
+	if he.Field == "name" || he.Field == "queue" {
+		code = "invalid_name"
 	}
-	if len(h.Secrets) > 10 {
-		return badRequest("%d secrets: use at most 10", len(h.Secrets))
-	}
-	if _, err := webhook.NewVerifier(scheme, h.Secrets...); err != nil {
-		return badRequest("hook %s: %s", h.Name, trimPkg(err))
-	}
-	if h.Source != "" && h.Source != triggers.SourceAPI && h.Source != triggers.SourceManifest {
-		return badRequest("invalid source %q: use api or manifest", h.Source)
-	}
-	return nil
+	return errorf(http.StatusBadRequest, code, "%s", he.Message)
 }
 
 // ListHooks lists the hooks of account by name.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/namedsql"
 	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/triggers/webhook"
 )
 
 // ErrHookNotFound is returned for a webhook hook that does not exist.
@@ -42,6 +44,50 @@ type Hook struct {
 	UpdatedAt time.Time
 }
 
+// MaxHookSecrets is how many signing secrets a hook may have.
+const MaxHookSecrets = 10
+
+// HookError is what Hook.Check found wrong with a hook.
+type HookError struct {
+	// Field is the field that was wrong: "name", "queue", "verify",
+	// "secrets" or "source".
+	Field string
+	// Message says what was wrong and what is allowed.
+	Message string
+}
+
+func (e *HookError) Error() string { return e.Message }
+
+// Check checks a hook before it is stored, whoever stores it (the HTTP
+// API, a manifest deployed to the server or straight to the database):
+// the hook's and the queue's names (1-80 characters from A-Z a-z 0-9 _ -),
+// the Verify scheme (standard, github, stripe or none), at most
+// MaxHookSecrets secrets that suit the scheme (package webhook), and
+// Source ("", SourceAPI or SourceManifest). It fails with a *HookError.
+// That the queue exists is the caller's to check.
+func (h Hook) Check() error {
+	if !pgqueue.ValidName(h.Name) {
+		return &HookError{"name", fmt.Sprintf("invalid hook name %q: use 1-80 characters from A-Z a-z 0-9 _ -", truncate(h.Name, 90))}
+	}
+	if !pgqueue.ValidName(h.Queue) {
+		return &HookError{"queue", fmt.Sprintf("invalid queue name %q: use 1-80 characters from A-Z a-z 0-9 _ -", truncate(h.Queue, 90))}
+	}
+	scheme, err := webhook.ParseScheme(h.Verify)
+	if err != nil {
+		return &HookError{"verify", fmt.Sprintf("invalid verify %q: use standard, github, stripe or none", truncate(h.Verify, 40))}
+	}
+	if len(h.Secrets) > MaxHookSecrets {
+		return &HookError{"secrets", fmt.Sprintf("%d secrets: use at most %d", len(h.Secrets), MaxHookSecrets)}
+	}
+	if _, err := webhook.NewVerifier(scheme, h.Secrets...); err != nil {
+		return &HookError{"secrets", fmt.Sprintf("hook %s: %s", h.Name, strings.TrimPrefix(err.Error(), "webhook: "))}
+	}
+	if h.Source != "" && h.Source != SourceAPI && h.Source != SourceManifest {
+		return &HookError{"source", fmt.Sprintf("invalid source %q: use api or manifest", truncate(h.Source, 40))}
+	}
+	return nil
+}
+
 // HookStore reads and writes webhook hooks and enqueues their deliveries,
 // each delivery id at most once. It is safe for concurrent use.
 type HookStore struct {
@@ -60,9 +106,12 @@ func NewHookStore(queue *pgqueue.Client) (*HookStore, error) {
 }
 
 // Put creates or replaces the hook h.Name of h.Account and reports whether
-// it was created. The table's checks are the only ones made here; callers
-// check the scheme and secrets (package webhook) and the queue.
+// it was created. It refuses a hook Check refuses (with its *HookError);
+// callers check that the queue exists.
 func (s *HookStore) Put(ctx context.Context, h Hook) (created bool, err error) {
+	if err := h.Check(); err != nil {
+		return false, err
+	}
 	if h.Source == "" {
 		h.Source = SourceAPI
 	}

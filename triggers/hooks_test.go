@@ -77,6 +77,14 @@ func TestHookStore(t *testing.T) {
 		t.Fatal("Put accepted a verify scheme the table refuses")
 	}
 
+	var he *triggers.HookError
+	if _, err := hs.Put(ctx, triggers.Hook{Account: acct, Name: "many", Queue: "events", Verify: "github", Secrets: make([]string, 11)}); !errors.As(err, &he) || he.Field != "secrets" {
+		t.Fatalf("Put with 11 secrets: %v, want a *HookError about secrets", err)
+	}
+	if _, _, err := hs.Get(ctx, acct, "many"); !errors.Is(err, triggers.ErrHookNotFound) {
+		t.Fatalf("a refused hook was stored: Get = %v", err)
+	}
+
 	if err := hs.Delete(ctx, acct, "gh"); err != nil {
 		t.Fatal(err)
 	}
@@ -159,5 +167,42 @@ func TestNewHookStoreNeedsAClient(t *testing.T) {
 	t.Parallel()
 	if _, err := triggers.NewHookStore(nil); err == nil {
 		t.Fatal("NewHookStore(nil) succeeded")
+	}
+}
+
+// Check refuses each field it checks with a *HookError naming the field
+// and saying what is allowed.
+func TestHookCheck(t *testing.T) {
+	t.Parallel()
+	ok := triggers.Hook{Name: "gh", Queue: "events", Verify: "github", Secrets: []string{"s1"}}
+	if err := ok.Check(); err != nil {
+		t.Fatalf("Check(%+v) = %v", ok, err)
+	}
+	for _, tc := range []struct {
+		edit  func(*triggers.Hook)
+		field string
+		msg   string
+	}{
+		{func(h *triggers.Hook) { h.Name = "a b" }, "name", `invalid hook name "a b": use 1-80 characters from A-Z a-z 0-9 _ -`},
+		{func(h *triggers.Hook) { h.Queue = "" }, "queue", `invalid queue name "": use 1-80 characters from A-Z a-z 0-9 _ -`},
+		{func(h *triggers.Hook) { h.Verify = "sha1" }, "verify", `invalid verify "sha1": use standard, github, stripe or none`},
+		{func(h *triggers.Hook) { h.Secrets = make([]string, 11) }, "secrets", "11 secrets: use at most 10"},
+		{func(h *triggers.Hook) { h.Secrets = nil }, "secrets", "hook gh: scheme github needs at least one secret"},
+		{func(h *triggers.Hook) { h.Verify = "none" }, "secrets", "hook gh: scheme none verifies nothing and takes no secrets; got 1"},
+		{func(h *triggers.Hook) { h.Source = "cli" }, "source", `invalid source "cli": use api or manifest`},
+	} {
+		h := ok
+		tc.edit(&h)
+		var he *triggers.HookError
+		if err := h.Check(); !errors.As(err, &he) || he.Field != tc.field || he.Message != tc.msg || err.Error() != tc.msg {
+			t.Errorf("Check(%+v) = %v; want a *HookError on %s: %s", h, err, tc.field, tc.msg)
+		}
+	}
+	for _, src := range []string{"", triggers.SourceAPI, triggers.SourceManifest} {
+		h := ok
+		h.Source = src
+		if err := h.Check(); err != nil {
+			t.Errorf("Check with source %q = %v", src, err)
+		}
 	}
 }
