@@ -262,6 +262,9 @@ func TestCLIUsageErrors(t *testing.T) {
 		{[]string{"queues", "update", "q"}, `nothing to update`},
 		{[]string{"queues", "stats", "q", "--minutes", "1441"}, `--minutes 1441: must be 1 to 1440`},
 		{[]string{"invocations", "--outcome", "meh"}, `--outcome "meh"`},
+		{[]string{"invocations", "--since", "-1m"}, `--since -1m0s: must be positive`},
+		{[]string{"logs", "--outcome", "ok"}, `--outcome "ok": use success, partial_failure or failure`},
+		{[]string{"logs", "--since", "-5s"}, `--since -5s: must be positive`},
 		{[]string{"invocations", "--limit", "0"}, `--limit 0`},
 		{[]string{"invocations", "--limit", "x"}, `invalid value "x" for flag -limit`},
 		{[]string{"invocations", "--until", "noon"}, `--until "noon"`},
@@ -295,6 +298,16 @@ func TestCLIUsageErrors(t *testing.T) {
 	}
 	if code, out, _ := c.run("keys", "help"); code != 0 || !strings.Contains(out, "revoke ID") {
 		t.Errorf("keys help: %d %q", code, out)
+	}
+	// sluice help CMD is CMD -h; logs and invocations describe the filter
+	// flags they share.
+	for _, cmd := range []string{"logs", "invocations"} {
+		code, out, _ := c.run("help", cmd)
+		for _, want := range []string{"usage: sluice " + cmd, "-function string", "-trigger name", "TRIGGER column", "-outcome string", "partial_failure", "-since duration"} {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf("help %s: exit %d, output lacks %q:\n%s", cmd, code, want, out)
+			}
+		}
 	}
 }
 

@@ -21,17 +21,18 @@ func runInvocations(ctx context.Context, args []string, stdout, _ io.Writer) err
 
 func listInvocations(ctx context.Context, args []string, stdout io.Writer) error {
 	f := newCLIFlags("invocations", "[--function F] [--trigger T] [--outcome O] [--since DURATION] [--until TIME] [--before-id ID] [--limit N]\n       sluice invocations get ID")
-	var o client.InvocationsOptions
-	f.StringVar(&o.Function, "function", "", "only this function's")
-	f.StringVar(&o.Trigger, "trigger", "", "only this trigger's (a name as the TRIGGER column shows it; invoke for the invoke API's)")
-	f.StringVar(&o.Outcome, "outcome", "", "only success, partial_failure or failure")
-	since := f.Duration("since", 0, "only those started within this long, e.g. 15m")
+	filter := addInvocationFilter(f.FlagSet, "")
 	until := f.String("until", "", "only those started before this RFC 3339 time")
-	f.Int64Var(&o.BeforeID, "before-id", 0, "only those with an id below ID (the last of the previous page)")
-	f.IntVar(&o.Limit, "limit", 50, "show at most N (1-1000)")
+	beforeID := f.Int64("before-id", 0, "only those with an id below ID (the last of the previous page)")
+	limit := f.Int("limit", 50, "show at most N (1-1000)")
 	if _, err := f.parse(args, stdout); err != nil {
 		return err
 	}
+	if err := filter.check(); err != nil {
+		return err
+	}
+	o := filter.invocationsOptions()
+	o.BeforeID, o.Limit = *beforeID, *limit
 	if *until != "" {
 		t, err := time.Parse(time.RFC3339Nano, *until)
 		if err != nil {
@@ -39,19 +40,8 @@ func listInvocations(ctx context.Context, args []string, stdout io.Writer) error
 		}
 		o.Until = t
 	}
-	switch o.Outcome {
-	case "", "success", "partial_failure", "failure":
-	default:
-		return usageErrorf("--outcome %q: use success, partial_failure or failure", o.Outcome)
-	}
 	if o.Limit < 1 || o.Limit > 1000 {
 		return usageErrorf("--limit %d: must be 1 to 1000", o.Limit)
-	}
-	if *since < 0 {
-		return usageErrorf("--since %s: must be positive", *since)
-	}
-	if *since > 0 {
-		o.Since = time.Now().Add(-*since)
 	}
 	c, err := f.client()
 	if err != nil {

@@ -21,30 +21,17 @@ func runLogs(ctx context.Context, args []string, stdout, _ io.Writer) error {
 
 func logs(ctx context.Context, args []string, stdout io.Writer) error {
 	f := newCLIFlags("logs", "[--function F] [--trigger T] [--outcome O] [--since 10m] [--follow]")
-	var o client.LogsOptions
-	f.StringVar(&o.Function, "function", "", "only this function's")
-	f.StringVar(&o.Trigger, "trigger", "", "only this trigger's (a name as `sluice triggers list` shows it; invoke for the invoke API's)")
-	f.StringVar(&o.Outcome, "outcome", "", "only success, partial_failure or failure")
-	since := f.Duration("since", 0, "start with the invocations started within this long, e.g. 10m (default: 10m, or only new ones with --follow)")
-	f.BoolVar(&o.Follow, "follow", false, "keep printing new invocations until interrupted")
-	f.BoolVar(&o.Follow, "f", false, "short for --follow")
+	filter := addInvocationFilter(f.FlagSet, " (default: 10m, or only new ones with --follow)")
+	var follow bool
+	f.BoolVar(&follow, "follow", false, "keep printing new invocations until interrupted")
+	f.BoolVar(&follow, "f", false, "short for --follow")
 	if _, err := f.parse(args, stdout); err != nil {
 		return err
 	}
-	switch o.Outcome {
-	case "", "success", "partial_failure", "failure":
-	default:
-		return usageErrorf("--outcome %q: use success, partial_failure or failure", o.Outcome)
+	if err := filter.check(); err != nil {
+		return err
 	}
-	if *since < 0 {
-		return usageErrorf("--since %s: must be positive", *since)
-	}
-	if *since == 0 && !o.Follow {
-		*since = 10 * time.Minute
-	}
-	if *since > 0 {
-		o.Since = time.Now().Add(-*since)
-	}
+	o := filter.logsOptions(follow)
 	c, err := f.client()
 	if err != nil {
 		return err
