@@ -1,8 +1,7 @@
-// Command go-triage is the triage function of the other languages'
-// examples (c-triage, rust-triage, as-triage) written with the Go SDK: a
-// message whose body has "permanent": true goes to the dead-letter queue
-// at once; one with "fail": true is retried after "retry_after" seconds
-// (default 60); every other message is acked. Each decision is logged.
+// Command go-triage is a Sluice function: a message whose body has
+// "permanent": true goes to the dead-letter queue at once; one with
+// "fail": true is retried after "retry_after" seconds (default 60); every
+// other message is acked. Each decision is logged.
 package main
 
 import (

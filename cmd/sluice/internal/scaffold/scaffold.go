@@ -3,9 +3,12 @@
 // function and its trigger, a sample batch for `sluice invoke` and a
 // README, for Go, C, Rust or AssemblyScript.
 //
-// The templates live in _templates (common files, then each language's);
-// the guest SDK a project vendors comes from sdk.Sources, the files of
-// the repository's sdk/ folder embedded there: one copy, no drift.
+// The function's source (and its Cargo.toml or npm files) is the triage
+// example's (examples.Triage), renamed and pointed at the project's SDK
+// copy; the rest lives in _templates (common files, then each
+// language's); the guest SDK a project vendors comes from sdk.Sources,
+// the files of the repository's sdk/ folder embedded there: one copy of
+// each, no drift.
 package scaffold
 
 import (
@@ -21,6 +24,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/sluicehq/sluice/examples"
 	"github.com/sluicehq/sluice/sdk"
 )
 
@@ -58,6 +62,59 @@ var sdkDirs = map[string]string{
 
 // sdkRoots is where each language's SDK is in sdk.Sources.
 var sdkRoots = map[string]string{"go": ".", "c": "c", "rust": "rust", "assemblyscript": "assemblyscript/assembly"}
+
+// exampleFile is a file a project takes from the triage example.
+type exampleFile struct {
+	from, to string // its path in examples.Triage and in the project
+	// replace holds old, new pairs, each old found in the example: the
+	// example's names become the function's ({{.Name}} in a new), its SDK
+	// paths (into the repository's sdk/) the project's copy's.
+	replace []string
+}
+
+// exampleFiles are the files of each language's project that come from
+// the triage example.
+var exampleFiles = map[string][]exampleFile{
+	"go": {{"go-triage/main.go", "main.go", []string{"Command go-triage ", "Command {{.Name}} "}}},
+	"c":  {{"c-triage/triage.c", "main.c", []string{" * triage: ", " * {{.Name}}: "}}},
+	"rust": {
+		{"rust-triage/Cargo.toml", "Cargo.toml", []string{
+			`name = "rust-triage"`, `name = "{{.Name}}"`,
+			`sluice-sdk = { path = "../../sdk/rust" }`, "# A copy of the Sluice Rust SDK (no dependencies), written by `sluice new`.\nsluice-sdk = { path = \"sluice-sdk\" }",
+		}},
+		{"rust-triage/src/main.rs", "src/main.rs", []string{"//! triage: ", "//! {{.Name}}: "}},
+	},
+	"assemblyscript": {
+		{"as-triage/assembly/index.ts", "assembly/index.ts", []string{
+			"// triage: ", "// {{.Name}}: ",
+			`"../../../sdk/assemblyscript/assembly/index"`, `"../sluice-sdk/index"`,
+		}},
+		{"as-triage/asconfig.json", "asconfig.json", nil},
+		{"as-triage/package.json", "package.json", []string{
+			`"name": "as-triage"`, `"name": "{{.Name}}"`,
+			`"build": "asc assembly/index.ts --config asconfig.json --outFile triage.wasm"`, `"build": "./build.sh"`,
+		}},
+		{"as-triage/package-lock.json", "package-lock.json", []string{`"name": "as-triage"`, `"name": "{{.Name}}"`}},
+	},
+}
+
+// fromExample returns f's example file with f.replace made for function
+// name.
+func fromExample(f exampleFile, name string) ([]byte, error) {
+	b, err := examples.Triage.ReadFile(f.from)
+	if err != nil {
+		return nil, fmt.Errorf("scaffold: %w", err)
+	}
+	text := string(b)
+	for i := 0; i < len(f.replace); i += 2 {
+		old, new := f.replace[i], strings.ReplaceAll(f.replace[i+1], "{{.Name}}", name)
+		if !strings.Contains(text, old) {
+			return nil, fmt.Errorf("scaffold: examples/%s no longer has %q, which a project replaces: update exampleFiles", f.from, old)
+		}
+		text = strings.ReplaceAll(text, old, new)
+	}
+	return []byte(text), nil
+}
 
 // SDKFiles returns the SDK files a project in lang vendors, by their path
 // in its SDK folder: the files of the repository's sdk/ (sdk.Sources),
@@ -126,6 +183,13 @@ func Write(dir, name, lang string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	for _, f := range exampleFiles[lang] {
+		b, err := fromExample(f, name)
+		if err != nil {
+			return nil, err
+		}
+		out[f.to] = b
 	}
 	sdkFiles, err := SDKFiles(lang)
 	if err != nil {

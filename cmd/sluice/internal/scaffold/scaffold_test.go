@@ -94,3 +94,39 @@ func TestWrite(t *testing.T) {
 		t.Errorf("Lang(AS) = %q, %v", l, err)
 	}
 }
+
+// A project's function source is the triage example's (examples/), under
+// the function's name and with the SDK paths of the project's own copy:
+// nothing of it points back into the repository.
+func TestProjectSourceIsTheExample(t *testing.T) {
+	t.Parallel()
+	for _, lang := range Languages {
+		dir := filepath.Join(t.TempDir(), "upper")
+		if _, err := Write(dir, "upper", lang); err != nil {
+			t.Fatal(err)
+		}
+		if len(exampleFiles[lang]) == 0 {
+			t.Errorf("%s: no file comes from the example", lang)
+		}
+		for _, f := range exampleFiles[lang] {
+			got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.to)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ex, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "examples", filepath.FromSlash(f.from)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := string(ex)
+			for i := 0; i < len(f.replace); i += 2 {
+				text = strings.ReplaceAll(text, f.replace[i], strings.ReplaceAll(f.replace[i+1], "{{.Name}}", "upper"))
+			}
+			if string(got) != text {
+				t.Errorf("%s: %s is not examples/%s with its replacements:\n%s", lang, f.to, f.from, got)
+			}
+			if strings.Contains(text, "../sdk") || strings.Contains(text, "-triage") {
+				t.Errorf("%s: %s still names the example or its SDK path:\n%s", lang, f.to, got)
+			}
+		}
+	}
+}
