@@ -1,0 +1,41 @@
+-- Distribute Sluice's queue tables on a Citus cluster (issue #19).
+--
+-- Run by pgqueue/citus.Distribute on the coordinator, after the ordinary
+-- migrations, with search_path set to the Sluice schema (so names are
+-- unqualified, as in the migrations; by hand: SET search_path = sluice).
+-- Every step is skipped when already done, so running it again changes
+-- nothing.
+--
+-- - The per-queue tables are distributed by queue_id and co-located with
+--   messages: a queue's messages, dead letters, dedup keys, groups, minutes
+--   and wake-up interest live on one shard, so receive, ack and a DLQ move
+--   touch one worker.
+-- - The small tables (accounts, queues, topics, subscriptions,
+--   depth_samples) become reference tables, copied to every node, so each
+--   shard can join them locally. Tables of the other lines that reference
+--   accounts become Citus local tables on the coordinator (Citus' rule for
+--   a local table with a foreign key to a reference table).
+--
+-- messages has triggers (message groups, migration 008) that write
+-- message_groups, a co-located table; Citus distributes such a table only
+-- with citus.enable_unsafe_triggers on, which Distribute sets for the
+-- database.
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['accounts', 'queues', 'topics', 'subscriptions', 'depth_samples'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = t::regclass) THEN
+            PERFORM create_reference_table(t::regclass);
+        END IF;
+    END LOOP;
+    IF NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'messages'::regclass) THEN
+        PERFORM create_distributed_table('messages'::regclass, 'queue_id', colocate_with => 'none');
+    END IF;
+    FOREACH t IN ARRAY ARRAY['dead_letters', 'dedup_keys', 'message_groups', 'queue_minutes', 'wake_interest'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = t::regclass) THEN
+            PERFORM create_distributed_table(t::regclass, 'queue_id', colocate_with => 'messages');
+        END IF;
+    END LOOP;
+END
+$$;
