@@ -23,12 +23,39 @@
 DO $$
 DECLARE
     t text;
+    small regclass[] := ARRAY['accounts', 'queues', 'topics', 'subscriptions', 'depth_samples']::regclass[];
+    fk record;
+    readd text[] := '{}';
+    stmt text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['accounts', 'queues', 'topics', 'subscriptions', 'depth_samples'] LOOP
-        IF NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = t::regclass) THEN
-            PERFORM create_reference_table(t::regclass);
-        END IF;
-    END LOOP;
+    IF EXISTS (SELECT 1 FROM unnest(small) r
+                WHERE NOT EXISTS (SELECT 1 FROM pg_dist_partition p WHERE p.logicalrelid = r AND p.repmodel = 't')) THEN
+        -- Made a reference table, accounts would turn every local table
+        -- with a foreign key to it into a Citus local table, which Citus
+        -- does by renaming the table to its shard's name: functions typed
+        -- with its row type (apply_queue_options(queues, jsonb)) would then
+        -- name the shard. So the foreign keys touching these tables are
+        -- dropped, the tables made reference tables, and the keys added
+        -- again (the other lines' tables referencing accounts then become
+        -- Citus local tables).
+        FOR fk IN
+            SELECT c.conrelid::regclass AS tbl, c.conname AS name, pg_get_constraintdef(c.oid) AS def
+              FROM pg_constraint c
+             WHERE c.contype = 'f' AND (c.conrelid = ANY (small) OR c.confrelid = ANY (small))
+             ORDER BY c.conrelid::regclass::text, c.conname
+        LOOP
+            readd := readd || format('ALTER TABLE %s ADD CONSTRAINT %I %s', fk.tbl, fk.name, fk.def);
+            EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', fk.tbl, fk.name);
+        END LOOP;
+        FOREACH t IN ARRAY small::text[] LOOP
+            IF NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = t::regclass AND repmodel = 't') THEN
+                PERFORM create_reference_table(t::regclass);
+            END IF;
+        END LOOP;
+        FOREACH stmt IN ARRAY readd LOOP
+            EXECUTE stmt;
+        END LOOP;
+    END IF;
     IF NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'messages'::regclass) THEN
         PERFORM create_distributed_table('messages'::regclass, 'queue_id', colocate_with => 'none');
     END IF;

@@ -1,5 +1,11 @@
 -- Back to the forms of 003, 008 and 009.
 
+-- On Citus, where every function is a distributed object, replacing a
+-- function that a BEGIN ATOMIC wrapper depends on fails ("circular
+-- dependencies between distributed objects"): the wrapper is dropped first
+-- and created again after, as it was. Later migrations do the same.
+DROP FUNCTION receive(text, integer, integer);
+
 CREATE OR REPLACE FUNCTION account_receive(p_account text, p_queue text, p_max_messages integer DEFAULT 1, p_visibility_timeout_seconds integer DEFAULT NULL::integer) RETURNS SETOF received_message
     LANGUAGE plpgsql
     SET search_path FROM CURRENT
@@ -44,6 +50,14 @@ BEGIN
      ORDER BY l.sequence;
 END
 $$;
+
+CREATE FUNCTION receive(queue text, max_messages integer DEFAULT 1, visibility_timeout_seconds integer DEFAULT NULL)
+RETURNS SETOF received_message
+LANGUAGE sql
+BEGIN ATOMIC
+    SELECT * FROM account_receive('000000000001', receive.queue, receive.max_messages,
+                                  receive.visibility_timeout_seconds);
+END;
 
 CREATE OR REPLACE FUNCTION account_send(p_account text, p_queue text, p_body jsonb, p_delay_seconds integer DEFAULT 0, p_headers jsonb DEFAULT NULL::jsonb, p_expires_in_seconds integer DEFAULT NULL::integer, p_dedup_key text DEFAULT NULL::text, p_group text DEFAULT NULL::text) RETURNS bigint
     LANGUAGE plpgsql
