@@ -52,19 +52,13 @@ func Distribute(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 		return fmt.Errorf("citus: distribute schema %s: connect: %w", schema, err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	// The triggers on messages write message_groups, a co-located table;
-	// Citus runs them on the shards only with citus.enable_unsafe_triggers
-	// on, in every session that writes messages, hence for the database.
-	if _, err := conn.Exec(ctx, "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET citus.enable_unsafe_triggers = on', current_database()); END $$"); err != nil {
-		return fmt.Errorf("citus: distribute schema %s: enable triggers on distributed tables: %w", schema, err)
-	}
 	// A session lock (Citus creates shards over its own connections and
-	// refuses some of that inside a transaction block) keeps two runs from
-	// distributing the same table at once.
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(hashtext('sluice.citus'), hashtext($1))", schema); err != nil {
+	// refuses some of that inside a transaction block) keeps two runs, for
+	// this schema or another, from changing the database at once.
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(hashtext('sluice.citus'))"); err != nil {
 		return fmt.Errorf("citus: distribute schema %s: lock: %w", schema, err)
 	}
-	if _, err := conn.Exec(ctx, "SELECT set_config('search_path', $1, false), set_config('citus.enable_unsafe_triggers', 'on', false)", pgx.Identifier{schema}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, "SELECT set_config('search_path', $1, false)", pgx.Identifier{schema}.Sanitize()); err != nil {
 		return fmt.Errorf("citus: distribute schema %s: set search_path: %w", schema, err)
 	}
 	if _, err := conn.Exec(ctx, distributeSQL); err != nil {

@@ -171,14 +171,26 @@ func TestWorkerCrashLosesNoAcknowledgedSend(t *testing.T) {
 
 	total := 0
 	for queue, seqs := range acked {
-		var missing []int64
-		err := pool.QueryRow(ctx, fmt.Sprintf(`
-			SELECT coalesce(array_agg(s), '{}') FROM unnest($2::bigint[]) s
-			 WHERE NOT EXISTS (SELECT 1 FROM %[1]s.messages m
-			                    WHERE m.queue_id = %[1]s.queue_id('000000000001', $1) AND m.sequence = s)`, schema),
-			queue, seqs).Scan(&missing)
+		rows, err := pool.Query(ctx, fmt.Sprintf("SELECT sequence FROM %[1]s.messages WHERE queue_id = %[1]s.queue_id('000000000001', $1)", schema), queue)
 		if err != nil {
-			t.Fatalf("check queue %s: %v", queue, err)
+			t.Fatalf("read queue %s: %v", queue, err)
+		}
+		stored := map[int64]bool{}
+		for rows.Next() {
+			var s int64
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			stored[s] = true
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("read queue %s: %v", queue, err)
+		}
+		var missing []int64
+		for _, s := range seqs {
+			if !stored[s] {
+				missing = append(missing, s)
+			}
 		}
 		if len(missing) > 0 {
 			t.Errorf("queue %s: %d of %d acknowledged sends lost after the worker crash: sequences %v", queue, len(missing), len(seqs), missing)

@@ -12,14 +12,24 @@
 --   touch one worker.
 -- - The small tables (accounts, queues, topics, subscriptions,
 --   depth_samples) become reference tables, copied to every node, so each
---   shard can join them locally. Tables of the other lines that reference
---   accounts become Citus local tables on the coordinator (Citus' rule for
---   a local table with a foreign key to a reference table).
+--   shard can join them locally. The other lines' tables stay plain tables
+--   on the coordinator (see below about their foreign keys).
 --
 -- messages has triggers (message groups, migration 008) that write
--- message_groups, a co-located table; Citus distributes such a table only
--- with citus.enable_unsafe_triggers on, which Distribute sets for the
--- database.
+-- message_groups, a co-located table; Citus distributes such a table, and
+-- runs its triggers on the shards, only with citus.enable_unsafe_triggers
+-- on: for this session and, for every later session, the database.
+SET citus.enable_unsafe_triggers = on;
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
+                    WHERE d.datname = current_database() AND s.setrole = 0
+                      AND 'citus.enable_unsafe_triggers=on' = ANY (s.setconfig)) THEN
+        EXECUTE format('ALTER DATABASE %I SET citus.enable_unsafe_triggers = on', current_database());
+    END IF;
+END
+$$;
+
 DO $$
 DECLARE
     t text;
@@ -32,19 +42,25 @@ BEGIN
                 WHERE NOT EXISTS (SELECT 1 FROM pg_dist_partition p WHERE p.logicalrelid = r AND p.repmodel = 't')) THEN
         -- Made a reference table, accounts would turn every local table
         -- with a foreign key to it into a Citus local table, which Citus
-        -- does by renaming the table to its shard's name: functions typed
-        -- with its row type (apply_queue_options(queues, jsonb)) would then
-        -- name the shard. So the foreign keys touching these tables are
-        -- dropped, the tables made reference tables, and the keys added
-        -- again (the other lines' tables referencing accounts then become
-        -- Citus local tables).
+        -- does by renaming the table to its shard's name (functions typed
+        -- with its row type, apply_queue_options(queues, jsonb), would then
+        -- name the shard), and whose upserts may then not use now() (the
+        -- other lines' statements do). So the foreign keys touching these
+        -- tables are dropped, the tables made reference tables, and the
+        -- keys among them added again. The other lines' tables (functions,
+        -- triggers, keys, kv, ...) stay plain tables on the coordinator,
+        -- without their foreign key to accounts: Sluice never deletes an
+        -- account, so what is lost is the check that a new row names an
+        -- existing account.
         FOR fk IN
             SELECT c.conrelid::regclass AS tbl, c.conname AS name, pg_get_constraintdef(c.oid) AS def
               FROM pg_constraint c
              WHERE c.contype = 'f' AND (c.conrelid = ANY (small) OR c.confrelid = ANY (small))
              ORDER BY c.conrelid::regclass::text, c.conname
         LOOP
-            readd := readd || format('ALTER TABLE %s ADD CONSTRAINT %I %s', fk.tbl, fk.name, fk.def);
+            IF fk.tbl = ANY (small) THEN
+                readd := readd || format('ALTER TABLE %s ADD CONSTRAINT %I %s', fk.tbl, fk.name, fk.def);
+            END IF;
             EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', fk.tbl, fk.name);
         END LOOP;
         FOREACH t IN ARRAY small::text[] LOOP
