@@ -171,7 +171,11 @@ func TestWorkerCrashLosesNoAcknowledgedSend(t *testing.T) {
 
 	total := 0
 	for queue, seqs := range acked {
-		rows, err := pool.Query(ctx, fmt.Sprintf("SELECT sequence FROM %[1]s.messages WHERE queue_id = %[1]s.queue_id('000000000001', $1)", schema), queue)
+		var id int64
+		if err := pool.QueryRow(ctx, fmt.Sprintf("SELECT id FROM %s.queues WHERE name = $1", schema), queue).Scan(&id); err != nil {
+			t.Fatalf("queue %s: %v", queue, err)
+		}
+		rows, err := pool.Query(ctx, fmt.Sprintf("SELECT sequence FROM %s.messages WHERE queue_id = $1", schema), id)
 		if err != nil {
 			t.Fatalf("read queue %s: %v", queue, err)
 		}
