@@ -1,7 +1,7 @@
 -- Statements a Citus cluster can run, on plain Postgres as well (issue #19).
 --
 -- `sluice migrate --citus` distributes the queue tables by queue_id
--- (pgqueue/citus.sql). Citus then refuses a few forms the earlier
+-- (pgqueue/citus/distribute.sql). Citus then refuses a few forms the earlier
 -- migrations used; this migration replaces them with forms both planners
 -- accept, so there is one code path:
 --
@@ -15,8 +15,8 @@
 --   to the planner).
 -- - a LANGUAGE sql function with parameters writing a distributed table
 --   (count_dlq_moves): now plpgsql.
--- - (replacing account_receive: see the note there about BEGIN ATOMIC
---   wrappers on Citus.)
+-- - replacing a function that a BEGIN ATOMIC wrapper calls (receive()
+--   calls account_receive) fails on Citus; see the note below.
 -- - sweep() locked rows across every shard with one FOR UPDATE, picked
 --   them by ctid and walked queues with a LATERAL LIMIT over a reference
 --   table. It now finds the queues with work using plain reads, then works
@@ -318,7 +318,9 @@ END
 $$;
 
 -- queue_stats as in 008, with the per-queue counts grouped by queue_id and
--- joined to queues instead of computed LATERAL per queue row.
+-- joined to queues instead of computed LATERAL per queue row. The counts
+-- carry their queue's account as well, so a filter on the account (or on
+-- queue_id) reaches them: one account's stats read that account's rows.
 CREATE OR REPLACE VIEW queue_stats AS
 SELECT q.account,
        q.name AS queue,
@@ -337,7 +339,7 @@ SELECT q.account,
        coalesce(s.groups_blocked, 0) AS groups_blocked
   FROM queues q
   LEFT JOIN (
-        SELECT m.queue_id,
+        SELECT m.queue_id, mq.account,
                count(*) FILTER (WHERE m.visible_at <= now() AND m.receive_count < mq.max_receive_count
                                   AND (m.expires_at IS NULL OR m.expires_at > now())) AS ready,
                count(*) FILTER (WHERE m.visible_at > now() AND m.visible_at < 'infinity' AND m.receive_count = 0) AS delayed,
@@ -358,6 +360,10 @@ SELECT q.account,
           FROM messages m
           JOIN queues mq ON mq.id = m.queue_id
           LEFT JOIN message_groups mg ON mg.queue_id = m.queue_id AND mg.group_key = m.group_key
-         GROUP BY m.queue_id) s ON s.queue_id = q.id
-  LEFT JOIN (SELECT dl.queue_id, count(*) AS dlq FROM dead_letters dl GROUP BY dl.queue_id) d ON d.queue_id = q.id
-  LEFT JOIN (SELECT mg.queue_id, count(*) AS groups FROM message_groups mg GROUP BY mg.queue_id) g ON g.queue_id = q.id;
+         GROUP BY m.queue_id, mq.account) s ON s.queue_id = q.id AND s.account = q.account
+  LEFT JOIN (SELECT dl.queue_id, dq.account, count(*) AS dlq
+               FROM dead_letters dl JOIN queues dq ON dq.id = dl.queue_id
+              GROUP BY dl.queue_id, dq.account) d ON d.queue_id = q.id AND d.account = q.account
+  LEFT JOIN (SELECT mg.queue_id, gq.account, count(*) AS groups
+               FROM message_groups mg JOIN queues gq ON gq.id = mg.queue_id
+              GROUP BY mg.queue_id, gq.account) g ON g.queue_id = q.id AND g.account = q.account;
