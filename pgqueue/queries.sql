@@ -105,9 +105,11 @@ SELECT {{schema}}.account_redrive($1, $2, $3)
 SELECT {{schema}}.account_redrive_sequences($1, $2, $3)
 
 -- name: stats
+-- By queue_id: the filter reaches queue_stats' grouped counts (one queue's
+-- rows, one shard on Citus) where a filter on the name would not.
 SELECT ready, delayed, inflight, dlq, oldest_ready_age_seconds, total, grouped_waiting, groups, groups_inflight, groups_blocked
   FROM {{schema}}.queue_stats
- WHERE account = $1 AND queue = $2
+ WHERE queue_id = (SELECT id FROM {{schema}}.queues WHERE account = $1 AND name = $2)
 
 -- name: account_stats
 SELECT account, queue, ready, delayed, inflight, dlq, oldest_ready_age_seconds, total, grouped_waiting, groups, groups_inflight, groups_blocked

@@ -13,6 +13,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sluicehq/sluice/pgqueue/citus"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
 )
 
@@ -63,9 +65,15 @@ func Pool(t testing.TB) *pgxpool.Pool {
 	return pool
 }
 
+// CitusEnvVar names the environment variable that, set to 1, makes
+// [Schema] distribute the queue tables after migrating (pgqueue/citus), for
+// a TEST_DATABASE_URL that is a Citus coordinator (`make test-citus`).
+const CitusEnvVar = "SLUICE_TEST_CITUS"
+
 // Schema creates a uniquely named schema, applies lines to it, and drops it
 // (with everything in it) when the test ends. It returns the shared pool
-// and the schema name.
+// and the schema name. With SLUICE_TEST_CITUS=1 and the pgqueue line among
+// lines, it then distributes the queue tables on Citus.
 func Schema(t testing.TB, lines ...migrate.Line) (*pgxpool.Pool, string) {
 	t.Helper()
 	p := Pool(t)
@@ -82,6 +90,11 @@ func Schema(t testing.TB, lines ...migrate.Line) (*pgxpool.Pool, string) {
 	})
 	if err := migrate.Up(ctx, p, schema, lines...); err != nil {
 		t.Fatalf("pgtest: migrate schema %s: %v", schema, err)
+	}
+	if os.Getenv(CitusEnvVar) == "1" && slices.ContainsFunc(lines, func(l migrate.Line) bool { return l.Name == "pgqueue" }) {
+		if err := citus.Distribute(ctx, p, schema); err != nil {
+			t.Fatalf("pgtest: %s=1: %v", CitusEnvVar, err)
+		}
 	}
 	return p, schema
 }

@@ -1,0 +1,84 @@
+-- Distribute Sluice's queue tables on a Citus cluster (issue #19).
+--
+-- Run by pgqueue/citus.Distribute on the coordinator, after the ordinary
+-- migrations, with search_path set to the Sluice schema (so names are
+-- unqualified, as in the migrations; by hand: SET search_path = sluice).
+-- Every step is skipped when already done, so running it again changes
+-- nothing.
+--
+-- - The per-queue tables are distributed by queue_id and co-located with
+--   messages: a queue's messages, dead letters, dedup keys, groups, minutes
+--   and wake-up interest live on one shard, so receive, ack and a DLQ move
+--   touch one worker.
+-- - The small tables (accounts, queues, topics, subscriptions,
+--   depth_samples) become reference tables, copied to every node, so each
+--   shard can join them locally. The other lines' tables stay plain tables
+--   on the coordinator (see below about their foreign keys).
+--
+-- messages has triggers (message groups, migration 008) that write
+-- message_groups, a co-located table; Citus distributes such a table, and
+-- runs its triggers on the shards, only with citus.enable_unsafe_triggers
+-- on: for this session and, for every later session, the database.
+SET citus.enable_unsafe_triggers = on;
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
+                    WHERE d.datname = current_database() AND s.setrole = 0
+                      AND 'citus.enable_unsafe_triggers=on' = ANY (s.setconfig)) THEN
+        EXECUTE format('ALTER DATABASE %I SET citus.enable_unsafe_triggers = on', current_database());
+    END IF;
+END
+$$;
+
+DO $$
+DECLARE
+    t text;
+    small regclass[] := ARRAY['accounts', 'queues', 'topics', 'subscriptions', 'depth_samples']::regclass[];
+    fk record;
+    readd text[] := '{}';
+    stmt text;
+BEGIN
+    IF EXISTS (SELECT 1 FROM unnest(small) r
+                WHERE NOT EXISTS (SELECT 1 FROM pg_dist_partition p WHERE p.logicalrelid = r AND p.repmodel = 't')) THEN
+        -- Made a reference table, accounts would turn every local table
+        -- with a foreign key to it into a Citus local table, which Citus
+        -- does by renaming the table to its shard's name (functions typed
+        -- with its row type, apply_queue_options(queues, jsonb), would then
+        -- name the shard), and whose upserts may then not use now() (the
+        -- other lines' statements do). So the foreign keys touching these
+        -- tables are dropped, the tables made reference tables, and the
+        -- keys among them added again. The other lines' tables (functions,
+        -- triggers, keys, kv, ...) stay plain tables on the coordinator,
+        -- without their foreign key to accounts: Sluice never deletes an
+        -- account, so what is lost is the check that a new row names an
+        -- existing account.
+        FOR fk IN
+            SELECT c.conrelid::regclass AS tbl, c.conname AS name, pg_get_constraintdef(c.oid) AS def
+              FROM pg_constraint c
+             WHERE c.contype = 'f' AND (c.conrelid = ANY (small) OR c.confrelid = ANY (small))
+             ORDER BY c.conrelid::regclass::text, c.conname
+        LOOP
+            IF fk.tbl = ANY (small) THEN
+                readd := readd || format('ALTER TABLE %s ADD CONSTRAINT %I %s', fk.tbl, fk.name, fk.def);
+            END IF;
+            EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', fk.tbl, fk.name);
+        END LOOP;
+        FOREACH t IN ARRAY small::text[] LOOP
+            IF NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = t::regclass AND repmodel = 't') THEN
+                PERFORM create_reference_table(t::regclass);
+            END IF;
+        END LOOP;
+        FOREACH stmt IN ARRAY readd LOOP
+            EXECUTE stmt;
+        END LOOP;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'messages'::regclass) THEN
+        PERFORM create_distributed_table('messages'::regclass, 'queue_id', colocate_with => 'none');
+    END IF;
+    FOREACH t IN ARRAY ARRAY['dead_letters', 'dedup_keys', 'message_groups', 'queue_minutes', 'wake_interest'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = t::regclass) THEN
+            PERFORM create_distributed_table(t::regclass, 'queue_id', colocate_with => 'messages');
+        END IF;
+    END LOOP;
+END
+$$;
