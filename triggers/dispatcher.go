@@ -78,8 +78,14 @@ func (a *active) backoff(attempt int) time.Duration {
 	return half + rand.N(half+1)
 }
 
+// maxClaim is the most messages one receive of a dispatcher claims.
+const maxClaim = 1000
+
 // dispatcher feeds one queue trigger's batches to its function, running up
-// to Concurrency batches at once.
+// to Concurrency batches at once. One receive claims enough messages for
+// every free slot, so a claim is shared by several batches; the batches'
+// settlements are committed by one goroutine, those that are pending
+// together (settler).
 type dispatcher struct {
 	e   *Engine
 	a   *active
@@ -87,10 +93,12 @@ type dispatcher struct {
 	log zerolog.Logger
 
 	cancel  context.CancelFunc // stops claiming
-	stopped chan struct{}      // closed when the claim loop and all batches are done
+	stopped chan struct{}      // closed when the claim loop, all batches and their settlements are done
 	// due wakes the claim loop when a retry this dispatcher scheduled comes
 	// due, so an idle queue need not be polled often to retry on time.
 	due chan struct{}
+	// settles takes the settlements of the batches that ran, to the settler.
+	settles chan *settlement
 }
 
 // wakeAfter makes the claim loop look for messages again after d.
@@ -107,6 +115,7 @@ func (e *Engine) startDispatcher(a *active, fn *runtime.Function) *dispatcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &dispatcher{
 		e: e, a: a, fn: fn, cancel: cancel, stopped: make(chan struct{}), due: make(chan struct{}, 1),
+		settles: make(chan *settlement, a.Concurrency),
 		log: e.log.With().Str("trigger", a.Name).Str("queue", a.Queue).Str("function", a.Function).
 			Int("version", a.version).Logger(),
 	}
@@ -123,6 +132,12 @@ func (d *dispatcher) function() *runtime.Function { return d.fn }
 
 func (d *dispatcher) run(ctx context.Context) {
 	defer close(d.stopped)
+	settled := make(chan struct{})
+	go d.settler(settled)
+	slots := make(chan struct{}, d.a.Concurrency)
+	var running sync.WaitGroup
+	// Once no batch runs, the settler commits what is pending and ends.
+	defer func() { running.Wait(); close(d.settles); <-settled }()
 	var sub *pgqueue.Subscription
 	if d.e.cfg.Listener != nil {
 		s, err := d.e.cfg.Listener.Subscribe(ctx, d.a.Account, d.a.Queue)
@@ -137,40 +152,7 @@ func (d *dispatcher) run(ctx context.Context) {
 	if sub != nil {
 		wake = sub.C()
 	}
-	slots := make(chan struct{}, d.a.Concurrency)
-	var running sync.WaitGroup
-	defer running.Wait()
-	idle := d.e.cfg.PollMin
-	for {
-		// Take a slot first, so no lease is held while waiting for one.
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		batch, err := d.claim(ctx, wake)
-		if err != nil || len(batch) == 0 {
-			<-slots
-			if ctx.Err() != nil {
-				return
-			}
-			if err != nil {
-				d.log.Error().Err(err).Msg("receive failed")
-				idle = d.e.cfg.PollMax
-			}
-			select {
-			case <-wake:
-				idle = d.e.cfg.PollMin
-			case <-d.due:
-				idle = d.e.cfg.PollMin
-			case <-time.After(idle):
-				idle = min(idle*2, d.e.cfg.PollMax)
-			case <-ctx.Done():
-				return
-			}
-			continue
-		}
-		idle = d.e.cfg.PollMin
+	start := func(batch []pgqueue.Message) {
 		running.Add(1)
 		go func() {
 			defer running.Done()
@@ -181,45 +163,106 @@ func (d *dispatcher) run(ctx context.Context) {
 			d.runBatch(d.e.runCtx, batch)
 		}()
 	}
+	idle := d.e.cfg.PollMin
+	for {
+		// Take the free slots first, so no lease is held while waiting
+		// for one: every batch claimed starts at once.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		free := 1
+	more:
+		for free < d.a.Concurrency {
+			select {
+			case slots <- struct{}{}:
+				free++
+			default:
+				break more
+			}
+		}
+		started, err := d.claim(ctx, wake, free, start)
+		for range free - started {
+			<-slots
+		}
+		if started > 0 {
+			idle = d.e.cfg.PollMin
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			d.log.Error().Err(err).Msg("receive failed")
+			idle = d.e.cfg.PollMax
+		}
+		select {
+		case <-wake:
+			idle = d.e.cfg.PollMin
+		case <-d.due:
+			idle = d.e.cfg.PollMin
+		case <-time.After(idle):
+			idle = min(idle*2, d.e.cfg.PollMax)
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
-// claim receives up to BatchSize messages; with a batch window it keeps
-// receiving until the batch is full or the window has passed since the
-// first message.
+// claim receives up to free×BatchSize messages (at most maxClaim) in one
+// receive and starts them in batches of BatchSize, one per free slot; it
+// returns how many batches it started. With a batch window, a last batch
+// that is not full keeps receiving until it is full or the window has
+// passed since its first message (the full ones start first).
 //
 // A receive is never cancelled once started: cancelling the statement
 // could lose the race with its commit and leave messages leased by nobody
 // until their visibility timeout. Stopping the dispatcher (ctx) ends the
-// batch window early instead, and the caller runs what was claimed.
-func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}) ([]pgqueue.Message, error) {
+// batch window early instead, and what was claimed is run.
+func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, start func([]pgqueue.Message)) (int, error) {
 	if ctx.Err() != nil {
-		return nil, nil
+		return 0, nil
 	}
+	size := d.a.BatchSize
 	receiveCtx := context.WithoutCancel(ctx)
-	opts := pgqueue.ReceiveOptions{Max: d.a.BatchSize, VisibilityTimeout: d.a.lease()}
-	batch, err := d.e.cfg.Queue.Receive(receiveCtx, d.a.Account, d.a.Queue, opts)
-	if err != nil || len(batch) == 0 || d.a.BatchWindow <= 0 || len(batch) >= d.a.BatchSize {
-		return batch, err
+	opts := pgqueue.ReceiveOptions{Max: min(free*size, max(size, maxClaim)), VisibilityTimeout: d.a.lease()}
+	msgs, err := d.e.cfg.Queue.Receive(receiveCtx, d.a.Account, d.a.Queue, opts)
+	if err != nil {
+		return 0, err
 	}
+	started := 0
+	for len(msgs) >= size || (len(msgs) > 0 && d.a.BatchWindow <= 0) {
+		n := min(size, len(msgs))
+		start(msgs[:n:n])
+		msgs, started = msgs[n:], started+1
+	}
+	if len(msgs) == 0 {
+		return started, nil
+	}
+	batch := msgs
 	deadline := time.NewTimer(d.a.BatchWindow)
 	defer deadline.Stop()
-	for len(batch) < d.a.BatchSize {
+	for len(batch) < size {
 		select {
 		case <-deadline.C:
-			return batch, nil
+			start(batch)
+			return started + 1, nil
 		case <-ctx.Done():
-			return batch, nil // the caller runs or releases what it holds
+			start(batch)
+			return started + 1, nil
 		case <-wake:
 		case <-time.After(min(d.a.BatchWindow/4+time.Millisecond, 50*time.Millisecond)):
 		}
-		opts.Max = d.a.BatchSize - len(batch)
+		opts.Max = size - len(batch)
 		more, err := d.e.cfg.Queue.Receive(receiveCtx, d.a.Account, d.a.Queue, opts)
 		if err != nil {
-			return batch, nil
+			break
 		}
 		batch = append(batch, more...)
 	}
-	return batch, nil
+	start(batch)
+	return started + 1, nil
 }
 
 // runBatch invokes the function on a claimed batch under ctx (the
@@ -276,22 +319,9 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 		triggerType: "queue", source: a.Queue, batchSize: len(msgs), startedAt: started, messageIDs: b.ids,
 	}
 	rec.setResult(res)
-	if err := d.settle(settleCtx, b, rules, plan, res, &rec); err != nil {
-		d.log.Error().Err(err).Int("messages", len(msgs)).
-			Msg("settling the batch failed: nothing of it was done; its leases will expire and the messages be redelivered")
-		return
-	}
-	if d.e.cfg.OnBatch != nil {
-		d.e.cfg.OnBatch(BatchEvent{Account: a.Account, Trigger: a.Name, Queue: a.Queue, Function: a.Function,
-			Version: a.version, Started: started, Duration: res.Duration, Outcome: rec.outcome,
-			Acked: rec.acked, Retried: rec.retried, Dead: rec.dead, Emitted: rec.emitted, CreatedAt: b.created})
-	}
-	ev := d.log.Debug()
-	if rec.outcome != "success" {
-		ev = d.log.Warn().Str("error", rec.err)
-	}
-	ev.Str("invocation", inv.ID).Int("batch", len(msgs)).Int("acked", rec.acked).Int("retried", rec.retried).
-		Int("dead", rec.dead).Int("emitted", rec.emitted).Float64("duration_ms", float64(res.Duration.Microseconds())/1000).Msg(rec.outcome)
+	// The settler commits it, with what else is pending; the slot is free
+	// for the next batch meanwhile.
+	d.settles <- &settlement{b: b, rules: rules, plan: plan, res: res, rec: rec}
 }
 
 // settle carries out a plan of a batch that ran, with the emits that go
@@ -302,26 +332,35 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 // explicit transaction instead (settleTx).
 func (d *dispatcher) settle(ctx context.Context, b queueBatch, rules settleRules, p settlePlan, res runtime.Result, rec *invocationRecord) error {
 	emits := selectEmits(res, succeeded(res))
-	rec.acked, rec.retried, rec.dead = p.preAcked+len(p.acks), len(p.retries), p.preDead+len(p.fails)
+	rec.count(p)
 	fail := func(msg string) func(*pgqueue.Batch) {
 		res = failBatch(res, msg)
 		p = planSettlement(rules, b, res, nil)
 		rec.setResult(res)
-		rec.acked, rec.retried, rec.dead = p.preAcked+len(p.acks), len(p.retries), p.preDead+len(p.fails)
+		rec.count(p)
 		return d.queueSettlement(p)
 	}
 	err := d.e.commitOrRefuse(ctx, d.queueSettlement(p), emits, rec, fail)
 	if errors.Is(err, pgqueue.ErrStaleReceipt) {
 		err = d.settleTx(ctx, b, rules, p, res, rec)
 	}
-	if err == nil && len(p.retries) > 0 {
-		soonest := p.retries[0].Delay
-		for _, n := range p.retries[1:] {
-			soonest = min(soonest, n.Delay)
-		}
-		d.wakeAfter(soonest)
+	if err == nil {
+		d.wakeForRetries(p)
 	}
 	return err
+}
+
+// wakeForRetries makes the claim loop look again when the soonest retry
+// of plan p comes due.
+func (d *dispatcher) wakeForRetries(p settlePlan) {
+	if len(p.retries) == 0 {
+		return
+	}
+	soonest := p.retries[0].Delay
+	for _, n := range p.retries[1:] {
+		soonest = min(soonest, n.Delay)
+	}
+	d.wakeAfter(soonest)
 }
 
 // queueSettlement returns what adds plan p's statements to a batch.

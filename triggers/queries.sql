@@ -67,15 +67,18 @@ DELETE FROM {{schema}}.cron_ticks WHERE claimed_at < now() - interval '1 day'
 -- name: prune_invocations
 DELETE FROM {{schema}}.invocations WHERE started_at < now() - make_interval(secs => $1)
 
--- name: next_invocation_id
--- The id of an invocation about to run, taken before it runs so that its
--- log lines carry the id the record gets.
-SELECT nextval(pg_get_serial_sequence('{{schema}}.invocations', 'id'))
+-- name: next_invocation_ids
+-- $1 ids of invocations about to run, in one round trip: the engine hands
+-- them out in increasing order (invocationIDs), each taken before its
+-- invocation runs so that its log lines carry the id the record gets.
+SELECT nextval(s.seq)
+  FROM (SELECT pg_get_serial_sequence('{{schema}}.invocations', 'id')::regclass AS seq) s,
+       generate_series(1, $1)
 
 -- name: insert_invocation
 -- One invocation record, written in the batch (one transaction) that
 -- settles the invocation's messages and sends what it emitted. Its id was
--- taken by next_invocation_id. $25 lists the emits sent ({"queue"|"topic",
+-- taken by next_invocation_ids. $25 lists the emits sent ({"queue"|"topic",
 -- "for"}, in output order); the sends and publishes before this statement
 -- noted what they sent in the transaction-local setting named $26
 -- (pgqueue.SentSetting): the k-th emit to a queue gets the k-th sequence of
