@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -99,6 +100,9 @@ type dispatcher struct {
 	due chan struct{}
 	// settles takes the settlements of the batches that ran, to the settler.
 	settles chan *settlement
+	// avgRun is the moving average of a batch's wall time (ns), 0 before
+	// the first batch (observe).
+	avgRun atomic.Int64
 }
 
 // wakeAfter makes the claim loop look for messages again after d.
@@ -115,7 +119,7 @@ func (e *Engine) startDispatcher(a *active, fn *runtime.Function) *dispatcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &dispatcher{
 		e: e, a: a, fn: fn, cancel: cancel, stopped: make(chan struct{}), due: make(chan struct{}, 1),
-		settles: make(chan *settlement, a.Concurrency),
+		settles: make(chan *settlement, maxCoalesced),
 		log: e.log.With().Str("trigger", a.Name).Str("queue", a.Queue).Str("function", a.Function).
 			Int("version", a.version).Logger(),
 	}
@@ -134,7 +138,14 @@ func (d *dispatcher) run(ctx context.Context) {
 	defer close(d.stopped)
 	settled := make(chan struct{})
 	go d.settler(settled)
-	slots := make(chan struct{}, d.a.Concurrency)
+	// Claims run ahead of the batches: those beyond the running ones wait
+	// for a slot (runSlots) holding their leases, so a slot that frees
+	// starts the next batch without waiting for a receive. held counts the
+	// batches claimed and not finished (claimLimit bounds it); finished
+	// wakes the claim loop when one finishes.
+	runSlots := make(chan struct{}, d.a.Concurrency)
+	var held atomic.Int64
+	finished := make(chan struct{}, 1)
 	var running sync.WaitGroup
 	// Once no batch runs, the settler commits what is pending and ends.
 	defer func() { running.Wait(); close(d.settles); <-settled }()
@@ -152,40 +163,42 @@ func (d *dispatcher) run(ctx context.Context) {
 	if sub != nil {
 		wake = sub.C()
 	}
-	start := func(batch []pgqueue.Message) {
+	start := func(batch []pgqueue.Message, claimed time.Time) {
 		running.Add(1)
+		held.Add(1)
 		go func() {
 			defer running.Done()
-			defer func() { <-slots }()
+			defer func() {
+				held.Add(-1)
+				select {
+				case finished <- struct{}{}:
+				default:
+				}
+			}()
+			if !d.waitForSlot(ctx, runSlots, batch, claimed) {
+				return
+			}
+			defer func() { <-runSlots }()
+			began := time.Now()
 			// The batch runs on the engine's context, not the
 			// dispatcher's: a dispatcher that is replaced lets its
 			// batches finish.
 			d.runBatch(d.e.runCtx, batch)
+			d.observe(time.Since(began))
 		}()
 	}
 	idle := d.e.cfg.PollMin
 	for {
-		// Take the free slots first, so no lease is held while waiting
-		// for one: every batch claimed starts at once.
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		free := 1
-	more:
-		for free < d.a.Concurrency {
+		free := d.claimLimit() - int(held.Load())
+		if free <= 0 {
 			select {
-			case slots <- struct{}{}:
-				free++
-			default:
-				break more
+			case <-finished:
+				continue
+			case <-ctx.Done():
+				return
 			}
 		}
 		started, err := d.claim(ctx, wake, free, start)
-		for range free - started {
-			<-slots
-		}
 		if started > 0 {
 			idle = d.e.cfg.PollMin
 			continue
@@ -210,6 +223,31 @@ func (d *dispatcher) run(ctx context.Context) {
 	}
 }
 
+// observe adds the wall time of a batch that ran to the dispatcher's
+// moving average.
+func (d *dispatcher) observe(took time.Duration) {
+	avg := d.avgRun.Load()
+	if avg == 0 {
+		d.avgRun.Store(int64(took))
+		return
+	}
+	d.avgRun.Store(avg + (int64(took)-avg)/8)
+}
+
+// claimLimit is how many batches may be claimed and not finished: one per
+// slot, and as many more as the slots run in a quarter of the lease at the
+// average batch's pace (none for batches that take that long), so that
+// a batch waiting for a slot does not wait long enough to lose its lease:
+// at most 8 per slot, and 2×maxClaim messages.
+func (d *dispatcher) claimLimit() int {
+	c := d.a.Concurrency
+	extra := c // until a batch has run
+	if avg := d.avgRun.Load(); avg > 0 {
+		extra = int(min(int64(c)*int64(d.a.lease()/4)/avg, int64(8*c)))
+	}
+	return c + min(extra, max(1, 2*maxClaim/d.a.BatchSize))
+}
+
 // claim receives up to free×BatchSize messages (at most maxClaim) in one
 // receive and starts them in batches of BatchSize, one per free slot; it
 // returns how many batches it started. With a batch window, a last batch
@@ -220,13 +258,14 @@ func (d *dispatcher) run(ctx context.Context) {
 // could lose the race with its commit and leave messages leased by nobody
 // until their visibility timeout. Stopping the dispatcher (ctx) ends the
 // batch window early instead, and what was claimed is run.
-func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, start func([]pgqueue.Message)) (int, error) {
+func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, start func([]pgqueue.Message, time.Time)) (int, error) {
 	if ctx.Err() != nil {
 		return 0, nil
 	}
 	size := d.a.BatchSize
 	receiveCtx := context.WithoutCancel(ctx)
 	opts := pgqueue.ReceiveOptions{Max: min(free*size, max(size, maxClaim)), VisibilityTimeout: d.a.lease()}
+	claimed := time.Now()
 	msgs, err := d.e.cfg.Queue.Receive(receiveCtx, d.a.Account, d.a.Queue, opts)
 	if err != nil {
 		return 0, err
@@ -234,7 +273,7 @@ func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, 
 	started := 0
 	for len(msgs) >= size || (len(msgs) > 0 && d.a.BatchWindow <= 0) {
 		n := min(size, len(msgs))
-		start(msgs[:n:n])
+		start(msgs[:n:n], claimed)
 		msgs, started = msgs[n:], started+1
 	}
 	if len(msgs) == 0 {
@@ -246,10 +285,10 @@ func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, 
 	for len(batch) < size {
 		select {
 		case <-deadline.C:
-			start(batch)
+			start(batch, claimed)
 			return started + 1, nil
 		case <-ctx.Done():
-			start(batch)
+			start(batch, claimed)
 			return started + 1, nil
 		case <-wake:
 		case <-time.After(min(d.a.BatchWindow/4+time.Millisecond, 50*time.Millisecond)):
@@ -261,8 +300,30 @@ func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, 
 		}
 		batch = append(batch, more...)
 	}
-	start(batch)
+	start(batch, claimed)
 	return started + 1, nil
+}
+
+// waitForSlot waits until batch may run (it takes a slot of runSlots) and
+// reports whether it may. A batch that waited so long that its lease
+// might expire before its first extension (half the lease), or whose
+// dispatcher stopped while it waited, is not run: its leases are released
+// at once, so this or another process claims the messages again now.
+func (d *dispatcher) waitForSlot(ctx context.Context, runSlots chan struct{}, batch []pgqueue.Message, claimed time.Time) bool {
+	select {
+	case runSlots <- struct{}{}:
+		if ctx.Err() == nil && time.Since(claimed) < d.a.lease()/2 {
+			return true
+		}
+		<-runSlots
+	case <-ctx.Done():
+	}
+	release := make([]pgqueue.Nack, len(batch))
+	for i, m := range batch {
+		release[i] = pgqueue.Nack{Sequence: m.Sequence, Receipt: m.Receipt}
+	}
+	d.release(context.WithoutCancel(ctx), release)
+	return false
 }
 
 // runBatch invokes the function on a claimed batch under ctx (the
