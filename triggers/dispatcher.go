@@ -237,13 +237,13 @@ func (d *dispatcher) observe(took time.Duration) {
 // claimLimit is how many batches may be claimed and not finished: one per
 // slot, and as many more as the slots run in a quarter of the lease at the
 // average batch's pace (none for batches that take that long), so that
-// a batch waiting for a slot does not wait long enough to lose its lease:
-// at most 8 per slot, and 2×maxClaim messages.
+// a batch waiting for a slot does not wait long enough to lose its lease;
+// at most 2×maxClaim messages.
 func (d *dispatcher) claimLimit() int {
 	c := d.a.Concurrency
 	extra := c // until a batch has run
 	if avg := d.avgRun.Load(); avg > 0 {
-		extra = int(min(int64(c)*int64(d.a.lease()/4)/avg, int64(8*c)))
+		extra = int(min(int64(c)*int64(d.a.lease()/4)/avg, 2*maxClaim))
 	}
 	return c + min(extra, max(1, 2*maxClaim/d.a.BatchSize))
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // maxCoalesced is the most settlements the settler commits together.
-const maxCoalesced = 64
+const maxCoalesced = 256
 
 // settlement is a batch that ran, with what becomes of it: what the
 // settler commits.
