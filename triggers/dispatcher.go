@@ -136,8 +136,10 @@ func (d *dispatcher) function() *runtime.Function { return d.fn }
 
 func (d *dispatcher) run(ctx context.Context) {
 	defer close(d.stopped)
-	settled := make(chan struct{})
-	go d.settler(settled)
+	var settlers sync.WaitGroup
+	for range settlerCount {
+		settlers.Go(d.settler)
+	}
 	// Claims run ahead of the batches: those beyond the running ones wait
 	// for a slot (runSlots) holding their leases, so a slot that frees
 	// starts the next batch without waiting for a receive. held counts the
@@ -147,8 +149,8 @@ func (d *dispatcher) run(ctx context.Context) {
 	var held atomic.Int64
 	finished := make(chan struct{}, 1)
 	var running sync.WaitGroup
-	// Once no batch runs, the settler commits what is pending and ends.
-	defer func() { running.Wait(); close(d.settles); <-settled }()
+	// Once no batch runs, the settlers commit what is pending and end.
+	defer func() { running.Wait(); close(d.settles); settlers.Wait() }()
 	var sub *pgqueue.Subscription
 	if d.e.cfg.Listener != nil {
 		s, err := d.e.cfg.Listener.Subscribe(ctx, d.a.Account, d.a.Queue)

@@ -24,8 +24,8 @@
 //     each batch through the WASM runtime in up to Concurrency slots,
 //     extends the batch's leases while it runs, and settles every message
 //     by the ack policy: acked, retried after the trigger's backoff, or
-//     moved to the DLQ; its settler (settler.go) commits the settlements
-//     pending at a time in one transaction;
+//     moved to the DLQ; its two settlers (settler.go) commit the
+//     settlements pending at a time in one transaction;
 //   - a cron runner per cron trigger (cron.go) schedules every tick in every
 //     process; the first process to insert (trigger, scheduled time) into
 //     cron_ticks runs it, so each tick runs once however many run.

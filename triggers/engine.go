@@ -50,7 +50,8 @@ type Config struct {
 	// Node names this process in cron claims (default host:pid).
 	Node string
 	// OnBatch, when set, is called after each queue batch is settled, on
-	// the goroutine that settles the trigger's batches: keep it quick. Metrics and benchmarks use it.
+	// a goroutine that settles the trigger's batches (there may be several
+	// at once): keep it quick. Metrics and benchmarks use it.
 	OnBatch func(BatchEvent)
 }
 

@@ -8,8 +8,12 @@ import (
 	"github.com/sluicehq/sluice/runtime"
 )
 
-// maxCoalesced is the most settlements the settler commits together.
+// maxCoalesced is the most settlements a settler commits together.
 const maxCoalesced = 256
+
+// settlerCount is how many settlers a dispatcher runs: while one commits,
+// another gathers and commits the settlements that come meanwhile.
+const settlerCount = 2
 
 // settlement is a batch that ran, with what becomes of it: what the
 // settler commits.
@@ -24,9 +28,8 @@ type settlement struct {
 // settler commits the settlements of the dispatcher's batches until
 // d.settles is closed: each time, every settlement pending, in one
 // transaction and one round trip (settleTogether), so that the batches of
-// a claim pay for one commit. It closes done when it is finished.
-func (d *dispatcher) settler(done chan<- struct{}) {
-	defer close(done)
+// a claim pay for one commit.
+func (d *dispatcher) settler() {
 	var group []*settlement
 	for s := range d.settles {
 		group = append(group[:0], s)
