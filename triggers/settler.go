@@ -3,6 +3,7 @@ package triggers
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/runtime"
@@ -101,9 +102,39 @@ func (d *dispatcher) commitTogether(ctx context.Context, group []*settlement) er
 	for _, s := range group {
 		s.rec.count(s.plan)
 		s.rec.emitted, s.rec.emits = 0, nil
-		b.Queue(d.e.q.Get("insert_invocation"), s.rec.args()...)
 	}
+	b.Queue(d.e.q.Get("insert_invocations"), recordsArgs(group)...)
 	return b.Run(ctx, d.e.cfg.Pool)
+}
+
+// recordsArgs returns insert_invocations' arguments for the records of
+// group, settlements of one trigger.
+func recordsArgs(group []*settlement) []any {
+	n := len(group)
+	ids, sizes, started, durations := make([]int64, n), make([]int, n), make([]time.Time, n), make([]float64, n)
+	outcomes, kinds, errs, stderrs := make([]string, n), make([]*string, n), make([]*string, n), make([]*string, n)
+	acked, retried, dead, messageIDs := make([]int, n), make([]int, n), make([]int, n), make([]string, n)
+	requests, httpErrors, sent, received := make([]int, n), make([]int, n), make([]int64, n), make([]int64, n)
+	var list []byte
+	for i, s := range group {
+		r := &s.rec
+		ids[i], sizes[i], started[i], durations[i], outcomes[i] = r.id, r.batchSize, r.startedAt, r.durationMS(), r.outcome
+		stderrs[i], kinds[i], errs[i] = r.texts()
+		acked[i], retried[i], dead[i] = r.acked, r.retried, r.dead
+		list = append(list[:0], '{')
+		for j, id := range r.messageIDs {
+			if j > 0 {
+				list = append(list, ',')
+			}
+			list = strconv.AppendInt(list, id, 10)
+		}
+		messageIDs[i] = string(append(list, '}'))
+		requests[i], httpErrors[i], sent[i], received[i] = r.host.HTTPRequests, r.host.HTTPErrors, r.host.HTTPBytesSent, r.host.HTTPBytesReceived
+	}
+	r := &group[0].rec
+	return []any{r.account, r.function, r.version, nullIfZero(r.triggerID), r.triggerType, r.source, r.trigger,
+		ids, sizes, started, durations, outcomes, kinds, errs, acked, retried, dead, messageIDs, stderrs,
+		requests, httpErrors, sent, received}
 }
 
 // settleOne commits one settlement (settle) and reports it.

@@ -156,6 +156,20 @@ func TestSettleTogether(t *testing.T) {
 	if n := scalar(`SELECT count(*) FROM %s.invocations WHERE acked = 1`); n != 2 {
 		t.Fatalf("records acking 1: %d, want 2", n)
 	}
+	// Each record names its own message, and what every record says.
+	for _, m := range msgs[0:2] {
+		var batchSize, retried, dead, emitted int
+		var outcome, trigger string
+		if err := pool.QueryRow(ctx, fmt.Sprintf(`SELECT batch_size, retried, dead, emitted, outcome, trigger
+		      FROM %s.invocations WHERE message_ids = ARRAY[$1::bigint]`, schema), m.Sequence).
+			Scan(&batchSize, &retried, &dead, &emitted, &outcome, &trigger); err != nil {
+			t.Fatalf("the record of message %d: %v", m.Sequence, err)
+		}
+		if batchSize != 1 || retried != 0 || dead != 0 || emitted != 0 || outcome != OutcomeSuccess || trigger != a.Name {
+			t.Errorf("record of message %d: batch_size %d, retried %d, dead %d, emitted %d, outcome %s, trigger %s",
+				m.Sequence, batchSize, retried, dead, emitted, outcome, trigger)
+		}
+	}
 
 	// The lease of msgs[4] expires and another consumer takes it: the
 	// receipt this dispatcher holds is stale.
