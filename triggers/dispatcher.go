@@ -165,7 +165,8 @@ func (d *dispatcher) run(ctx context.Context) {
 	if sub != nil {
 		wake = sub.C()
 	}
-	start := func(batch []pgqueue.Message, claimed time.Time) {
+	start := func(batch []pgqueue.Message) {
+		queued := time.Now()
 		running.Add(1)
 		held.Add(1)
 		go func() {
@@ -177,7 +178,7 @@ func (d *dispatcher) run(ctx context.Context) {
 				default:
 				}
 			}()
-			if !d.waitForSlot(ctx, runSlots, batch, claimed) {
+			if !d.waitForSlot(ctx, runSlots, batch, queued) {
 				return
 			}
 			defer func() { <-runSlots }()
@@ -251,23 +252,24 @@ func (d *dispatcher) claimLimit() int {
 }
 
 // claim receives up to free×BatchSize messages (at most maxClaim) in one
-// receive and starts them in batches of BatchSize, one per free slot; it
-// returns how many batches it started. With a batch window, a last batch
+// receive and starts them in batches of BatchSize (free is how many more
+// batches the dispatcher may hold, claimLimit); it returns how many
+// batches it started. With a batch window, a last batch
 // that is not full keeps receiving until it is full or the window has
 // passed since its first message (the full ones start first).
 //
 // A receive is never cancelled once started: cancelling the statement
 // could lose the race with its commit and leave messages leased by nobody
 // until their visibility timeout. Stopping the dispatcher (ctx) ends the
-// batch window early instead, and what was claimed is run.
-func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, start func([]pgqueue.Message, time.Time)) (int, error) {
+// batch window early instead, and what was claimed is released
+// (waitForSlot).
+func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, start func([]pgqueue.Message)) (int, error) {
 	if ctx.Err() != nil {
 		return 0, nil
 	}
 	size := d.a.BatchSize
 	receiveCtx := context.WithoutCancel(ctx)
 	opts := pgqueue.ReceiveOptions{Max: min(free*size, max(size, maxClaim)), VisibilityTimeout: d.a.lease()}
-	claimed := time.Now()
 	msgs, err := d.e.cfg.Queue.Receive(receiveCtx, d.a.Account, d.a.Queue, opts)
 	if err != nil {
 		return 0, err
@@ -275,7 +277,7 @@ func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, 
 	started := 0
 	for len(msgs) >= size || (len(msgs) > 0 && d.a.BatchWindow <= 0) {
 		n := min(size, len(msgs))
-		start(msgs[:n:n], claimed)
+		start(msgs[:n:n])
 		msgs, started = msgs[n:], started+1
 	}
 	if len(msgs) == 0 {
@@ -287,10 +289,10 @@ func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, 
 	for len(batch) < size {
 		select {
 		case <-deadline.C:
-			start(batch, claimed)
+			start(batch)
 			return started + 1, nil
 		case <-ctx.Done():
-			start(batch, claimed)
+			start(batch)
 			return started + 1, nil
 		case <-wake:
 		case <-time.After(min(d.a.BatchWindow/4+time.Millisecond, 50*time.Millisecond)):
@@ -302,19 +304,20 @@ func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, 
 		}
 		batch = append(batch, more...)
 	}
-	start(batch, claimed)
+	start(batch)
 	return started + 1, nil
 }
 
-// waitForSlot waits until batch may run (it takes a slot of runSlots) and
-// reports whether it may. A batch that waited so long that its lease
-// might expire before its first extension (half the lease), or whose
-// dispatcher stopped while it waited, is not run: its leases are released
-// at once, so this or another process claims the messages again now.
-func (d *dispatcher) waitForSlot(ctx context.Context, runSlots chan struct{}, batch []pgqueue.Message, claimed time.Time) bool {
+// waitForSlot waits until batch, handed over to run at queued, may run
+// (it takes a slot of runSlots) and reports whether it may. A batch that
+// waited for a slot so long (half a lease) that its lease might expire
+// before its first extension, or whose dispatcher stopped while it waited,
+// is not run: its leases are released at once, so this or another process
+// claims the messages again now.
+func (d *dispatcher) waitForSlot(ctx context.Context, runSlots chan struct{}, batch []pgqueue.Message, queued time.Time) bool {
 	select {
 	case runSlots <- struct{}{}:
-		if ctx.Err() == nil && time.Since(claimed) < d.a.lease()/2 {
+		if ctx.Err() == nil && time.Since(queued) < d.a.lease()/2 {
 			return true
 		}
 		<-runSlots
