@@ -82,6 +82,10 @@ func (a *active) backoff(attempt int) time.Duration {
 // maxClaim is the most messages one receive of a dispatcher claims.
 const maxClaim = 1000
 
+// claimAhead bounds how long the batches a dispatcher claimed ahead of its
+// slots wait for one, at the average batch's pace (claimLimit).
+const claimAhead = time.Second
+
 // dispatcher feeds one queue trigger's batches to its function, running up
 // to Concurrency batches at once. One receive claims enough messages for
 // every free slot, so a claim is shared by several batches; the batches'
@@ -238,15 +242,16 @@ func (d *dispatcher) observe(took time.Duration) {
 }
 
 // claimLimit is how many batches may be claimed and not finished: one per
-// slot, and as many more as the slots run in a quarter of the lease at the
-// average batch's pace (none for batches that take that long), so that
-// a batch waiting for a slot does not wait long enough to lose its lease;
-// at most 2×maxClaim messages.
+// slot, and as many more as the slots run in claimAhead at the average
+// batch's pace (none for batches that take that long), so that a batch
+// waiting for a slot neither waits long enough to lose its lease nor keeps
+// messages from other processes for long; at most 2×maxClaim messages.
 func (d *dispatcher) claimLimit() int {
 	c := d.a.Concurrency
 	extra := c // until a batch has run
 	if avg := d.avgRun.Load(); avg > 0 {
-		extra = int(min(int64(c)*int64(d.a.lease()/4)/avg, 2*maxClaim))
+		ahead := min(claimAhead, d.a.lease()/4)
+		extra = int(min(int64(c)*int64(ahead)/avg, 2*maxClaim))
 	}
 	return c + min(extra, max(1, 2*maxClaim/d.a.BatchSize))
 }
