@@ -10,6 +10,12 @@
 //
 //	cd bench && go run . -systems sluice-reactor -groups 0,100 -n 20000 -batch 100
 //
+// -batch takes a list too: each batch size is measured in turn with every
+// system, River beside each, and each Sluice drain printed as a ratio to
+// River's (issue #18's rows):
+//
+//	cd bench && go run . -systems sluice-reactor,sluice-command,river -batch 1,10,100,1000 -n 50000
+//
 // It lives in its own module so the main module does not depend on River.
 // Each system gets a fresh schema, dropped afterwards.
 package main
@@ -35,6 +41,7 @@ type config struct {
 	url         string
 	n           int
 	batch       int
+	batches     []int // the -batch values
 	concurrency int
 	rate        int
 	duration    time.Duration
@@ -49,7 +56,7 @@ func main() {
 	var systems string
 	flag.StringVar(&c.url, "db", firstNonEmpty(os.Getenv("BENCH_DATABASE_URL"), os.Getenv("TEST_DATABASE_URL")), "Postgres URL [BENCH_DATABASE_URL, TEST_DATABASE_URL]")
 	flag.IntVar(&c.n, "n", 200000, "messages (jobs) preloaded for the drain test")
-	flag.IntVar(&c.batch, "batch", 1000, "Sluice trigger batch size for the drain test")
+	batchList := flag.String("batch", "1000", "comma-separated Sluice trigger batch sizes for the drain test, each measured in turn with every system (River beside each)")
 	flag.IntVar(&c.concurrency, "concurrency", 4, "Sluice trigger concurrency (parallel batches)")
 	flag.IntVar(&c.rate, "rate", 500, "messages per second for the latency test")
 	flag.DurationVar(&c.duration, "duration", 15*time.Second, "length of the latency test")
@@ -78,6 +85,14 @@ func main() {
 			os.Exit(2)
 		}
 		c.groupCounts = append(c.groupCounts, n)
+	}
+	for _, b := range strings.Split(*batchList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(b))
+		if err != nil || n < 1 || n > 1000 {
+			fmt.Fprintf(os.Stderr, "bench: -batch %q: give comma-separated batch sizes from 1 to 1000 like 1,10,100,1000\n", *batchList)
+			os.Exit(2)
+		}
+		c.batches = append(c.batches, n)
 	}
 	if c.url == "" {
 		fmt.Fprintln(os.Stderr, "bench: set -db, BENCH_DATABASE_URL or TEST_DATABASE_URL")
@@ -117,7 +132,6 @@ func run(ctx context.Context, c config) error {
 	}
 	fmt.Printf("Postgres %s, %d messages drained, latency at %d msg/s for %s\n\n", version, c.n, c.rate, c.duration)
 
-	var results []result
 	var runs []string
 	for _, sys := range c.systems {
 		if !strings.HasPrefix(sys, "sluice-") {
@@ -128,6 +142,22 @@ func run(ctx context.Context, c config) error {
 			runs = append(runs, fmt.Sprintf("%s/%d", sys, g))
 		}
 	}
+	for _, b := range c.batches {
+		c.batch = b
+		if len(c.batches) > 1 {
+			fmt.Printf("batch size %d\n", b)
+		}
+		if err := runAll(ctx, pool, c, runs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runAll measures each run ("system" or "system/groups") in turn and
+// prints its row, then each Sluice drain's ratio to River's.
+func runAll(ctx context.Context, pool *pgxpool.Pool, c config, runs []string) error {
+	var results []result
 	for _, run := range runs {
 		sys, g, _ := strings.Cut(run, "/")
 		c.groups, _ = strconv.Atoi(g)
@@ -160,6 +190,16 @@ func run(ctx context.Context, c config) error {
 			r.system, r.drainPerSec, c.n, r.drainElapsed.Round(time.Millisecond),
 			r.p50.Round(100*time.Microsecond), r.p99.Round(100*time.Microsecond), r.samples, r.sent)
 	}
+	i := slices.IndexFunc(results, func(r result) bool { return r.system == "river" })
+	if i < 0 {
+		return nil
+	}
+	for _, r := range results {
+		if strings.HasPrefix(r.system, "sluice-") {
+			fmt.Printf("%-26s drain %5.2f× River (batch %d)\n", r.system, r.drainPerSec/results[i].drainPerSec, c.batch)
+		}
+	}
+	fmt.Println()
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -78,8 +79,18 @@ func (a *active) backoff(attempt int) time.Duration {
 	return half + rand.N(half+1)
 }
 
+// maxClaim is the most messages one receive of a dispatcher claims.
+const maxClaim = 1000
+
+// claimAhead bounds how long the batches a dispatcher claimed ahead of its
+// slots wait for one, at the average batch's pace (claimLimit).
+const claimAhead = time.Second
+
 // dispatcher feeds one queue trigger's batches to its function, running up
-// to Concurrency batches at once.
+// to Concurrency batches at once. One receive claims enough messages for
+// every free slot, so a claim is shared by several batches; the batches'
+// settlements are committed by one goroutine, those that are pending
+// together (settler).
 type dispatcher struct {
 	e   *Engine
 	a   *active
@@ -87,10 +98,15 @@ type dispatcher struct {
 	log zerolog.Logger
 
 	cancel  context.CancelFunc // stops claiming
-	stopped chan struct{}      // closed when the claim loop and all batches are done
+	stopped chan struct{}      // closed when the claim loop, all batches and their settlements are done
 	// due wakes the claim loop when a retry this dispatcher scheduled comes
 	// due, so an idle queue need not be polled often to retry on time.
 	due chan struct{}
+	// settles takes the settlements of the batches that ran, to the settler.
+	settles chan *settlement
+	// avgRun is the moving average of a batch's wall time (ns), 0 before
+	// the first batch (observe).
+	avgRun atomic.Int64
 }
 
 // wakeAfter makes the claim loop look for messages again after d.
@@ -107,6 +123,7 @@ func (e *Engine) startDispatcher(a *active, fn *runtime.Function) *dispatcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &dispatcher{
 		e: e, a: a, fn: fn, cancel: cancel, stopped: make(chan struct{}), due: make(chan struct{}, 1),
+		settles: make(chan *settlement, maxCoalesced),
 		log: e.log.With().Str("trigger", a.Name).Str("queue", a.Queue).Str("function", a.Function).
 			Int("version", a.version).Logger(),
 	}
@@ -123,6 +140,21 @@ func (d *dispatcher) function() *runtime.Function { return d.fn }
 
 func (d *dispatcher) run(ctx context.Context) {
 	defer close(d.stopped)
+	var settlers sync.WaitGroup
+	for range settlerCount {
+		settlers.Go(d.settler)
+	}
+	// Claims run ahead of the batches: those beyond the running ones wait
+	// for a slot (runSlots) holding their leases, so a slot that frees
+	// starts the next batch without waiting for a receive. held counts the
+	// batches claimed and not finished (claimLimit bounds it); finished
+	// wakes the claim loop when one finishes.
+	runSlots := make(chan struct{}, d.a.Concurrency)
+	var held atomic.Int64
+	finished := make(chan struct{}, 1)
+	var running sync.WaitGroup
+	// Once no batch runs, the settlers commit what is pending and end.
+	defer func() { running.Wait(); close(d.settles); settlers.Wait() }()
 	var sub *pgqueue.Subscription
 	if d.e.cfg.Listener != nil {
 		s, err := d.e.cfg.Listener.Subscribe(ctx, d.a.Account, d.a.Queue)
@@ -137,89 +169,171 @@ func (d *dispatcher) run(ctx context.Context) {
 	if sub != nil {
 		wake = sub.C()
 	}
-	slots := make(chan struct{}, d.a.Concurrency)
-	var running sync.WaitGroup
-	defer running.Wait()
-	idle := d.e.cfg.PollMin
-	for {
-		// Take a slot first, so no lease is held while waiting for one.
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		batch, err := d.claim(ctx, wake)
-		if err != nil || len(batch) == 0 {
-			<-slots
-			if ctx.Err() != nil {
-				return
-			}
-			if err != nil {
-				d.log.Error().Err(err).Msg("receive failed")
-				idle = d.e.cfg.PollMax
-			}
-			select {
-			case <-wake:
-				idle = d.e.cfg.PollMin
-			case <-d.due:
-				idle = d.e.cfg.PollMin
-			case <-time.After(idle):
-				idle = min(idle*2, d.e.cfg.PollMax)
-			case <-ctx.Done():
-				return
-			}
-			continue
-		}
-		idle = d.e.cfg.PollMin
+	start := func(batch []pgqueue.Message) {
+		queued := time.Now()
 		running.Add(1)
+		held.Add(1)
 		go func() {
 			defer running.Done()
-			defer func() { <-slots }()
+			defer func() {
+				held.Add(-1)
+				select {
+				case finished <- struct{}{}:
+				default:
+				}
+			}()
+			if !d.waitForSlot(ctx, runSlots, batch, queued) {
+				return
+			}
+			defer func() { <-runSlots }()
+			began := time.Now()
 			// The batch runs on the engine's context, not the
 			// dispatcher's: a dispatcher that is replaced lets its
 			// batches finish.
 			d.runBatch(d.e.runCtx, batch)
+			d.observe(time.Since(began))
 		}()
+	}
+	idle := d.e.cfg.PollMin
+	for {
+		free := d.claimLimit() - int(held.Load())
+		if free <= 0 {
+			select {
+			case <-finished:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		started, err := d.claim(ctx, wake, free, start)
+		if started > 0 {
+			idle = d.e.cfg.PollMin
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			d.log.Error().Err(err).Msg("receive failed")
+			idle = d.e.cfg.PollMax
+		}
+		select {
+		case <-wake:
+			idle = d.e.cfg.PollMin
+		case <-d.due:
+			idle = d.e.cfg.PollMin
+		case <-time.After(idle):
+			idle = min(idle*2, d.e.cfg.PollMax)
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
-// claim receives up to BatchSize messages; with a batch window it keeps
-// receiving until the batch is full or the window has passed since the
-// first message.
+// observe adds the wall time of a batch that ran to the dispatcher's
+// moving average.
+func (d *dispatcher) observe(took time.Duration) {
+	avg := d.avgRun.Load()
+	if avg == 0 {
+		d.avgRun.Store(int64(took))
+		return
+	}
+	d.avgRun.Store(avg + (int64(took)-avg)/8)
+}
+
+// claimLimit is how many batches may be claimed and not finished: one per
+// slot, and as many more as the slots run in claimAhead at the average
+// batch's pace (none for batches that take that long), so that a batch
+// waiting for a slot neither waits long enough to lose its lease nor keeps
+// messages from other processes for long; at most 2×maxClaim messages.
+func (d *dispatcher) claimLimit() int {
+	c := d.a.Concurrency
+	extra := c // until a batch has run
+	if avg := d.avgRun.Load(); avg > 0 {
+		ahead := min(claimAhead, d.a.lease()/4)
+		extra = int(min(int64(c)*int64(ahead)/avg, 2*maxClaim))
+	}
+	return c + min(extra, max(1, 2*maxClaim/d.a.BatchSize))
+}
+
+// claim receives up to free×BatchSize messages (at most maxClaim) in one
+// receive and starts them in batches of BatchSize (free is how many more
+// batches the dispatcher may hold, claimLimit); it returns how many
+// batches it started. With a batch window, a last batch
+// that is not full keeps receiving until it is full or the window has
+// passed since its first message (the full ones start first).
 //
 // A receive is never cancelled once started: cancelling the statement
 // could lose the race with its commit and leave messages leased by nobody
 // until their visibility timeout. Stopping the dispatcher (ctx) ends the
-// batch window early instead, and the caller runs what was claimed.
-func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}) ([]pgqueue.Message, error) {
+// batch window early instead, and what was claimed is released
+// (waitForSlot).
+func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, start func([]pgqueue.Message)) (int, error) {
 	if ctx.Err() != nil {
-		return nil, nil
+		return 0, nil
 	}
+	size := d.a.BatchSize
 	receiveCtx := context.WithoutCancel(ctx)
-	opts := pgqueue.ReceiveOptions{Max: d.a.BatchSize, VisibilityTimeout: d.a.lease()}
-	batch, err := d.e.cfg.Queue.Receive(receiveCtx, d.a.Account, d.a.Queue, opts)
-	if err != nil || len(batch) == 0 || d.a.BatchWindow <= 0 || len(batch) >= d.a.BatchSize {
-		return batch, err
+	opts := pgqueue.ReceiveOptions{Max: min(free*size, max(size, maxClaim)), VisibilityTimeout: d.a.lease()}
+	msgs, err := d.e.cfg.Queue.Receive(receiveCtx, d.a.Account, d.a.Queue, opts)
+	if err != nil {
+		return 0, err
 	}
+	started := 0
+	for len(msgs) >= size || (len(msgs) > 0 && d.a.BatchWindow <= 0) {
+		n := min(size, len(msgs))
+		start(msgs[:n:n])
+		msgs, started = msgs[n:], started+1
+	}
+	if len(msgs) == 0 {
+		return started, nil
+	}
+	batch := msgs
 	deadline := time.NewTimer(d.a.BatchWindow)
 	defer deadline.Stop()
-	for len(batch) < d.a.BatchSize {
+	for len(batch) < size {
 		select {
 		case <-deadline.C:
-			return batch, nil
+			start(batch)
+			return started + 1, nil
 		case <-ctx.Done():
-			return batch, nil // the caller runs or releases what it holds
+			start(batch)
+			return started + 1, nil
 		case <-wake:
 		case <-time.After(min(d.a.BatchWindow/4+time.Millisecond, 50*time.Millisecond)):
 		}
-		opts.Max = d.a.BatchSize - len(batch)
+		opts.Max = size - len(batch)
 		more, err := d.e.cfg.Queue.Receive(receiveCtx, d.a.Account, d.a.Queue, opts)
 		if err != nil {
-			return batch, nil
+			break
 		}
 		batch = append(batch, more...)
 	}
-	return batch, nil
+	start(batch)
+	return started + 1, nil
+}
+
+// waitForSlot waits until batch, handed over to run at queued, may run
+// (it takes a slot of runSlots) and reports whether it may. A batch that
+// waited for a slot so long (half a lease) that its lease might expire
+// before its first extension, or whose dispatcher stopped while it waited,
+// is not run: its leases are released at once, so this or another process
+// claims the messages again now.
+func (d *dispatcher) waitForSlot(ctx context.Context, runSlots chan struct{}, batch []pgqueue.Message, queued time.Time) bool {
+	select {
+	case runSlots <- struct{}{}:
+		if ctx.Err() == nil && time.Since(queued) < d.a.lease()/2 {
+			return true
+		}
+		<-runSlots
+	case <-ctx.Done():
+	}
+	release := make([]pgqueue.Nack, len(batch))
+	for i, m := range batch {
+		release[i] = pgqueue.Nack{Sequence: m.Sequence, Receipt: m.Receipt}
+	}
+	d.release(context.WithoutCancel(ctx), release)
+	return false
 }
 
 // runBatch invokes the function on a claimed batch under ctx (the
@@ -276,22 +390,9 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 		triggerType: "queue", source: a.Queue, batchSize: len(msgs), startedAt: started, messageIDs: b.ids,
 	}
 	rec.setResult(res)
-	if err := d.settle(settleCtx, b, rules, plan, res, &rec); err != nil {
-		d.log.Error().Err(err).Int("messages", len(msgs)).
-			Msg("settling the batch failed: nothing of it was done; its leases will expire and the messages be redelivered")
-		return
-	}
-	if d.e.cfg.OnBatch != nil {
-		d.e.cfg.OnBatch(BatchEvent{Account: a.Account, Trigger: a.Name, Queue: a.Queue, Function: a.Function,
-			Version: a.version, Started: started, Duration: res.Duration, Outcome: rec.outcome,
-			Acked: rec.acked, Retried: rec.retried, Dead: rec.dead, Emitted: rec.emitted, CreatedAt: b.created})
-	}
-	ev := d.log.Debug()
-	if rec.outcome != "success" {
-		ev = d.log.Warn().Str("error", rec.err)
-	}
-	ev.Str("invocation", inv.ID).Int("batch", len(msgs)).Int("acked", rec.acked).Int("retried", rec.retried).
-		Int("dead", rec.dead).Int("emitted", rec.emitted).Float64("duration_ms", float64(res.Duration.Microseconds())/1000).Msg(rec.outcome)
+	// The settler commits it, with what else is pending; the slot is free
+	// for the next batch meanwhile.
+	d.settles <- &settlement{b: b, rules: rules, plan: plan, res: res, rec: rec}
 }
 
 // settle carries out a plan of a batch that ran, with the emits that go
@@ -302,26 +403,35 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 // explicit transaction instead (settleTx).
 func (d *dispatcher) settle(ctx context.Context, b queueBatch, rules settleRules, p settlePlan, res runtime.Result, rec *invocationRecord) error {
 	emits := selectEmits(res, succeeded(res))
-	rec.acked, rec.retried, rec.dead = p.preAcked+len(p.acks), len(p.retries), p.preDead+len(p.fails)
+	rec.count(p)
 	fail := func(msg string) func(*pgqueue.Batch) {
 		res = failBatch(res, msg)
 		p = planSettlement(rules, b, res, nil)
 		rec.setResult(res)
-		rec.acked, rec.retried, rec.dead = p.preAcked+len(p.acks), len(p.retries), p.preDead+len(p.fails)
+		rec.count(p)
 		return d.queueSettlement(p)
 	}
 	err := d.e.commitOrRefuse(ctx, d.queueSettlement(p), emits, rec, fail)
 	if errors.Is(err, pgqueue.ErrStaleReceipt) {
 		err = d.settleTx(ctx, b, rules, p, res, rec)
 	}
-	if err == nil && len(p.retries) > 0 {
-		soonest := p.retries[0].Delay
-		for _, n := range p.retries[1:] {
-			soonest = min(soonest, n.Delay)
-		}
-		d.wakeAfter(soonest)
+	if err == nil {
+		d.wakeForRetries(p)
 	}
 	return err
+}
+
+// wakeForRetries makes the claim loop look again when the soonest retry
+// of plan p comes due.
+func (d *dispatcher) wakeForRetries(p settlePlan) {
+	if len(p.retries) == 0 {
+		return
+	}
+	soonest := p.retries[0].Delay
+	for _, n := range p.retries[1:] {
+		soonest = min(soonest, n.Delay)
+	}
+	d.wakeAfter(soonest)
 }
 
 // queueSettlement returns what adds plan p's statements to a batch.

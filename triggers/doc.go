@@ -17,12 +17,15 @@
 // An Engine reads the enabled triggers every ReloadInterval and keeps one
 // runner per trigger:
 //
-//   - a dispatcher per queue trigger (dispatcher.go) claims up to BatchSize
-//     messages with the queue core's receive (woken by the Listener's
-//     NOTIFY, polling as a fallback), invokes the function's alias on the
-//     batch through the WASM runtime, extends the batch's leases while it
-//     runs, and settles every message by the ack policy: acked, retried
-//     after the trigger's backoff, or moved to the DLQ;
+//   - a dispatcher per queue trigger (dispatcher.go) claims messages with
+//     the queue core's receive (woken by the Listener's NOTIFY, polling as
+//     a fallback), one receive for several batches of BatchSize and ahead
+//     of the running ones (claimLimit), invokes the function's alias on
+//     each batch through the WASM runtime in up to Concurrency slots,
+//     extends the batch's leases while it runs, and settles every message
+//     by the ack policy: acked, retried after the trigger's backoff, or
+//     moved to the DLQ; its two settlers (settler.go) commit the
+//     settlements pending at a time in one transaction;
 //   - a cron runner per cron trigger (cron.go) schedules every tick in every
 //     process; the first process to insert (trigger, scheduled time) into
 //     cron_ticks runs it, so each tick runs once however many run.
@@ -32,8 +35,10 @@
 // the messages it emitted (Function ABI v1.1; emit.go checks them against
 // the function version's emits capability) and its row in the invocations
 // table, so the log's counts are exactly what was done and an emit exists
-// if and only if the batch's settlement committed. Stop stops claiming, lets running batches finish
-// for the grace period, then cuts them short and releases their leases.
+// if and only if the batch's settlement committed. Stop stops claiming,
+// releases the leases of batches claimed but not started, lets running
+// batches finish for the grace period, then cuts them short and releases
+// their leases, and commits the settlements still pending.
 //
 // The webhook sub-package verifies signed deliveries (Standard Webhooks,
 // GitHub, Stripe) and builds the message envelope.

@@ -126,18 +126,7 @@ func failBatch(res runtime.Result, msg string) runtime.Result {
 
 // recordArgs are the arguments of insert_invocation.
 func (r *invocationRecord) args() []any {
-	var stderr, failureKind, errText any
-	if len(r.stderr) > 0 {
-		// text columns take neither NUL bytes nor invalid UTF-8
-		text := strings.ToValidUTF8(string(r.stderr[:min(len(r.stderr), maxRecordedStderr)]), "\uFFFD")
-		stderr = strings.ReplaceAll(text, "\x00", "")
-	}
-	if r.failureKind != "" {
-		failureKind = r.failureKind
-	}
-	if r.err != "" {
-		errText = r.err
-	}
+	stderr, failureKind, errText := r.texts()
 	ids := r.messageIDs
 	if ids == nil {
 		ids = []int64{}
@@ -152,10 +141,32 @@ func (r *invocationRecord) args() []any {
 		emits = string(b)
 	}
 	return []any{r.id, r.account, r.function, r.version, nullIfZero(r.triggerID), r.triggerType, r.source,
-		r.batchSize, r.startedAt, float64(r.duration.Microseconds()) / 1000, r.outcome,
+		r.batchSize, r.startedAt, r.durationMS(), r.outcome,
 		failureKind, errText, r.acked, r.retried, r.dead, r.emitted, ids, stderr,
 		r.host.HTTPRequests, r.host.HTTPErrors, r.host.HTTPBytesSent, r.host.HTTPBytesReceived, r.trigger, emits, pgqueue.SentSetting}
 }
+
+// texts returns the record's nullable text columns as stored: stderr
+// (capped, valid UTF-8 without NUL bytes), failure_kind and error, nil
+// when empty.
+func (r *invocationRecord) texts() (stderr, failureKind, errText *string) {
+	if len(r.stderr) > 0 {
+		// text columns take neither NUL bytes nor invalid UTF-8
+		text := strings.ToValidUTF8(string(r.stderr[:min(len(r.stderr), maxRecordedStderr)]), "\uFFFD")
+		text = strings.ReplaceAll(text, "\x00", "")
+		stderr = &text
+	}
+	if r.failureKind != "" {
+		failureKind = &r.failureKind
+	}
+	if r.err != "" {
+		errText = &r.err
+	}
+	return stderr, failureKind, errText
+}
+
+// durationMS is the record's duration_ms.
+func (r *invocationRecord) durationMS() float64 { return float64(r.duration.Microseconds()) / 1000 }
 
 // emittedMessage is an element of the invocations table's
 // emitted_messages: where one emit went and, once sent, its message.

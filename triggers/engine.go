@@ -50,7 +50,8 @@ type Config struct {
 	// Node names this process in cron claims (default host:pid).
 	Node string
 	// OnBatch, when set, is called after each queue batch is settled, on
-	// the batch's goroutine: keep it quick. Metrics and benchmarks use it.
+	// a goroutine that settles the trigger's batches (there may be several
+	// at once): keep it quick. Metrics and benchmarks use it.
 	OnBatch func(BatchEvent)
 }
 
@@ -96,6 +97,8 @@ type Engine struct {
 	// notStarted: when "trigger not started" was last logged, by trigger id
 	notStarted map[int64]time.Time
 	loaded     map[string]*loadedFunction
+
+	ids invocationIDs
 }
 
 // runner runs one trigger: a queue or DLQ dispatcher, or a cron schedule.
@@ -459,15 +462,4 @@ func (e *Engine) Stop(ctx context.Context) error {
 		return fmt.Errorf("triggers: stop: grace period ended with batches running: %w", ctx.Err())
 	}
 	return nil
-}
-
-// invocationID takes the id of an invocation about to run from the
-// invocation log's identity: the one id every surface shows (log lines,
-// the invocation record, the API, the CLI).
-func (e *Engine) invocationID(ctx context.Context) (int64, error) {
-	var id int64
-	if err := e.cfg.Pool.QueryRow(ctx, e.q.Get("next_invocation_id")).Scan(&id); err != nil {
-		return 0, fmt.Errorf("triggers: take an invocation id: %w", err)
-	}
-	return id, nil
 }

@@ -67,15 +67,18 @@ DELETE FROM {{schema}}.cron_ticks WHERE claimed_at < now() - interval '1 day'
 -- name: prune_invocations
 DELETE FROM {{schema}}.invocations WHERE started_at < now() - make_interval(secs => $1)
 
--- name: next_invocation_id
--- The id of an invocation about to run, taken before it runs so that its
--- log lines carry the id the record gets.
-SELECT nextval(pg_get_serial_sequence('{{schema}}.invocations', 'id'))
+-- name: next_invocation_ids
+-- $1 ids of invocations about to run, in one round trip: the engine hands
+-- them out in increasing order (invocationIDs), each taken before its
+-- invocation runs so that its log lines carry the id the record gets.
+SELECT nextval(s.seq)
+  FROM (SELECT pg_get_serial_sequence('{{schema}}.invocations', 'id')::regclass AS seq) s,
+       generate_series(1, $1)
 
 -- name: insert_invocation
 -- One invocation record, written in the batch (one transaction) that
 -- settles the invocation's messages and sends what it emitted. Its id was
--- taken by next_invocation_id. $25 lists the emits sent ({"queue"|"topic",
+-- taken by next_invocation_ids. $25 lists the emits sent ({"queue"|"topic",
 -- "for"}, in output order); the sends and publishes before this statement
 -- noted what they sent in the transaction-local setting named $26
 -- (pgqueue.SentSetting): the k-th emit to a queue gets the k-th sequence of
@@ -96,6 +99,26 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
            (SELECT coalesce(nullif(current_setting($26, true), ''), '[]')::jsonb AS notes) s0,
            LATERAL (SELECT coalesce(jsonb_agg(u.n ORDER BY u.j), '[]'::jsonb) AS topics
                       FROM jsonb_array_elements(s0.notes) WITH ORDINALITY AS u(n, j) WHERE u.n ? 'topic') st))
+
+-- name: insert_invocations
+-- The records of several invocations of one queue trigger, without emits,
+-- in one statement: what the settler commits for the batches it settles
+-- together. $1-$7 are what they share; $8-$23 hold one element per record
+-- (message_ids as array literals such as '{1,2}': a bigint[][] would have
+-- to be rectangular).
+INSERT INTO {{schema}}.invocations (id, account, function, version, trigger_id, trigger_type, source,
+    batch_size, started_at, duration_ms, outcome, failure_kind, error, acked, retried, dead, emitted,
+    message_ids, stderr, http_requests, http_errors, http_bytes_sent, http_bytes_received, trigger)
+OVERRIDING SYSTEM VALUE
+SELECT r.id, $1, $2, $3, $4, $5, $6, r.batch_size, r.started_at, r.duration_ms, r.outcome, r.failure_kind,
+       r.error, r.acked, r.retried, r.dead, 0, r.message_ids::bigint[], r.stderr, r.http_requests,
+       r.http_errors, r.http_bytes_sent, r.http_bytes_received, $7
+  FROM unnest($8::bigint[], $9::int[], $10::timestamptz[], $11::float8[], $12::text[], $13::text[],
+              $14::text[], $15::int[], $16::int[], $17::int[], $18::text[], $19::text[], $20::int[],
+              $21::int[], $22::bigint[], $23::bigint[])
+       AS r(id, batch_size, started_at, duration_ms, outcome, failure_kind, error, acked, retried, dead,
+            message_ids, stderr, http_requests, http_errors, http_bytes_sent, http_bytes_received)
+ ORDER BY r.id
 
 -- name: list_invocations
 -- Newest first by id (ids are taken as invocations start, so before_id

@@ -45,6 +45,11 @@ func (r *invocationRecord) setResult(res runtime.Result) {
 	r.failureKind = failureKindOf(res)
 }
 
+// count sets the record's counts to what plan p settles.
+func (r *invocationRecord) count(p settlePlan) {
+	r.acked, r.retried, r.dead = p.preAcked+len(p.acks), len(p.retries), p.preDead+len(p.fails)
+}
+
 // commit runs, as one transaction in one round trip, what settles an
 // invocation (settle adds it to the batch), the emits that go out and the
 // invocation record: the record's counts are exactly what the transaction
