@@ -607,6 +607,26 @@ func nackArgs(account, queue string, nacks []Nack) ([]any, error) {
 	return []any{account, queue, seqs, receipts, delays, errs}, nil
 }
 
+// Release gives back the leases of messages that were received but never
+// handed to a consumer (a claim taken ahead of its use and given up). Unlike
+// a Nack, the claim does not count as a delivery: each message is visible
+// again at once with the receive count it had before it was received, so it
+// loses no attempt and does not reach the DLQ without having run. Only
+// leases still held with the given receipts are released, and those
+// receipts are no longer current afterwards; it returns the sequences
+// released.
+func (c *Client) Release(ctx context.Context, account, queue string, leases []Ack) ([]int64, error) {
+	if len(leases) == 0 {
+		return nil, nil
+	}
+	seqs := make([]int64, len(leases))
+	receipts := make([]pgtype.UUID, len(leases))
+	for i, l := range leases {
+		seqs[i], receipts[i] = l.Sequence, l.Receipt.uuid()
+	}
+	return c.settle(ctx, c.pool, "release messages in queue "+quote(queue), c.q.get("release"), len(leases), account, queue, seqs, receipts)
+}
+
 // Fail moves many messages to the DLQ at once (permanent failure) and
 // returns the sequences moved.
 func (c *Client) Fail(ctx context.Context, account, queue string, fails []Failure) ([]int64, error) {

@@ -133,6 +133,42 @@ func TestChangeVisibilityAndNack(t *testing.T) {
 	}
 }
 
+// TestReleaseGivesBackTheClaim: a released claim does not count as a
+// delivery. A message released from its final lease is received again
+// (not dead-lettered by the sweeper) with the receive count it had; a
+// stale receipt releases nothing; a released receipt acks nothing.
+func TestReleaseGivesBackTheClaim(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{MaxReceiveCount: 2})
+	a := e.send("q", `"a"`)
+	first := e.receive("q", pgqueue.ReceiveOptions{})
+	if _, err := e.c.Nack(e.ctx, acct, "q", []pgqueue.Nack{{Sequence: a, Receipt: first[0].Receipt}}); err != nil {
+		t.Fatal(err)
+	}
+	final := e.receive("q", pgqueue.ReceiveOptions{})
+	if len(final) != 1 || final[0].ReceiveCount != 2 {
+		t.Fatalf("second receive: %+v, want receive count 2 (the final lease)", final)
+	}
+	if got, err := e.c.Release(e.ctx, acct, "q", []pgqueue.Ack{{Sequence: a, Receipt: first[0].Receipt}}); err != nil || len(got) != 0 {
+		t.Fatalf("release with a stale receipt: %v %v, want nothing released", got, err)
+	}
+	got, err := e.c.Release(e.ctx, acct, "q", []pgqueue.Ack{{Sequence: a, Receipt: final[0].Receipt}})
+	if err != nil || !slices.Equal(got, []int64{a}) {
+		t.Fatalf("release: %v %v, want [%d]", got, err, a)
+	}
+	if n := e.sweep(); n != 0 {
+		t.Fatalf("sweep moved %d after the release, want 0: a released final lease is not a delivery", n)
+	}
+	if acked, err := e.c.Ack(e.ctx, acct, "q", []pgqueue.Ack{{Sequence: a, Receipt: final[0].Receipt}}); err != nil || len(acked) != 0 {
+		t.Fatalf("ack with the released receipt: %v %v, want nothing acked", acked, err)
+	}
+	again := e.receive("q", pgqueue.ReceiveOptions{})
+	if len(again) != 1 || again[0].Sequence != a || again[0].ReceiveCount != 2 {
+		t.Fatalf("after the release: %+v, want message %d again with receive count 2", again, a)
+	}
+}
+
 func TestDelay(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

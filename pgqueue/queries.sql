@@ -70,6 +70,9 @@ SELECT s FROM {{schema}}.account_ack($1, $2, $3, $4) s
 -- name: nack
 SELECT s FROM {{schema}}.account_nack($1, $2, $3, $4, $5, $6) s
 
+-- name: release
+SELECT s FROM {{schema}}.account_release($1, $2, $3, $4) s
+
 -- name: fail
 SELECT s FROM {{schema}}.account_fail($1, $2, $3, $4, $5, $6) s
 

@@ -317,8 +317,8 @@ func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, 
 // (it takes a slot of runSlots) and reports whether it may. A batch that
 // waited for a slot so long (half a lease) that its lease might expire
 // before its first extension, or whose dispatcher stopped while it waited,
-// is not run: its leases are released at once, so this or another process
-// claims the messages again now.
+// is not run: its leases are given back at once (giveBack), so this or
+// another process claims the messages again now.
 func (d *dispatcher) waitForSlot(ctx context.Context, runSlots chan struct{}, batch []pgqueue.Message, queued time.Time) bool {
 	select {
 	case runSlots <- struct{}{}:
@@ -328,12 +328,22 @@ func (d *dispatcher) waitForSlot(ctx context.Context, runSlots chan struct{}, ba
 		<-runSlots
 	case <-ctx.Done():
 	}
-	release := make([]pgqueue.Nack, len(batch))
-	for i, m := range batch {
-		release[i] = pgqueue.Nack{Sequence: m.Sequence, Receipt: m.Receipt}
-	}
-	d.release(context.WithoutCancel(ctx), release)
+	d.giveBack(context.WithoutCancel(ctx), batch)
 	return false
+}
+
+// giveBack releases the leases of a claimed batch that was never handed to
+// the function (pgqueue's Release): the claim does not count as a
+// delivery, so a message gives up no attempt, and one claimed on its final
+// lease is not dead-lettered without having run.
+func (d *dispatcher) giveBack(ctx context.Context, batch []pgqueue.Message) {
+	leases := make([]pgqueue.Ack, len(batch))
+	for i, m := range batch {
+		leases[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
+	}
+	if _, err := d.e.cfg.Queue.Release(ctx, d.a.Account, d.a.Queue, leases); err != nil {
+		d.log.Error().Err(err).Int("messages", len(batch)).Msg("giving back claimed messages failed; their leases will expire instead")
+	}
 }
 
 // runBatch invokes the function on a claimed batch under ctx (the
@@ -349,7 +359,7 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 	invID, err := d.e.invocationID(settleCtx)
 	if err != nil {
 		d.log.Error().Err(err).Msg("batch not run; leases released")
-		d.release(settleCtx, planSettlement(settleRules{}, b, runtime.Result{}, err).release)
+		d.giveBack(settleCtx, msgs)
 		return
 	}
 	if rules.deleteFirst {

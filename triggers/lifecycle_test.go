@@ -86,6 +86,34 @@ func TestStopLetsRunningBatchFinish(t *testing.T) {
 	}
 }
 
+// A batch claimed ahead of a free slot and not started when the engine
+// stops is given back uncounted: the claim was no delivery, so the
+// message keeps its receive count (on a queue allowing one delivery, a
+// counted claim would be its final lease, dead-lettered unrun).
+func TestStopGivesBackUnstartedClaimsUncounted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("slow", "slow", functions.Config{Env: map[string]string{"SLOW_DURATION": "1500ms"}})
+	e.createQueue("ahead", pgqueue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 1})
+	e.send("ahead", `{"n":1}`, `{"n":2}`, `{"n":3}`, `{"n":4}`)
+	e.putTrigger(triggers.Trigger{Queue: "ahead", Function: "slow", BatchSize: 1, Concurrency: 1})
+	eng := e.startEngine()
+	e.waitFor("a batch to run and one more to be claimed ahead", 20*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.messages WHERE receive_count = 1`) == 2
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := eng.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.messages`); got != 3 {
+		t.Fatalf("messages left = %d, want 3 (the running batch acked)", got)
+	}
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.messages WHERE receive_count = 0 AND visible_at <= now() AND NOT final_lease`); got != 3 {
+		t.Errorf("messages ready with receive count 0 = %d, want 3: the claim given back must not count as a delivery", got)
+	}
+}
+
 // When the grace period ends first, the running batch is cut short and its
 // lease released: the message is ready again at once, not after the
 // 30-second visibility timeout.

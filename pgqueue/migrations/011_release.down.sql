@@ -1,0 +1,1 @@
+DROP FUNCTION account_release(text, text, bigint[], uuid[]);
