@@ -41,7 +41,7 @@ type dataSegment struct {
 // joined, it returns nil: the sections are to be left as they are.
 func mergeData(m *module) *mergedData {
 	var memory, code, dataSec []byte
-	hasCount, hasData := false, false
+	hasData := false
 	for _, s := range m.sections {
 		switch s.id {
 		case 5:
@@ -50,8 +50,6 @@ func mergeData(m *module) *mergedData {
 			code = s.content
 		case 11:
 			dataSec, hasData = s.content, true
-		case 12:
-			hasCount = true
 		}
 	}
 	if !hasData || m.importsMemory || memory == nil {
@@ -65,9 +63,10 @@ func mergeData(m *module) *mergedData {
 	if !ok {
 		return nil
 	}
-	// memory.init and data.drop need the data count section: without
-	// one, no code can name a segment.
-	if hasCount && code != nil {
+	// Validation allows memory.init and data.drop only with a data count
+	// section, but the code is read regardless: it costs milliseconds once
+	// per load, and wrongly joined segments would shift every index.
+	if code != nil {
 		if uses, err := usesDataIndex(code); err != nil || uses {
 			return nil
 		}
