@@ -41,7 +41,7 @@ type dataSegment struct {
 // joined, it returns nil: the sections are to be left as they are.
 func mergeData(m *module) *mergedData {
 	var memory, code, dataSec []byte
-	hasData := false
+	hasCount, hasData := false, false
 	for _, s := range m.sections {
 		switch s.id {
 		case 5:
@@ -50,6 +50,8 @@ func mergeData(m *module) *mergedData {
 			code = s.content
 		case 11:
 			dataSec, hasData = s.content, true
+		case 12:
+			hasCount = true
 		}
 	}
 	if !hasData || m.importsMemory || memory == nil {
@@ -63,10 +65,11 @@ func mergeData(m *module) *mergedData {
 	if !ok {
 		return nil
 	}
-	// Validation allows memory.init and data.drop only with a data count
-	// section, but the code is read regardless: it costs milliseconds once
-	// per load, and wrongly joined segments would shift every index.
-	if code != nil {
+	// Validation (the spec's, and wazero's) refuses memory.init and
+	// data.drop in a module without a data count section, and the rewrite
+	// adds none: only with one is the code read (about 20 ms for a Go
+	// module, which has none).
+	if hasCount && code != nil {
 		if uses, err := usesDataIndex(code); err != nil || uses {
 			return nil
 		}
@@ -75,34 +78,44 @@ func mergeData(m *module) *mergedData {
 	// which they are applied does not matter: Go's linker, for one, lists
 	// its sections' segments out of address order.
 	slices.SortStableFunc(segs, func(a, b dataSegment) int { return cmp.Compare(a.offset, b.offset) })
-	merged := make([]dataSegment, 0, len(segs))
-	for _, s := range segs {
-		if n := len(merged); n > 0 {
-			last := &merged[n-1]
-			end := uint64(last.offset) + uint64(len(last.init))
-			if uint64(s.offset) < end {
-				return nil // overlap: the order matters
-			}
-			if gap := uint64(s.offset) - end; gap <= MaxDataGap {
-				last.init = append(last.init, make([]byte, gap)...)
-				last.init = append(last.init, s.init...)
-				continue
-			}
+	var runs []int        // the index in segs of each joined segment's first
+	var total, end uint64 // the joined segments' bytes; where the last one ends
+	for i, s := range segs {
+		start := uint64(s.offset)
+		switch {
+		case i > 0 && start < end:
+			return nil // overlap: the order matters
+		case i == 0 || start-end > MaxDataGap:
+			runs = append(runs, i)
+		default:
+			total += start - end
 		}
-		merged = append(merged, dataSegment{s.offset, append([]byte(nil), s.init...)})
+		total += uint64(len(s.init))
+		end = start + uint64(len(s.init))
 	}
-	if len(merged) == len(segs) {
+	if len(runs) == len(segs) {
 		return nil
 	}
-	data := appendU32(make([]byte, 0, len(dataSec)), uint32(len(merged)))
-	for _, s := range merged {
+	data := appendU32(make([]byte, 0, total+uint64(len(runs))*16), uint32(len(runs)))
+	for r, first := range runs {
+		next := len(segs)
+		if r+1 < len(runs) {
+			next = runs[r+1]
+		}
+		run := segs[first:next]
+		last := run[len(run)-1]
 		data = append(data, 0x00, 0x41) // active on memory 0, i32.const
-		data = appendS32(data, int32(s.offset))
+		data = appendS32(data, int32(run[0].offset))
 		data = append(data, 0x0b)
-		data = appendU32(data, uint32(len(s.init)))
-		data = append(data, s.init...)
+		data = appendU32(data, uint32(uint64(last.offset)+uint64(len(last.init))-uint64(run[0].offset)))
+		at := run[0].offset
+		for _, s := range run {
+			data = append(data, make([]byte, s.offset-at)...)
+			data = append(data, s.init...)
+			at = s.offset + uint32(len(s.init))
+		}
 	}
-	return &mergedData{data: data, count: appendU32(nil, uint32(len(merged)))}
+	return &mergedData{data: data, count: appendU32(nil, uint32(len(runs)))}
 }
 
 // mergedData holds the new contents of the data and data count sections.
