@@ -253,3 +253,18 @@ func TestMergeDataModules(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMergeData measures what joining the data segments of the noop
+// module (command build) costs at load.
+func BenchmarkMergeData(b *testing.B) {
+	m, err := parseModule(wasmbuild.MustRead(b, "noop", wasmbuild.Command))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if mergeData(m) == nil {
+			b.Fatal("no segments joined")
+		}
+	}
+}
