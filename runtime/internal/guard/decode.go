@@ -28,6 +28,8 @@ type module struct {
 	hasExports   bool
 	// importedTable is "module"."name" of the first imported table.
 	importedTable string
+	// importsMemory is set when the module imports a memory.
+	importsMemory bool
 }
 
 func parseModule(wasm []byte) (*module, error) {
@@ -188,6 +190,7 @@ func (m *module) parseImports(content []byte) error {
 				return err
 			}
 		case 2: // memory: limits
+			m.importsMemory = true
 			if err := skipLimits(&r); err != nil {
 				return err
 			}

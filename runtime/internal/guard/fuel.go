@@ -54,6 +54,9 @@ var ErrNoYield = fmt.Errorf("module does not import %s.%s", YieldModule, YieldNa
 // Go scheduler cannot preempt: a guest recursing without end would hold its
 // thread, and a garbage collection waiting for it, for tens of
 // milliseconds at each doubling. The counter is exported as DepthExport.
+//
+// Like AddEntryChecks, it also joins the module's data segments where that
+// initialises memory the same way (see MaxDataGap).
 func AddFuelChecks(wasm []byte, period, maxDepth uint32) ([]byte, Fuel, error) {
 	m, err := parseModule(wasm)
 	if err != nil {
@@ -94,6 +97,7 @@ func AddFuelChecks(wasm []byte, period, maxDepth uint32) ([]byte, Fuel, error) {
 	}
 	wroteExport := depth == nil
 	counted := 0
+	merged := mergeData(m)
 	for _, s := range m.sections {
 		if !wroteGlobals && s.id != 0 && order(s.id) > order(6) {
 			out = appendSection(out, 6, append(appendU32(nil, newGlobals), newGlobal...))
@@ -124,6 +128,8 @@ func AddFuelChecks(wasm []byte, period, maxDepth uint32) ([]byte, Fuel, error) {
 				return nil, Fuel{}, err
 			}
 			sites += n
+		case 11, 12:
+			content = merged.section(s.id, content)
 		case 0:
 			if isDebugSection(content) {
 				continue
@@ -311,17 +317,8 @@ func fuelCode(sec []byte, check []byte, depth *depthGuard) ([]byte, int, int, er
 // first.
 func fuelBody(dst, body, check []byte, depth *depthGuard, bt []byte) ([]byte, int, error) {
 	br := reader{b: body}
-	groups, err := br.u32()
-	if err != nil {
+	if err := br.skipLocals(); err != nil {
 		return nil, 0, err
-	}
-	for g := uint32(0); g < groups; g++ {
-		if _, err := br.u32(); err != nil {
-			return nil, 0, err
-		}
-		if _, err := br.byte(); err != nil {
-			return nil, 0, err
-		}
 	}
 	counted := bt != nil
 	dst = append(dst, body[:br.off]...)

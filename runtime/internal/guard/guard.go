@@ -10,6 +10,11 @@
 // that does not already begin with a loop, so every call passes a check.
 // Function, type and global indices are untouched; only code offsets move
 // (custom debug sections that refer to them are dropped).
+//
+// Both rewrites also join runs of nearby active data segments into one,
+// which initialises memory the same way: Go's linker emits tens of
+// thousands of small segments, and wazero allocates for each segment at
+// every instantiation.
 package guard
 
 import (
@@ -28,7 +33,9 @@ var (
 var ErrMalformed = errors.New("malformed module")
 
 // AddEntryChecks returns a copy of wasm with a loop header at the start of
-// every function body, and how many bodies it changed.
+// every function body, and how many bodies it changed. It also joins the
+// module's data segments where that initialises memory the same way (see
+// MaxDataGap).
 func AddEntryChecks(wasm []byte) ([]byte, int, error) {
 	if len(wasm) < 8 || !bytes.Equal(wasm[:4], magic) {
 		return nil, 0, fmt.Errorf("%w: no wasm header", ErrMalformed)
@@ -36,6 +43,10 @@ func AddEntryChecks(wasm []byte) ([]byte, int, error) {
 	out := make([]byte, 0, len(wasm)+len(wasm)/50)
 	out = append(out, wasm[:8]...)
 	changed := 0
+	var merged *mergedData
+	if m, err := parseModule(wasm); err == nil {
+		merged = mergeData(m)
+	}
 	r := reader{b: wasm, off: 8}
 	for r.off < len(r.b) {
 		id, err := r.byte()
@@ -65,6 +76,8 @@ func AddEntryChecks(wasm []byte) ([]byte, int, error) {
 				return nil, 0, err
 			}
 			changed += n
+		case 11, 12:
+			content = merged.section(id, content)
 		}
 		out = append(out, id)
 		out = appendU32(out, uint32(len(content)))
@@ -92,19 +105,9 @@ func rewriteCode(sec []byte) ([]byte, int, error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("function body %d: %w", i, err)
 		}
-		// Skip the local declarations: a count, then (n, valtype) pairs.
 		br := reader{b: body}
-		groups, err := br.u32()
-		if err != nil {
+		if err := br.skipLocals(); err != nil {
 			return nil, 0, fmt.Errorf("function body %d: %w", i, err)
-		}
-		for g := uint32(0); g < groups; g++ {
-			if _, err := br.u32(); err != nil {
-				return nil, 0, fmt.Errorf("function body %d: %w", i, err)
-			}
-			if _, err := br.byte(); err != nil {
-				return nil, 0, fmt.Errorf("function body %d: %w", i, err)
-			}
 		}
 		if br.off < len(body) && body[br.off] == entryCheck[0] {
 			out = appendU32(out, size)
