@@ -209,19 +209,14 @@ func constSegments(content []byte, size uint64) (segs []dataSegment, ok bool) {
 // usesDataIndex reports whether any function body in a code section's
 // content holds memory.init or data.drop.
 func usesDataIndex(code []byte) (bool, error) {
-	r := reader{b: code}
-	count, err := r.u32()
+	bodies, err := readBodies(code)
 	if err != nil {
 		return false, err
 	}
-	for i := uint32(0); i < count; i++ {
-		size, err := r.u32()
+	for i := range bodies.count {
+		body, err := bodies.next(i)
 		if err != nil {
 			return false, err
-		}
-		body, err := r.bytes(int(size))
-		if err != nil {
-			return false, fmt.Errorf("function body %d: %w", i, err)
 		}
 		br := reader{b: body}
 		if err := br.skipLocals(); err != nil {

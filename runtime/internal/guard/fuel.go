@@ -273,24 +273,19 @@ func (d *depthGuard) blockType(i uint32) []byte {
 // instruction, and the call-depth counting of depth (if not nil) in the
 // functions whose results allow it.
 func fuelCode(sec []byte, check []byte, depth *depthGuard) ([]byte, int, int, error) {
-	r := reader{b: sec}
-	count, err := r.u32()
+	bodies, err := readBodies(sec)
 	if err != nil {
 		return nil, 0, 0, err
 	}
 	out := make([]byte, 0, len(sec)+len(sec)/8)
-	out = appendU32(out, count)
+	out = appendU32(out, bodies.count)
 	sites, counted := 0, 0
 	var body []byte
-	for i := uint32(0); i < count; i++ {
+	for i := range bodies.count {
 		var n int
-		size, err := r.u32()
+		in, err := bodies.next(i)
 		if err != nil {
 			return nil, 0, 0, err
-		}
-		in, err := r.bytes(int(size))
-		if err != nil {
-			return nil, 0, 0, fmt.Errorf("function body %d: %w", i, err)
 		}
 		bt := depth.blockType(i)
 		body, n, err = fuelBody(body[:0], in, check, depth, bt)
@@ -304,8 +299,8 @@ func fuelCode(sec []byte, check []byte, depth *depthGuard) ([]byte, int, int, er
 		out = appendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
-	if r.off != len(sec) {
-		return nil, 0, 0, fmt.Errorf("%w: %d stray bytes after the code section's bodies", ErrMalformed, len(sec)-r.off)
+	if err := bodies.end(); err != nil {
+		return nil, 0, 0, err
 	}
 	return out, sites, counted, nil
 }

@@ -88,42 +88,74 @@ func AddEntryChecks(wasm []byte) ([]byte, int, error) {
 
 // rewriteCode rewrites the code section's content.
 func rewriteCode(sec []byte) ([]byte, int, error) {
-	r := reader{b: sec}
-	count, err := r.u32()
+	bodies, err := readBodies(sec)
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]byte, 0, len(sec)+int(count)*len(entryCheck))
-	out = appendU32(out, count)
+	out := make([]byte, 0, len(sec)+int(bodies.count)*len(entryCheck))
+	out = appendU32(out, bodies.count)
 	changed := 0
-	for i := uint32(0); i < count; i++ {
-		size, err := r.u32()
+	for i := range bodies.count {
+		body, err := bodies.next(i)
 		if err != nil {
 			return nil, 0, err
-		}
-		body, err := r.bytes(int(size))
-		if err != nil {
-			return nil, 0, fmt.Errorf("function body %d: %w", i, err)
 		}
 		br := reader{b: body}
 		if err := br.skipLocals(); err != nil {
 			return nil, 0, fmt.Errorf("function body %d: %w", i, err)
 		}
 		if br.off < len(body) && body[br.off] == entryCheck[0] {
-			out = appendU32(out, size)
+			out = appendU32(out, uint32(len(body)))
 			out = append(out, body...)
 			continue
 		}
-		out = appendU32(out, size+uint32(len(entryCheck)))
+		out = appendU32(out, uint32(len(body)+len(entryCheck)))
 		out = append(out, body[:br.off]...)
 		out = append(out, entryCheck...)
 		out = append(out, body[br.off:]...)
 		changed++
 	}
-	if r.off != len(sec) {
-		return nil, 0, fmt.Errorf("%w: %d stray bytes after the code section's bodies", ErrMalformed, len(sec)-r.off)
+	if err := bodies.end(); err != nil {
+		return nil, 0, err
 	}
 	return out, changed, nil
+}
+
+// codeBodies reads the function bodies of a code section's content in
+// order: count of them, each taken by next, and end checks that nothing
+// follows the last.
+type codeBodies struct {
+	r     reader
+	count uint32
+}
+
+// readBodies starts reading the code section's content sec.
+func readBodies(sec []byte) (*codeBodies, error) {
+	b := &codeBodies{r: reader{b: sec}}
+	var err error
+	b.count, err = b.r.u32()
+	return b, err
+}
+
+// next returns body i, the next one.
+func (b *codeBodies) next(i uint32) ([]byte, error) {
+	size, err := b.r.u32()
+	if err != nil {
+		return nil, err
+	}
+	body, err := b.r.bytes(int(size))
+	if err != nil {
+		return nil, fmt.Errorf("function body %d: %w", i, err)
+	}
+	return body, nil
+}
+
+// end fails when bytes follow the last body.
+func (b *codeBodies) end() error {
+	if b.r.off != len(b.r.b) {
+		return fmt.Errorf("%w: %d stray bytes after the code section's bodies", ErrMalformed, len(b.r.b)-b.r.off)
+	}
+	return nil
 }
 
 type reader struct {
