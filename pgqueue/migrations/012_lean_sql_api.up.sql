@@ -15,7 +15,7 @@
 --   NOTIFY only when someone listens) instead of a call to wake().
 --   Everything else goes to the full path of 008, kept as send_batch_full.
 --   The size check is still octet_length(body::text): jsonb's stored
---   size is no bound on its text (a number like 1e100000 is a few bytes
+--   size is no bound on its text (a number like 1e100000 is 22 bytes
 --   stored and 100,001 as text), so nothing cheaper keeps the documented
 --   limit exact.
 -- - account_receive's claim was planned again on every call: with the
@@ -25,9 +25,10 @@
 --   one. LIMIT (SELECT p_max_messages) hides the value from both, the
 --   plans cost the same and the cache keeps the generic plan, which is
 --   the same plan (the ready index in order, then the primary key); a
---   third of receive + ack's backend CPU went to that planning. On Citus,
---   which steers its own plans with unresolved parameters to custom
---   plans, nothing changes. It also reads only the queue columns it uses
+--   third of receive + ack's backend CPU went to that planning. (Citus
+--   discourages generic plans of distributed queries with unresolved
+--   parameters, so there the claim is expected to stay custom-planned;
+--   not yet run on Citus.) It also reads only the queue columns it uses
 --   and draws the call's random lease once as text.
 
 DROP FUNCTION send_batch(text, jsonb[], integer, text);
