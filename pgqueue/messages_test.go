@@ -440,6 +440,9 @@ func TestSendTx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// On a failure, an open transaction must not outlive the test: its
+	// cleanup drops the schema, which would wait for it forever.
+	defer func() { tx.Rollback(e.ctx) }()
 	if _, err := e.c.SendTx(e.ctx, tx, acct, "q", pgqueue.NewMessage{Body: body(1)}); err != nil {
 		t.Fatal(err)
 	}

@@ -18,18 +18,16 @@
 --   size is no bound on its text (a number like 1e100000 is 22 bytes
 --   stored and 100,001 as text), so nothing cheaper keeps the documented
 --   limit exact.
--- - account_receive's claim was planned again on every call: with the
---   LIMIT a plain parameter, each custom plan (LIMIT 10 known) looks
---   cheaper than the generic plan (a LIMIT it cannot see, estimated at a
---   tenth of the rows), so the plan cache never settles on the generic
---   one. LIMIT (SELECT p_max_messages) hides the value from both, the
---   plans cost the same and the cache keeps the generic plan, which is
---   the same plan (the ready index in order, then the primary key); a
---   third of receive + ack's backend CPU went to that planning. (Citus
---   discourages generic plans of distributed queries with unresolved
---   parameters, so there the claim is expected to stay custom-planned;
---   not yet run on Citus.) It also reads only the queue columns it uses
---   and draws the call's random lease once as text.
+-- - account_receive reads only the queue columns it uses and draws the
+--   call's random lease once as text. Its claim is still planned again on
+--   every call: with the LIMIT a plain parameter, each custom plan (LIMIT
+--   10 known) looks cheaper than the generic plan, so the plan cache never
+--   settles on the generic one, and a third of receive + ack's backend CPU
+--   goes to that planning. Both ways of keeping the generic plan that work
+--   on Postgres fail on Citus, so neither is used (one code path):
+--   LIMIT (SELECT p_max_messages) inside the distributed UPDATE ("unrecognized
+--   node type: 124"), and plan_cache_mode = force_generic_plan ("could not
+--   create distributed plan").
 
 DROP FUNCTION send_batch(text, jsonb[], integer, text);
 DROP FUNCTION receive(text, integer, integer);
@@ -140,7 +138,7 @@ BEGIN
                   AND c.receive_count < max_rc
                   AND (c.expires_at IS NULL OR c.expires_at > now())
                 ORDER BY c.visible_at, c.sequence
-                LIMIT (SELECT p_max_messages)
+                LIMIT p_max_messages
                   FOR UPDATE SKIP LOCKED))
         RETURNING m.sequence, m.body, m.headers, m.receive_count, m.created_at, m.visible_at, m.receipt, m.group_key
     )
