@@ -94,7 +94,7 @@ triggers:
 	}
 
 	// Every hostile batch failed with the right kind, within its limits.
-	rows, err := env.Pool.Query(ctx, `SELECT message_ids[1], coalesce(failure_kind, ''), coalesce(error, ''), duration_ms
+	rows, err := env.Pool.Query(ctx, `SELECT message_ids[1], coalesce(failure_kind, ''), coalesce(error, ''), duration_ms, started_at
 		FROM `+env.Schema+`.invocations WHERE function = 'hostile' ORDER BY started_at`)
 	if err != nil {
 		t.Fatal(err)
@@ -105,14 +105,17 @@ triggers:
 	}
 	runs := map[string]int{}
 	slowest := map[string]time.Duration{}
+	var spans []hostileSpan
 	for rows.Next() {
 		var seq int64
 		var kind, msg string
 		var ms float64
-		if err := rows.Scan(&seq, &kind, &msg, &ms); err != nil {
+		var at time.Time
+		if err := rows.Scan(&seq, &kind, &msg, &ms, &at); err != nil {
 			t.Fatal(err)
 		}
 		do := kindOf[seq]
+		spans = append(spans, hostileSpan{do, at.Sub(hostileFrom), time.Duration(ms * float64(time.Millisecond))})
 		runs[do]++
 		took := time.Duration(ms * float64(time.Millisecond))
 		slowest[do] = max(slowest[do], took)
@@ -141,11 +144,7 @@ triggers:
 		t.Fatal(err)
 	}
 	var before, during []float64
-	type slow struct {
-		at  time.Duration
-		lat float64
-	}
-	var worst []slow
+	var worst []healthyRun
 	for _, x := range logs.Execs {
 		if !strings.HasPrefix(x.Trigger, "queue:healthy:") {
 			continue
@@ -156,7 +155,7 @@ triggers:
 			before = append(before, x.LatencyMS)
 		case at.Before(hostileTo):
 			during = append(during, x.LatencyMS)
-			worst = append(worst, slow{at.Sub(hostileFrom), x.LatencyMS})
+			worst = append(worst, healthyRun{at.Sub(hostileFrom), x.LatencyMS})
 		}
 	}
 	sort.Slice(worst, func(i, j int) bool { return worst[i].lat > worst[j].lat })
@@ -164,6 +163,7 @@ triggers:
 		t.Logf("slowest healthy runs during the hostile ones: %.1f ms at +%s", w.lat, w.at.Round(time.Millisecond))
 	}
 	p99b, p99d := reliability.Percentile(before, 99), reliability.Percentile(during, 99)
+	logSlowWindows(t, worst, spans, 2*p99b)
 	v := reliability.Check(reliability.Acked(sends), logs, "healthy", reliability.CheckOptions{})
 	// Bounded: the instances' linear memories (concurrency × the limit),
 	// twice over for the garbage collector's headroom (GOGC 100), plus
@@ -190,5 +190,54 @@ triggers:
 	}
 	if err := v.Err(); err != nil {
 		t.Errorf("broken promises:\n%v", err)
+	}
+}
+
+// healthyRun is a healthy message's start (after the attack began) and
+// its send-to-function latency.
+type healthyRun struct {
+	at  time.Duration
+	lat float64
+}
+
+// hostileSpan is one hostile invocation: what it did, when it started
+// (after the attack began) and how long it ran.
+type hostileSpan struct {
+	do   string
+	at   time.Duration
+	took time.Duration
+}
+
+// logSlowWindows logs the 100 ms windows of the attack holding the most
+// healthy runs slower than limitMS, each with the hostile invocations that
+// started or ended in it or the window before: which part of the attack
+// the slow runs go with.
+func logSlowWindows(t *testing.T, runs []healthyRun, spans []hostileSpan, limitMS float64) {
+	const width = 100 * time.Millisecond
+	slow := map[time.Duration]int{}
+	all := map[time.Duration]int{}
+	for _, r := range runs {
+		w := r.at.Truncate(width)
+		all[w]++
+		if r.lat > limitMS {
+			slow[w]++
+		}
+	}
+	var ws []time.Duration
+	for w := range slow {
+		ws = append(ws, w)
+	}
+	sort.Slice(ws, func(i, j int) bool { return slow[ws[i]] > slow[ws[j]] || slow[ws[i]] == slow[ws[j]] && ws[i] < ws[j] })
+	for _, w := range ws[:min(6, len(ws))] {
+		var near []string
+		for _, s := range spans {
+			if s.at >= w-width && s.at < w+width {
+				near = append(near, fmt.Sprintf("%s starts +%s", s.do, s.at.Round(time.Millisecond)))
+			}
+			if end := s.at + s.took; end >= w-width && end < w+width {
+				near = append(near, fmt.Sprintf("%s ends +%s", s.do, end.Round(time.Millisecond)))
+			}
+		}
+		t.Logf("healthy runs over %.1f ms in +%s..%s: %d of %d; hostile then: %s", limitMS, w, w+width, slow[w], all[w], strings.Join(near, ", "))
 	}
 }
