@@ -3,11 +3,13 @@ package pgqueue_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/pgqueue"
@@ -33,19 +35,43 @@ func newEnv(t *testing.T) *env {
 	return &env{t: t, ctx: context.Background(), c: c, pool: pool, schema: schema}
 }
 
-// rows runs a query with search_path set to the test schema, the way a
-// psql user would after SET search_path = sluice, commits, and returns
-// every row's values.
-func (e *env) rows(query string, args ...any) [][]any {
+// schemaTx begins a transaction with search_path set to the test schema,
+// the way a psql user would after SET search_path = sluice; the caller
+// commits or rolls it back.
+func (e *env) schemaTx() pgx.Tx {
 	e.t.Helper()
 	tx, err := e.pool.Begin(e.ctx)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	defer tx.Rollback(e.ctx)
-	if _, err := tx.Exec(e.ctx, "SET LOCAL search_path = "+pgx.Identifier{e.schema}.Sanitize()); err != nil {
+	if _, err := tx.Exec(e.ctx, "SET LOCAL search_path = "+pgxIdent(e.schema)); err != nil {
+		tx.Rollback(e.ctx)
 		e.t.Fatal(err)
 	}
+	return tx
+}
+
+// sqlErr runs a statement in the test schema that must fail, rolls back,
+// and returns the database's error.
+func (e *env) sqlErr(query string) *pgconn.PgError {
+	e.t.Helper()
+	tx := e.schemaTx()
+	defer tx.Rollback(e.ctx)
+	_, err := tx.Exec(e.ctx, query)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		e.t.Fatalf("%s: %v, want an SQL error", query, err)
+	}
+	return pgErr
+}
+
+// rows runs a query with search_path set to the test schema, the way a
+// psql user would after SET search_path = sluice, commits, and returns
+// every row's values.
+func (e *env) rows(query string, args ...any) [][]any {
+	e.t.Helper()
+	tx := e.schemaTx()
+	defer tx.Rollback(e.ctx)
 	rows, err := tx.Query(e.ctx, query, args...)
 	if err != nil {
 		e.t.Fatalf("%s: %v", query, err)
@@ -80,14 +106,8 @@ func (e *env) one(query string, args ...any) any {
 // exec runs a statement in the test schema and commits.
 func (e *env) exec(query string, args ...any) {
 	e.t.Helper()
-	tx, err := e.pool.Begin(e.ctx)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	tx := e.schemaTx()
 	defer tx.Rollback(e.ctx)
-	if _, err := tx.Exec(e.ctx, "SET LOCAL search_path = "+pgx.Identifier{e.schema}.Sanitize()); err != nil {
-		e.t.Fatal(err)
-	}
 	if _, err := tx.Exec(e.ctx, query, args...); err != nil {
 		e.t.Fatalf("%s: %v", query, err)
 	}

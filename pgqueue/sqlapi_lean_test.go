@@ -2,12 +2,9 @@ package pgqueue_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sluicehq/sluice/pgqueue"
 )
@@ -20,42 +17,24 @@ import (
 func TestSQLLeanPaths(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	sqlErr := func(query string) *pgconn.PgError {
-		t.Helper()
-		tx, err := e.pool.Begin(e.ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback(e.ctx)
-		if _, err := tx.Exec(e.ctx, "SET LOCAL search_path = "+pgxIdent(e.schema)); err != nil {
-			t.Fatal(err)
-		}
-		_, err = tx.Exec(e.ctx, query)
-		var pgErr *pgconn.PgError
-		if !errors.As(err, &pgErr) {
-			t.Fatalf("%s: %v, want an SQL error", query, err)
-		}
-		return pgErr
-	}
-
 	// 1e20 is a few bytes stored and 21 as text (100000000000000000000):
 	// the limit counts the text.
 	e.exec(`SELECT create_queue('small', '{"max_message_bytes": 21}')`)
 	if n := len(e.rows(`SELECT * FROM send_batch('small', ARRAY['1e20', '"abc"']::jsonb[])`)); n != 2 {
 		t.Fatalf("send_batch of bodies at the limit returned %d rows", n)
 	}
-	if pgErr := sqlErr(`SELECT * FROM send_batch('small', ARRAY['1', '1e21']::jsonb[])`); pgErr.Code != "SQ004" ||
+	if pgErr := e.sqlErr(`SELECT * FROM send_batch('small', ARRAY['1', '1e21']::jsonb[])`); pgErr.Code != "SQ004" ||
 		!strings.Contains(pgErr.Message, "body is 22 bytes") || !strings.Contains(pgErr.Message, "at most 21 bytes") {
 		t.Fatalf("body over the limit: %s %s", pgErr.Code, pgErr.Message)
 	}
-	if pgErr := sqlErr(`SELECT * FROM send_batch('small', ARRAY['1', NULL]::jsonb[])`); pgErr.Code != "SQ005" ||
+	if pgErr := e.sqlErr(`SELECT * FROM send_batch('small', ARRAY['1', NULL]::jsonb[])`); pgErr.Code != "SQ005" ||
 		!strings.Contains(pgErr.Message, "batch index 1") {
 		t.Fatalf("NULL body: %s %s", pgErr.Code, pgErr.Message)
 	}
 	if n := len(e.rows(`SELECT * FROM send_batch('small', ARRAY[]::jsonb[])`)); n != 0 {
 		t.Fatalf("empty send_batch returned %d rows", n)
 	}
-	if pgErr := sqlErr(`SELECT * FROM send_batch('nope', ARRAY['1']::jsonb[])`); pgErr.Code != "SQ001" {
+	if pgErr := e.sqlErr(`SELECT * FROM send_batch('nope', ARRAY['1']::jsonb[])`); pgErr.Code != "SQ001" {
 		t.Fatalf("send_batch to a missing queue: %s %s", pgErr.Code, pgErr.Message)
 	}
 	if v := e.one(`SELECT ready FROM queue_stats WHERE queue = 'small'`); v != int64(2) {
@@ -65,7 +44,7 @@ func TestSQLLeanPaths(t *testing.T) {
 	if _, err := e.c.CreateQueue(e.ctx, acct, "fifo", pgqueue.Settings{Fifo: true}); err != nil {
 		t.Fatal(err)
 	}
-	if pgErr := sqlErr(`SELECT * FROM send_batch('fifo', ARRAY['1']::jsonb[])`); pgErr.Code != "SQ005" ||
+	if pgErr := e.sqlErr(`SELECT * FROM send_batch('fifo', ARRAY['1']::jsonb[])`); pgErr.Code != "SQ005" ||
 		!strings.Contains(pgErr.Message, "fifo queue") {
 		t.Fatalf("send_batch without a group to a fifo queue: %s %s", pgErr.Code, pgErr.Message)
 	}
@@ -107,14 +86,8 @@ func TestSQLLeanPaths(t *testing.T) {
 	// call of one session (the plan cache switches plans after five).
 	e.exec(`SELECT create_queue('many')`)
 	e.exec(`SELECT send_batch('many', (SELECT array_agg(jsonb_build_object('n', g)) FROM generate_series(1, 40) g))`)
-	tx, err := e.pool.Begin(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := e.schemaTx()
 	defer tx.Rollback(e.ctx)
-	if _, err := tx.Exec(e.ctx, "SET LOCAL search_path = "+pgxIdent(e.schema)); err != nil {
-		t.Fatal(err)
-	}
 	var last int64
 	receipts := map[string]bool{}
 	for call := range 10 {
