@@ -115,9 +115,9 @@ triggers:
 			t.Fatal(err)
 		}
 		do := kindOf[seq]
-		spans = append(spans, hostileSpan{do, at.Sub(hostileFrom), time.Duration(ms * float64(time.Millisecond))})
-		runs[do]++
 		took := time.Duration(ms * float64(time.Millisecond))
+		spans = append(spans, hostileSpan{do, at.Sub(hostileFrom), took})
+		runs[do]++
 		slowest[do] = max(slowest[do], took)
 		if kind != kinds[do] {
 			t.Errorf("hostile %q (message %d): failure %q (%s), want %q", do, seq, kind, msg, kinds[do])
