@@ -195,6 +195,15 @@ func (e *env) waitFor(what string, within time.Duration, cond func() bool) {
 	}
 }
 
+// batchBegun reports whether the engine has begun running a batch. A
+// batch takes its invocation id from the log's identity as it begins to
+// run, and then runs whatever else the engine does (triggers/ids.go). A
+// claimed message's receive count is no such sign: a batch claimed but not
+// yet running when the engine stops is given back.
+func (e *env) batchBegun() bool {
+	return e.scalar(`SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('{{schema}}.invocations', 'id')::regclass), 0)`) > 0
+}
+
 func bodies(n int, format string) []string {
 	out := make([]string, n)
 	for i := range out {

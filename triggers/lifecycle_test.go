@@ -70,9 +70,7 @@ func TestStopLetsRunningBatchFinish(t *testing.T) {
 	e.send("g", `{"n":1}`)
 	e.putTrigger(triggers.Trigger{Queue: "g", Function: "slow"})
 	eng := e.startEngine()
-	e.waitFor("the batch to start", 20*time.Second, func() bool {
-		return e.scalar(`SELECT count(*) FROM {{schema}}.messages WHERE receive_count = 1`) == 1
-	})
+	e.waitFor("the batch to begin running", 20*time.Second, e.batchBegun)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := eng.Stop(ctx); err != nil {
@@ -99,7 +97,7 @@ func TestStopGivesBackUnstartedClaimsUncounted(t *testing.T) {
 	e.putTrigger(triggers.Trigger{Queue: "ahead", Function: "slow", BatchSize: 1, Concurrency: 1})
 	eng := e.startEngine()
 	e.waitFor("a batch to run and one more to be claimed ahead", 20*time.Second, func() bool {
-		return e.scalar(`SELECT count(*) FROM {{schema}}.messages WHERE receive_count = 1`) == 2
+		return e.batchBegun() && e.scalar(`SELECT count(*) FROM {{schema}}.messages WHERE receive_count = 1`) == 2
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -125,9 +123,7 @@ func TestStopAfterGraceReleasesLeases(t *testing.T) {
 	e.send("r", `{"n":1}`)
 	e.putTrigger(triggers.Trigger{Queue: "r", Function: "slow"})
 	eng := e.startEngine()
-	e.waitFor("the batch to start", 20*time.Second, func() bool {
-		return e.scalar(`SELECT count(*) FROM {{schema}}.messages WHERE receive_count = 1`) == 1
-	})
+	e.waitFor("the batch to begin running", 20*time.Second, e.batchBegun)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
