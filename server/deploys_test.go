@@ -16,7 +16,8 @@ func TestDeployCompilesInTheBackground(t *testing.T) {
 	t.Parallel()
 	// DeployWait -1 answers 202 even when the deploy ends before the
 	// handler answers (a module that cannot load fails within
-	// microseconds when the shared compilation cache holds it).
+	// microseconds when the shared compilation cache holds it); the
+	// answer's status is then already the final one.
 	e := newEnv(t)
 	e.srv.cfg.DeployWait = -1 // answer 202 at once
 	acct := newAccount()
@@ -28,7 +29,9 @@ func TestDeployCompilesInTheBackground(t *testing.T) {
 		var d wire.Deployment
 		res.expect(202).decode(&d)
 		loc := res.header.Get("Location")
-		if d.Status != wire.DeployCompiling || d.ID == "" || loc != base+"/deployments/"+d.ID {
+		// The answer says where the deploy stands as it is written: on a
+		// busy machine the deploy may have ended by then.
+		if d.ID == "" || loc != base+"/deployments/"+d.ID {
 			t.Fatalf("202 answer %+v, Location %q", d, loc)
 		}
 		for deadline := time.Now().Add(30 * time.Second); d.Status == wire.DeployCompiling && time.Now().Before(deadline); {
@@ -40,7 +43,7 @@ func TestDeployCompilesInTheBackground(t *testing.T) {
 
 	d := poll(e.deploy(tok, acct, "f", "", wasmbuild.Handwritten("trap")))
 	if d.Status != wire.DeployReady || d.Version != 1 || !d.Created || !d.AliasMoved || d.Error != nil {
-		t.Fatalf("good module: %+v", d)
+		t.Fatalf("good module: %+v %+v", d, d.Error)
 	}
 	d = poll(e.deploy(tok, acct, "f", "", wasmbuild.Handwritten("unknown-import")))
 	if d.Status != wire.DeployFailed || d.Error == nil || d.Error.Code != wire.CodeInvalidArgument ||
