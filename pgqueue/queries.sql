@@ -262,3 +262,15 @@ WITH p AS MATERIALIZED (
         || jsonb_build_array(jsonb_build_object('topic', $2::text, 'copies', (SELECT p.copies FROM p))))::text, true)
 )
 SELECT p.copies FROM p, noted
+
+-- name: citus_installed
+SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')
+
+-- name: citus_other_nodes
+-- Citus only: the active primary nodes other than this one (the listener
+-- LISTENs on each, since a write running there NOTIFYs there).
+SELECT nodename, nodeport
+  FROM pg_dist_node
+ WHERE isactive AND noderole = 'primary'
+   AND groupid <> (SELECT groupid FROM pg_dist_local_group)
+ ORDER BY nodename, nodeport
