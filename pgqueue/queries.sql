@@ -204,6 +204,16 @@ SELECT coalesce(n_dead_tup, 0)
   FROM pg_stat_user_tables
  WHERE relid = to_regclass($1)
 
+-- name: dead_tuples_citus
+-- Citus only: the dead rows of the table on this node plus those of its
+-- shards, read on the node holding each (run_command_on_shards gives no
+-- row for a table that is not distributed).
+SELECT coalesce((SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = to_regclass($1)), 0)
+     + coalesce((SELECT sum(s.result::bigint)
+                   FROM run_command_on_shards(to_regclass($1),
+                            $cmd$SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables WHERE relid = to_regclass('%s')$cmd$) s
+                  WHERE s.success), 0)
+
 -- name: get_queues
 -- Many queues by (account, name) in one statement; missing ones yield no row.
 SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
