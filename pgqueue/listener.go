@@ -2,12 +2,14 @@ package pgqueue
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
 )
@@ -24,16 +26,27 @@ const interestTTL = 60 * time.Second
 type ListenerOptions struct {
 	// Schema is the queue core's schema; "" means DefaultSchema.
 	Schema string
-	// OnError, when set, is told about connection losses and failed
-	// renewals. The listener keeps retrying on its own.
+	// OnError, when set, is told about connection losses (naming the
+	// node), failed connections, failed renewals and, on Citus, failed
+	// reads of the node list. The listener keeps retrying on its own.
 	OnError func(error)
 }
 
-// Listener holds the process's one LISTEN connection and wakes
-// subscribers when their queue gets new messages. Senders NOTIFY only for
-// queues some listener registered interest in, so the hint costs nothing
-// on queues nobody waits on. A wake-up is only a hint: after one,
-// receive; when none comes, poll.
+// Listener holds the process's LISTEN connections and wakes subscribers
+// when their queue gets new messages. Senders NOTIFY only for queues some
+// listener registered interest in, so the hint costs nothing on queues
+// nobody waits on. A wake-up is only a hint: after one, receive; when none
+// comes, poll.
+//
+// A NOTIFY reaches only the sessions listening on the server where the
+// writing transaction ran. On plain Postgres that is the server the pool
+// connects to, and the Listener holds one connection. On Citus a write may
+// run on a worker (a function delegated to the worker holding the queue's
+// shard, a trigger on a shard), so the Listener also listens on every other
+// active primary node of pg_dist_node, with the user, password, database
+// and TLS settings of the pool's configuration and the node's host and
+// port as pg_dist_node names them. It reads the node list again every
+// renewal (interestTTL/3) and reconnects to each node on its own.
 type Listener struct {
 	pool    *pgxpool.Pool
 	schema  string
@@ -92,22 +105,54 @@ func NewListener(pool *pgxpool.Pool, opts ListenerOptions) (*Listener, error) {
 	}, nil
 }
 
-// Start opens the LISTEN connection and starts delivering wake-ups. It
-// fails if the listener is already running or the connection cannot be
-// opened.
+// Start opens the LISTEN connections and starts delivering wake-ups. It
+// fails if the listener is already running or the connection to the
+// server the pool connects to cannot be opened. On Citus it also connects
+// to the other nodes before returning; a node it cannot reach then is
+// reported to OnError and retried in the background.
 func (l *Listener) Start(ctx context.Context) error {
+	var errs []error
+	defer func() {
+		// Told after unlocking: OnError may call the listener.
+		for _, err := range errs {
+			l.report(err)
+		}
+	}()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.running {
 		return fmt.Errorf("pgqueue: start listener on schema %s: already running", l.schema)
 	}
-	conn, err := l.connect(ctx)
+	home := l.pool.Config().ConnConfig
+	conn, err := l.connect(ctx, home)
 	if err != nil {
 		return err
 	}
+	others, err := l.otherNodes(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	conns := make([]*pgx.Conn, len(others))
+	connErrs := make([]error, len(others))
+	var wg sync.WaitGroup
+	for i, n := range others {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conns[i], connErrs[i] = l.connect(ctx, n.config(home))
+		}()
+	}
+	wg.Wait()
+	first := map[node]*pgx.Conn{{}: conn}
+	for i, n := range others {
+		first[n] = conns[i]
+		if connErrs[i] != nil {
+			errs = append(errs, connErrs[i])
+		}
+	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	l.running, l.cancel, l.done = true, cancel, make(chan struct{})
-	go l.run(runCtx, conn, l.done)
+	go l.run(runCtx, first, l.done)
 	return nil
 }
 
@@ -170,14 +215,83 @@ func (l *Listener) register(ctx context.Context, accounts, queues []string) erro
 	return nil
 }
 
-func (l *Listener) connect(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, l.pool.Config().ConnConfig.Copy())
+// node is a server the listener listens on: the zero node is the one the
+// pool connects to; on Citus, the others are named as pg_dist_node names
+// them.
+type node struct {
+	host string
+	port uint16
+}
+
+// config returns the pool's connection settings pointed at n: the same
+// user, password, database, TLS mode and runtime parameters, n's host and
+// port (also as the TLS server name where one was checked or sent).
+func (n node) config(pool *pgx.ConnConfig) *pgx.ConnConfig {
+	cfg := pool.Copy()
+	if n == (node{}) {
+		return cfg
+	}
+	tlsFor := func(c *tls.Config) *tls.Config {
+		if c != nil && c.ServerName != "" {
+			c = c.Clone()
+			c.ServerName = n.host
+		}
+		return c
+	}
+	cfg.Host, cfg.Port, cfg.TLSConfig = n.host, n.port, tlsFor(cfg.TLSConfig)
+	// The fallbacks are other hosts (not this node) or the same host
+	// without TLS (sslmode=prefer) or with it (allow): keep one attempt
+	// per TLS choice, at n.
+	tried := map[bool]bool{cfg.TLSConfig != nil: true}
+	var fallbacks []*pgconn.FallbackConfig
+	for _, f := range cfg.Fallbacks {
+		if !tried[f.TLSConfig != nil] {
+			tried[f.TLSConfig != nil] = true
+			fallbacks = append(fallbacks, &pgconn.FallbackConfig{Host: n.host, Port: n.port, TLSConfig: tlsFor(f.TLSConfig)})
+		}
+	}
+	cfg.Fallbacks = fallbacks
+	return cfg
+}
+
+// otherNodes lists the servers besides the pool's own where a queue's
+// writes may run and NOTIFY: on Citus, the other active primary nodes; on
+// plain Postgres, none.
+func (l *Listener) otherNodes(ctx context.Context) ([]node, error) {
+	var citus bool
+	if err := l.pool.QueryRow(ctx, l.q.get("citus_installed")).Scan(&citus); err != nil {
+		return nil, fmt.Errorf("pgqueue: listener on schema %s: look for the citus extension: %w", l.schema, err)
+	}
+	if !citus {
+		return nil, nil
+	}
+	rows, err := l.pool.Query(ctx, l.q.get("citus_other_nodes"))
 	if err != nil {
-		return nil, fmt.Errorf("pgqueue: listener on schema %s: connect: %w", l.schema, err)
+		return nil, fmt.Errorf("pgqueue: listener on schema %s: list the citus nodes: %w", l.schema, err)
+	}
+	nodes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (node, error) {
+		var n node
+		var port int32
+		err := r.Scan(&n.host, &port)
+		n.port = uint16(port)
+		return n, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgqueue: listener on schema %s: list the citus nodes: %w", l.schema, err)
+	}
+	return nodes, nil
+}
+
+// connect opens a connection with cfg and LISTENs on the schema's channel.
+func (l *Listener) connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
+	where := fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgqueue: listener on schema %s: connect to %s: %w", l.schema, where, err)
 	}
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{l.channel}.Sanitize()); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("pgqueue: listener on schema %s: listen on channel %s: %w", l.schema, l.channel, err)
+		return nil, fmt.Errorf("pgqueue: listener on schema %s: listen on channel %s at %s: %w", l.schema, l.channel, where, err)
 	}
 	return conn, nil
 }
@@ -188,26 +302,79 @@ func (l *Listener) report(err error) {
 	}
 }
 
-func (l *Listener) run(ctx context.Context, conn *pgx.Conn, done chan struct{}) {
+// run renews the interest registrations and keeps one goroutine listening
+// per node (first holds the connections Start opened, nil where it could
+// not), starting and ending them as the node list changes.
+func (l *Listener) run(ctx context.Context, first map[node]*pgx.Conn, done chan struct{}) {
 	defer close(done)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	home := l.pool.Config().ConnConfig
+	listening := map[node]context.CancelFunc{}
+	listen := func(n node, conn *pgx.Conn) {
+		nctx, cancel := context.WithCancel(ctx)
+		listening[n] = cancel
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.listen(nctx, n.config(home), conn)
+		}()
+	}
+	for n, conn := range first {
+		listen(n, conn)
+	}
+	tick := time.NewTicker(interestTTL / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		// Renew on a schedule, not only when idle: a queue that is woken
+		// all the time must keep its registration too.
+		l.renew(ctx)
+		others, err := l.otherNodes(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				l.report(err)
+			}
+			continue
+		}
+		keep := map[node]bool{{}: true}
+		for _, n := range others {
+			keep[n] = true
+			if listening[n] == nil {
+				listen(n, nil)
+			}
+		}
+		for n, cancel := range listening {
+			if !keep[n] {
+				cancel()
+				delete(listening, n)
+			}
+		}
+	}
+}
+
+// listen delivers the notifications of one node until ctx ends, on conn
+// (nil: connect first), reconnecting with backoff when the connection is
+// lost. After each connection it opens itself it wakes every subscriber,
+// since notifications may have been missed meanwhile.
+func (l *Listener) listen(ctx context.Context, cfg *pgx.ConnConfig, conn *pgx.Conn) {
 	defer func() {
 		if conn != nil {
 			conn.Close(context.Background())
 		}
 	}()
 	backoff := 100 * time.Millisecond
-	nextRenew := time.Now().Add(interestTTL / 3)
 	for ctx.Err() == nil {
-		// Renew on a schedule, not only when idle: a queue that is woken
-		// all the time must keep its registration too.
-		if time.Now().After(nextRenew) {
-			l.renew(ctx)
-			nextRenew = time.Now().Add(interestTTL / 3)
-		}
 		if conn == nil {
 			var err error
-			if conn, err = l.connect(ctx); err != nil {
-				l.report(err)
+			if conn, err = l.connect(ctx, cfg); err != nil {
+				if ctx.Err() == nil {
+					l.report(err)
+				}
 				select {
 				case <-ctx.Done():
 				case <-time.After(backoff):
@@ -216,30 +383,20 @@ func (l *Listener) run(ctx context.Context, conn *pgx.Conn, done chan struct{}) 
 				continue
 			}
 			backoff = 100 * time.Millisecond
-			// Notifications may have been missed while disconnected.
 			l.wakeAll()
 		}
-		waitCtx, cancel := context.WithDeadline(ctx, nextRenew)
-		n, err := conn.WaitForNotification(waitCtx)
-		cancel()
+		n, err := conn.WaitForNotification(ctx)
 		switch {
 		case err == nil:
 			l.wake(n.Payload)
 		case ctx.Err() != nil:
 			return
-		case errors.Is(err, context.DeadlineExceeded) || pgconnTimeout(err):
-			// Time to renew; the loop does it.
 		default:
-			l.report(fmt.Errorf("pgqueue: listener on schema %s: connection lost: %w", l.schema, err))
+			l.report(fmt.Errorf("pgqueue: listener on schema %s: connection to %s:%d lost: %w", l.schema, cfg.Host, cfg.Port, err))
 			conn.Close(context.Background())
 			conn = nil
 		}
 	}
-}
-
-func pgconnTimeout(err error) bool {
-	var t interface{ Timeout() bool }
-	return errors.As(err, &t) && t.Timeout()
 }
 
 // renew refreshes the registrations of every subscribed queue.

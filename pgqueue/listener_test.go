@@ -3,11 +3,13 @@ package pgqueue_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/pgqueue"
 )
 
@@ -314,14 +316,9 @@ func TestSweeperVacuums(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop(e.ctx)
-	table := pgxIdent(e.schema) + ".messages"
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		var vacuumed bool
-		if err := e.pool.QueryRow(e.ctx, `SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relid = $1::regclass`, table).Scan(&vacuumed); err != nil {
-			t.Fatal(err)
-		}
-		if vacuumed {
+		if e.messagesVacuumed("q") {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -329,4 +326,29 @@ func TestSweeperVacuums(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// messagesVacuumed reports whether the messages of queue were vacuumed
+// where they live: the messages table on plain Postgres; with the schema
+// distributed on Citus (pgtest.CitusEnvVar), the queue's shard, read on
+// its worker.
+func (e *env) messagesVacuumed(queue string) bool {
+	e.t.Helper()
+	table := pgxIdent(e.schema) + ".messages"
+	query := `SELECT coalesce((SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relid = to_regclass($1)), false)`
+	args := []any{table}
+	if os.Getenv(pgtest.CitusEnvVar) == "1" {
+		query = `
+SELECT coalesce(bool_and(s.success AND s.result::boolean), false)
+  FROM run_command_on_shards(to_regclass($1),
+           $c$SELECT coalesce((SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relid = to_regclass('%s')), false)$c$) s
+ WHERE s.shardid = get_shard_id_for_distribution_column(to_regclass($1),
+           (SELECT id FROM ` + pgxIdent(e.schema) + `.queues WHERE account = $2 AND name = $3))`
+		args = append(args, acct, queue)
+	}
+	var vacuumed bool
+	if err := e.pool.QueryRow(e.ctx, query, args...).Scan(&vacuumed); err != nil {
+		e.t.Fatalf("was %s vacuumed: %v", table, err)
+	}
+	return vacuumed
 }

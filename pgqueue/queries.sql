@@ -204,6 +204,16 @@ SELECT coalesce(n_dead_tup, 0)
   FROM pg_stat_user_tables
  WHERE relid = to_regclass($1)
 
+-- name: dead_tuples_citus
+-- Citus only: the dead rows of the table on this node plus those of its
+-- shards, read on the node holding each (run_command_on_shards gives no
+-- row for a table that is not distributed).
+SELECT coalesce((SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = to_regclass($1)), 0)
+     + coalesce((SELECT sum(s.result::bigint)
+                   FROM run_command_on_shards(to_regclass($1),
+                            $cmd$SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables WHERE relid = to_regclass('%s')$cmd$) s
+                  WHERE s.success), 0)
+
 -- name: get_queues
 -- Many queues by (account, name) in one statement; missing ones yield no row.
 SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,
@@ -262,3 +272,15 @@ WITH p AS MATERIALIZED (
         || jsonb_build_array(jsonb_build_object('topic', $2::text, 'copies', (SELECT p.copies FROM p))))::text, true)
 )
 SELECT p.copies FROM p, noted
+
+-- name: citus_installed
+SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')
+
+-- name: citus_other_nodes
+-- Citus only: the active primary nodes other than this one (the listener
+-- LISTENs on each, since a write running there NOTIFYs there).
+SELECT nodename, nodeport
+  FROM pg_dist_node
+ WHERE isactive AND noderole = 'primary'
+   AND groupid <> (SELECT groupid FROM pg_dist_local_group)
+ ORDER BY nodename, nodeport

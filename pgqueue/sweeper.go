@@ -144,12 +144,23 @@ func (s *Sweeper) run(ctx context.Context, done chan struct{}) {
 
 // vacuum runs VACUUM on the messages table when it has more dead rows than
 // the threshold. SKIP_LOCKED makes a process skip it while another one
-// vacuums.
+// vacuums. On Citus the rows, dead ones included, live in the table's
+// shards on the workers: the count sums theirs, and the VACUUM of the
+// distributed table, run on the coordinator, is run by Citus on every
+// shard.
 func (s *Sweeper) vacuum(ctx context.Context) error {
 	c := s.client
 	table := pgx.Identifier{c.schema, "messages"}.Sanitize()
+	var citus bool
+	if err := c.pool.QueryRow(ctx, c.q.get("citus_installed")).Scan(&citus); err != nil {
+		return fmt.Errorf("pgqueue: sweeper on schema %s: look for the citus extension: %w", c.schema, err)
+	}
+	query := "dead_tuples"
+	if citus {
+		query = "dead_tuples_citus"
+	}
 	var dead int64
-	err := c.pool.QueryRow(ctx, c.q.get("dead_tuples"), table).Scan(&dead)
+	err := c.pool.QueryRow(ctx, c.q.get(query), table).Scan(&dead)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
