@@ -352,7 +352,13 @@ func BenchmarkReceiveBacklog(b *testing.B) {
 }
 
 func receiveDelete(b *testing.B, e benchEnv, q string, clients, batch int) {
+	receiveDeleteFrom(b, e, func() string { return q }, clients, batch)
+}
+
+// receiveDeleteFrom is receiveDelete from the queue queue() names at each op.
+func receiveDeleteFrom(b *testing.B, e benchEnv, queue func() string, clients, batch int) {
 	parallel(b, clients, batch, func(ctx context.Context) error {
+		q := queue()
 		msgs, err := e.c.Receive(ctx, acct, q, pgqueue.ReceiveOptions{Max: batch})
 		if err != nil {
 			return err

@@ -1,0 +1,58 @@
+package pgqueue_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// BenchmarkReceiveManyQueues receives and acks batches of 10 (8 clients)
+// from one queue, then from 10,000 queues of the same account taken in
+// turn, each op on the next queue, every queue holding 100 messages and
+// more as b.N needs: what receive costs when the messages table holds
+// many queues' heads instead of one (issue #18: receive cost flat with
+// 10,000 queues). Run it with a fixed count, e.g. -benchtime 20000x, so
+// both rows do the same work.
+func BenchmarkReceiveManyQueues(b *testing.B) {
+	e := benchSetup(b)
+	for _, queues := range []int{1, 10_000} {
+		b.Run(fmt.Sprintf("queues=%d/clients=8/batch=10", queues), func(b *testing.B) {
+			names := manyQueues(b, e, fmt.Sprintf("many%d_", queues), queues, max(100, 10*(b.N/queues+1)))
+			var next atomic.Int64
+			receiveDeleteFrom(b, e, func() string { return names[int(next.Add(1)-1)%len(names)] }, 8, 10)
+		})
+	}
+}
+
+// manyQueues creates (once) n queues named prefix0 … prefix(n-1) and tops
+// each up to at least per ready messages, inserting directly.
+func manyQueues(b *testing.B, e benchEnv, prefix string, n, per int) []string {
+	b.Helper()
+	ctx := context.Background()
+	ident := pgx.Identifier{e.schema}.Sanitize()
+	_, err := e.c.Pool().Exec(ctx, `SELECT `+ident+`.account_create_queue('000000000001', $1 || i, '{"visibility_timeout_seconds": 600}')
+		  FROM generate_series(0, $2::int - 1) i
+		 WHERE NOT EXISTS (SELECT 1 FROM `+ident+`.queues q WHERE q.account = '000000000001' AND q.name = $1 || i)`, prefix, n)
+	if err != nil {
+		b.Fatalf("create %d queues: %v", n, err)
+	}
+	_, err = e.c.Pool().Exec(ctx, `INSERT INTO `+ident+`.messages (queue_id, visible_at, body)
+		SELECT q.id, now(), $3 FROM `+ident+`.queues q
+		 CROSS JOIN LATERAL generate_series(1, $2::int - (SELECT count(*) FROM `+ident+`.messages m
+		                                                  WHERE m.queue_id = q.id AND m.visible_at <= now())::int)
+		 WHERE q.account = '000000000001' AND q.name LIKE $1 || '%'`, prefix, per, string(benchBody))
+	if err != nil {
+		b.Fatalf("fill %d queues: %v", n, err)
+	}
+	if _, err := e.c.Pool().Exec(ctx, `VACUUM ANALYZE `+ident+`.messages`); err != nil {
+		b.Fatal(err)
+	}
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprint(prefix, i)
+	}
+	return names
+}
