@@ -13,17 +13,16 @@ import (
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
 	"github.com/sluicehq/sluice/pgqueue"
-	"github.com/sluicehq/sluice/pgqueue/migrate"
 	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/triggers"
 )
 
 // benchIdle runs an engine with queues idle queue triggers for d and
 // reports the process's CPU use and the database transactions it caused.
-func benchIdle(ctx context.Context, pool *pgxpool.Pool, queues int, d time.Duration) error {
+func benchIdle(ctx context.Context, pool *pgxpool.Pool, queues int, d time.Duration, onCitus bool) error {
 	schema, drop := freshSchema(ctx, pool, "bench_idle")
 	defer drop()
-	if err := migrate.Up(ctx, pool, schema, pgqueue.Migrations, functions.Migrations, triggers.Migrations); err != nil {
+	if err := migrateSluice(ctx, pool, schema, onCitus); err != nil {
 		return err
 	}
 	qc, err := pgqueue.New(pool, pgqueue.Options{Schema: schema})

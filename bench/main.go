@@ -16,6 +16,14 @@
 //
 //	cd bench && go run . -systems sluice-reactor,sluice-command,river -batch 1,10,100,1000 -n 50000
 //
+// With -citus the Sluice schemas are distributed after migrating (what
+// `sluice migrate --citus` does), for a -db that is a Citus coordinator;
+// -cpu-nodes then reports each node's CPU during the drain (and per
+// message), as in docs/scale-out.md "Capacity":
+//
+//	cd bench && go run . -citus -systems sluice-reactor -batch 10,100 -n 20000 \
+//	    -cpu-nodes coordinator=DIR/coordinator,worker1=DIR/worker1,worker2=DIR/worker2
+//
 // It lives in its own module so the main module does not depend on River.
 // Each system gets a fresh schema, dropped afterwards.
 package main
@@ -49,6 +57,8 @@ type config struct {
 	idleQueues  int
 	groups      int   // ordered groups of the Sluice drain backlog (0: none)
 	groupCounts []int // the -groups values
+	citus       bool  // distribute the Sluice schemas (-db is a Citus coordinator)
+	nodes       []node
 }
 
 func main() {
@@ -64,6 +74,8 @@ func main() {
 	flag.IntVar(&c.idleQueues, "idle-queues", 100, "queue triggers of the idle test")
 	groupsList := flag.String("groups", "0", "comma-separated ordered-group counts of the Sluice drain backlog, each measured in turn (0: no groups)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.BoolVar(&c.citus, "citus", false, "distribute each Sluice schema after migrating (sluice migrate --citus); -db must be a Citus coordinator")
+	cpuNodes := flag.String("cpu-nodes", "", "comma-separated name=data-folder of the Postgres instances (e.g. a Citus cluster's nodes) whose CPU during the drain to report, read from /proc")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -78,6 +90,12 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	c.systems = strings.Split(systems, ",")
+	nodes, err := parseNodes(*cpuNodes)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	c.nodes = nodes
 	for _, g := range strings.Split(*groupsList, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(g))
 		if err != nil || n < 0 {
@@ -111,8 +129,9 @@ type result struct {
 	drainPerSec  float64
 	drainElapsed time.Duration
 	p50, p99     time.Duration
-	sent         int64 // latency-test messages sent
-	samples      int   // and worked (and so measured)
+	sent         int64    // latency-test messages sent
+	samples      int      // and worked (and so measured)
+	cpu          []cpuUse // during the drain: each -cpu-nodes node, then this process
 }
 
 func run(ctx context.Context, c config) error {
@@ -171,7 +190,7 @@ func runAll(ctx context.Context, pool *pgxpool.Pool, c config, runs []string) er
 		case "river":
 			r, err = benchRiver(ctx, pool, c)
 		case "idle":
-			if err := benchIdle(ctx, pool, c.idleQueues, c.duration); err != nil {
+			if err := benchIdle(ctx, pool, c.idleQueues, c.duration, c.citus); err != nil {
 				return fmt.Errorf("idle: %w", err)
 			}
 			continue
@@ -189,6 +208,13 @@ func runAll(ctx context.Context, pool *pgxpool.Pool, c config, runs []string) er
 		fmt.Printf("%-26s drain %8.0f msg/s (%d in %s)   latency p50 %7s  p99 %7s  (%d of %d sent)\n",
 			r.system, r.drainPerSec, c.n, r.drainElapsed.Round(time.Millisecond),
 			r.p50.Round(100*time.Microsecond), r.p99.Round(100*time.Microsecond), r.samples, r.sent)
+		if len(r.cpu) > 0 {
+			line := "    CPU during the drain:"
+			for _, u := range r.cpu {
+				line += fmt.Sprintf(" %s %.2f s (%.0f µs/msg)", u.name, u.cpu.Seconds(), float64(u.cpu.Microseconds())/float64(c.n))
+			}
+			fmt.Println(line)
+		}
 	}
 	i := slices.IndexFunc(results, func(r result) bool { return r.system == "river" })
 	if i < 0 {
@@ -234,6 +260,10 @@ func (p *probe) samples() int {
 // drain; then it sends c.rate messages a second for c.duration with send
 // and waits until they were worked too.
 func (p *probe) run(ctx context.Context, c config, start func() error, send func() error) (result, error) {
+	cpu0, err := cpuSnapshot(c.nodes)
+	if err != nil {
+		return result{}, err
+	}
 	began := time.Now()
 	if err := start(); err != nil {
 		return result{}, err
@@ -245,7 +275,11 @@ func (p *probe) run(ctx context.Context, c config, start func() error, send func
 		time.Sleep(5 * time.Millisecond)
 	}
 	elapsed := time.Since(began)
-	r := result{drainElapsed: elapsed, drainPerSec: float64(c.n) / elapsed.Seconds()}
+	cpu1, err := cpuSnapshot(c.nodes)
+	if err != nil {
+		return result{}, err
+	}
+	r := result{drainElapsed: elapsed, drainPerSec: float64(c.n) / elapsed.Seconds(), cpu: cpuSince(cpu0, cpu1)}
 
 	p.measuring.Store(true)
 	if err := pace(ctx, c.rate, c.duration, func() error {

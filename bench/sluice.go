@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
 	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/pgqueue/citus"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
 	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/triggers"
@@ -20,12 +21,24 @@ import (
 
 const account = pgqueue.DefaultAccount
 
+// migrateSluice applies Sluice's migrations to schema and, onCitus,
+// distributes its tables (what `sluice migrate --citus` does).
+func migrateSluice(ctx context.Context, pool *pgxpool.Pool, schema string, onCitus bool) error {
+	if err := migrate.Up(ctx, pool, schema, pgqueue.Migrations, functions.Migrations, triggers.Migrations); err != nil {
+		return err
+	}
+	if onCitus {
+		return citus.Distribute(ctx, pool, schema)
+	}
+	return nil
+}
+
 // benchSluice drains c.n messages through the noop example (reactor or
 // command build), then measures send-to-start latency at c.rate msg/s.
 func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool) (result, error) {
 	schema, drop := freshSchema(ctx, pool, "bench_sluice")
 	defer drop()
-	if err := migrate.Up(ctx, pool, schema, pgqueue.Migrations, functions.Migrations, triggers.Migrations); err != nil {
+	if err := migrateSluice(ctx, pool, schema, c.citus); err != nil {
 		return result{}, err
 	}
 	qc, err := pgqueue.New(pool, pgqueue.Options{Schema: schema})
