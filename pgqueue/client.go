@@ -70,6 +70,7 @@ type Client struct {
 	poll     time.Duration
 	syncAcks bool
 	q        queries
+	ids      *idCache    // queue ids of the hot path (ids.go)
 	co       *coalescers // nil with Options.NoCoalescing
 	// counts holds sends and acks for the per-minute statistics while a
 	// Sweeper runs on the client.
@@ -110,7 +111,8 @@ func New(pool *pgxpool.Pool, opts Options) (*Client, error) {
 	if poll == 0 {
 		poll = 500 * time.Millisecond
 	}
-	c := &Client{pool: pool, schema: schema, listener: opts.Listener, poll: poll, syncAcks: opts.SynchronousAcks, q: loadQueries(schema)}
+	c := &Client{pool: pool, schema: schema, listener: opts.Listener, poll: poll, syncAcks: opts.SynchronousAcks, q: loadQueries(schema),
+		ids: newIDCache(maxCachedIDs)}
 	if !opts.NoCoalescing {
 		c.initCoalescers()
 	}

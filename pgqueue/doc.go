@@ -77,6 +77,28 @@
 // groups_blocked and grouped_waiting; received, peeked and dead messages
 // carry group_key.
 //
+// 014 keys the hot path by queue id, so that Citus can run each call on
+// the worker holding the queue's shard (docs/scale-out.md, "The hot path
+// on the workers"):
+//
+//	sluice.queue_send(p_queue_id bigint, p_account text, p_queue text, <account_send's arguments>) -> bigint
+//	sluice.queue_send_batch(p_queue_id, p_account, p_queue, <account_send_batch's>) -> SETOF bigint
+//	sluice.queue_receive(p_queue_id, p_account, p_queue, <account_receive's>) -> SETOF received_message
+//	sluice.queue_receive_delete(p_queue_id, p_account, p_queue, <account_receive_delete's>)
+//	sluice.queue_delete(p_queue_id, p_account, p_queue, <account_delete's>, p_async_commit boolean DEFAULT false) -> boolean
+//	sluice.queue_ack(p_queue_id, p_account, p_queue, <account_ack's>, p_async_commit boolean DEFAULT false) -> SETOF bigint
+//	sluice.queue_nack, queue_fail, queue_release (SETOF bigint) and
+//	sluice.queue_set_visibility (boolean): likewise
+//
+// The id is sluice.queue_id(account, queue). Each checks that the id is
+// that account's queue of that name and raises the account_* functions'
+// not-found error (SQ001) when it is not (a queue deleted and created again
+// has a new id). p_async_commit commits without waiting for the disk
+// (synchronous_commit off inside the call). The account_* functions keep
+// their signatures and call these; the Client calls them by id on its pool
+// (resolving and caching ids, ids.go) and by name in a caller's
+// transaction and in a Batch.
+//
 // # Errors
 //
 // Refused requests return an *Error whose Kind is one of ErrQueueNotFound,

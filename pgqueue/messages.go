@@ -183,10 +183,12 @@ func (c *Client) SendTx(ctx context.Context, tx DB, account, queue string, m New
 		return 0, err
 	}
 	var seq int64
-	err := tx.QueryRow(ctx, c.q.get("send"), account, queue, string(m.Body), seconds(m.Delay), rawOrNil(m.Headers),
-		nullInt(seconds(m.ExpiresIn), m.ExpiresIn > 0), nullText(m.DedupKey), nullText(m.Group)).Scan(&seq)
+	err := c.call(ctx, tx, "send to queue "+quote(queue), account, queue, "send", func(sql string, args []any) error {
+		return tx.QueryRow(ctx, sql, args...).Scan(&seq)
+	}, string(m.Body), seconds(m.Delay), rawOrNil(m.Headers), nullInt(seconds(m.ExpiresIn), m.ExpiresIn > 0),
+		nullText(m.DedupKey), nullText(m.Group))
 	if err != nil {
-		return 0, convertError("send to queue "+quote(queue), err)
+		return 0, err
 	}
 	c.counts.add(account, queue, 1, 0)
 	return seq, nil
@@ -249,13 +251,9 @@ func (c *Client) sendBatch(ctx context.Context, tx DB, account, queue string, ms
 	if err != nil {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, c.q.get("send_batch"), args...)
+	seqs, err := c.settle(ctx, tx, "send batch to queue "+quote(queue), account, queue, "send_batch", len(ms), args[2:]...)
 	if err != nil {
-		return nil, convertError("send batch to queue "+quote(queue), err)
-	}
-	seqs, err := collectSequences(rows, len(ms))
-	if err != nil {
-		return nil, convertError("send batch to queue "+quote(queue), err)
+		return nil, err
 	}
 	c.counts.add(account, queue, len(seqs), 0)
 	return seqs, nil
@@ -387,24 +385,28 @@ func (c *Client) receiveOnce(ctx context.Context, account, queue string, o Recei
 }
 
 func (c *Client) receiveRows(ctx context.Context, account, queue string, max int, vt *int) ([]Message, error) {
-	rows, err := c.pool.Query(ctx, c.q.get("receive"), account, queue, max, vt)
-	if err != nil {
-		return nil, convertError("receive from queue "+quote(queue), err)
-	}
-	msgs, err := scanMessages(rows, max)
-	return msgs, convertError("receive from queue "+quote(queue), err)
+	return c.receiveCall(ctx, "receive from queue "+quote(queue), account, queue, "receive", max, max, vt)
+}
+
+// receiveCall runs a statement returning messages on the pool (see call).
+func (c *Client) receiveCall(ctx context.Context, op, account, queue, stmt string, max int, args ...any) ([]Message, error) {
+	var msgs []Message
+	err := c.call(ctx, c.pool, op, account, queue, stmt, func(sql string, args []any) error {
+		rows, err := c.pool.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		msgs, err = scanMessages(rows, max)
+		return err
+	}, args...)
+	return msgs, err
 }
 
 // receiveDelete claims and deletes up to max messages in one statement.
 func (c *Client) receiveDelete(ctx context.Context, account, queue string, max int) ([]Message, error) {
-	op := "receive with delete from queue " + quote(queue)
-	rows, err := c.pool.Query(ctx, c.q.get("receive_delete"), account, queue, max)
+	msgs, err := c.receiveCall(ctx, "receive with delete from queue "+quote(queue), account, queue, "receive_delete", max, max)
 	if err != nil {
-		return nil, convertError(op, err)
-	}
-	msgs, err := scanMessages(rows, max)
-	if err != nil {
-		return nil, convertError(op, err)
+		return nil, err
 	}
 	c.counts.add(account, queue, 0, len(msgs))
 	return msgs, nil
@@ -439,9 +441,11 @@ func scanMessages(rows pgx.Rows, capacity int) ([]Message, error) {
 // the newer lease intact. ErrMessageNotFound if there is no such message.
 func (c *Client) Delete(ctx context.Context, account, queue string, sequence int64, receipt Receipt) error {
 	var ok bool
-	err := c.ackRow(ctx, c.q.get("delete"), account, queue, sequence, receipt.uuid()).Scan(&ok)
+	err := c.call(ctx, c.pool, fmt.Sprintf("delete message %d from queue %s", sequence, quote(queue)), account, queue, "delete",
+		func(sql string, args []any) error { return c.pool.QueryRow(ctx, sql, args...).Scan(&ok) },
+		sequence, receipt.uuid(), !c.syncAcks)
 	if err != nil {
-		return convertError(fmt.Sprintf("delete message %d from queue %s", sequence, quote(queue)), err)
+		return err
 	}
 	if !ok {
 		return newError(ErrMessageNotFound, "message %d not found in queue %s", sequence, quote(queue))
@@ -457,9 +461,11 @@ func (c *Client) ChangeVisibility(ctx context.Context, account, queue string, se
 		return err
 	}
 	var ok bool
-	err := c.pool.QueryRow(ctx, c.q.get("set_visibility"), account, queue, sequence, seconds(d), receipt.uuid()).Scan(&ok)
+	err := c.call(ctx, c.pool, fmt.Sprintf("change visibility of message %d in queue %s", sequence, quote(queue)), account, queue, "set_visibility",
+		func(sql string, args []any) error { return c.pool.QueryRow(ctx, sql, args...).Scan(&ok) },
+		sequence, seconds(d), receipt.uuid())
 	if err != nil {
-		return convertError(fmt.Sprintf("change visibility of message %d in queue %s", sequence, quote(queue)), err)
+		return err
 	}
 	if !ok {
 		return newError(ErrMessageNotFound, "message %d not found in queue %s", sequence, quote(queue))
@@ -486,13 +492,14 @@ func (c *Client) AckTx(ctx context.Context, tx DB, account, queue string, acks [
 		return nil, nil
 	}
 	seqs, receipts := ackArgs(acks)
-	rows, err := tx.Query(ctx, c.q.get("ack"), account, queue, seqs, receipts)
-	if err != nil {
-		return nil, convertError("ack messages in queue "+quote(queue), err)
+	if c.onPool(tx) {
+		// The pool's ack commits synchronously here: AckTx promises the
+		// transaction's own commit settings.
+		return c.ackByID(ctx, account, queue, seqs, receipts, false)
 	}
-	out, err := collectSequences(rows, len(acks))
+	out, err := c.settle(ctx, tx, "ack messages in queue "+quote(queue), account, queue, "ack", len(acks), seqs, receipts)
 	if err != nil {
-		return nil, convertError("ack messages in queue "+quote(queue), err)
+		return nil, err
 	}
 	c.counts.add(account, queue, 0, len(out))
 	return out, nil
@@ -515,62 +522,27 @@ func ackArgs(acks []Ack) ([]int64, []pgtype.UUID) {
 
 func (c *Client) ack(ctx context.Context, account, queue string, acks []Ack) ([]int64, error) {
 	seqs, receipts := ackArgs(acks)
-	op := "ack messages in queue " + quote(queue)
-	if c.syncAcks {
-		out, err := c.settle(ctx, c.pool, op, c.q.get("ack"), len(acks), account, queue, seqs, receipts)
-		if err == nil {
-			c.counts.add(account, queue, 0, len(out))
+	return c.ackByID(ctx, account, queue, seqs, receipts, !c.syncAcks)
+}
+
+// ackByID acknowledges on the pool by queue id; async commits without
+// waiting for the disk, set inside queue_ack so that it applies on the
+// node that deletes (a Citus worker).
+func (c *Client) ackByID(ctx context.Context, account, queue string, seqs []int64, receipts []pgtype.UUID, async bool) ([]int64, error) {
+	var out []int64
+	err := c.byID(ctx, "ack messages in queue "+quote(queue), account, queue, func(id int64) error {
+		rows, err := c.pool.Query(ctx, c.q.get("ack_id"), id, account, queue, seqs, receipts, async)
+		if err != nil {
+			return convertError("ack messages in queue "+quote(queue), err)
 		}
-		return out, err
-	}
-	b := &pgx.Batch{}
-	b.Queue(c.q.get("async_commit"))
-	b.Queue(c.q.get("ack"), account, queue, seqs, receipts)
-	br := c.pool.SendBatch(ctx, b)
-	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, convertError(op, err)
-	}
-	rows, err := br.Query()
+		out, err = collectSequences(rows, len(seqs))
+		return convertError("ack messages in queue "+quote(queue), err)
+	})
 	if err != nil {
-		return nil, convertError(op, err)
-	}
-	out, err := collectSequences(rows, len(acks))
-	if err != nil {
-		return nil, convertError(op, err)
-	}
-	if err := br.Close(); err != nil {
-		return out, convertError(op, err)
+		return nil, err
 	}
 	c.counts.add(account, queue, 0, len(out))
 	return out, nil
-}
-
-// ackRow runs a one-row acknowledgement statement, with asynchronous commit
-// unless the client was configured with SynchronousAcks. A batch runs as one
-// implicit transaction, so the setting covers exactly this statement.
-func (c *Client) ackRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if c.syncAcks {
-		return c.pool.QueryRow(ctx, sql, args...)
-	}
-	b := &pgx.Batch{}
-	b.Queue(c.q.get("async_commit"))
-	b.Queue(sql, args...)
-	return batchRow{br: c.pool.SendBatch(ctx, b)}
-}
-
-// batchRow reads the row of the last statement of a two-statement batch.
-type batchRow struct{ br pgx.BatchResults }
-
-func (r batchRow) Scan(dest ...any) error {
-	defer r.br.Close()
-	if _, err := r.br.Exec(); err != nil {
-		return err
-	}
-	if err := r.br.QueryRow().Scan(dest...); err != nil {
-		return err
-	}
-	return r.br.Close()
 }
 
 // Nack makes many messages visible again after their delays, recording
@@ -590,7 +562,7 @@ func (c *Client) NackTx(ctx context.Context, tx DB, account, queue string, nacks
 	if err != nil {
 		return nil, err
 	}
-	return c.settle(ctx, tx, "nack messages in queue "+quote(queue), c.q.get("nack"), len(nacks), args...)
+	return c.settle(ctx, tx, "nack messages in queue "+quote(queue), account, queue, "nack", len(nacks), args[2:]...)
 }
 
 func nackArgs(account, queue string, nacks []Nack) ([]any, error) {
@@ -624,7 +596,7 @@ func (c *Client) Release(ctx context.Context, account, queue string, leases []Ac
 	for i, l := range leases {
 		seqs[i], receipts[i] = l.Sequence, l.Receipt.uuid()
 	}
-	return c.settle(ctx, c.pool, "release messages in queue "+quote(queue), c.q.get("release"), len(leases), account, queue, seqs, receipts)
+	return c.settle(ctx, c.pool, "release messages in queue "+quote(queue), account, queue, "release", len(leases), seqs, receipts)
 }
 
 // Fail moves many messages to the DLQ at once (permanent failure) and
@@ -638,7 +610,7 @@ func (c *Client) FailTx(ctx context.Context, tx DB, account, queue string, fails
 	if len(fails) == 0 {
 		return nil, nil
 	}
-	return c.settle(ctx, tx, "fail messages in queue "+quote(queue), c.q.get("fail"), len(fails), failArgs(account, queue, fails)...)
+	return c.settle(ctx, tx, "fail messages in queue "+quote(queue), account, queue, "fail", len(fails), failArgs(account, queue, fails)[2:]...)
 }
 
 func failArgs(account, queue string, fails []Failure) []any {
@@ -652,13 +624,32 @@ func failArgs(account, queue string, fails []Failure) []any {
 	return []any{account, queue, seqs, receipts, reasons, errs}
 }
 
-func (c *Client) settle(ctx context.Context, tx DB, op, sql string, n int, args ...any) ([]int64, error) {
-	rows, err := tx.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, convertError(op, err)
+// settle runs a hot-path statement returning sequences (see call).
+func (c *Client) settle(ctx context.Context, tx DB, op, account, queue, stmt string, n int, args ...any) ([]int64, error) {
+	var out []int64
+	err := c.call(ctx, tx, op, account, queue, stmt, func(sql string, args []any) error {
+		rows, err := tx.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		out, err = collectSequences(rows, n)
+		return err
+	}, args...)
+	return out, err
+}
+
+// call runs one hot-path statement through run. On the client's pool it
+// is the by-id form, stmt + "_id", whose arguments are the queue's id,
+// account and name and then args (see byID); on any other db (a caller's
+// transaction) the by-name form stmt, with account and name and then
+// args. Errors are converted naming op.
+func (c *Client) call(ctx context.Context, db DB, op, account, queue, stmt string, run func(sql string, args []any) error, args ...any) error {
+	if !c.onPool(db) {
+		return convertError(op, run(c.q.get(stmt), append([]any{account, queue}, args...)))
 	}
-	out, err := collectSequences(rows, n)
-	return out, convertError(op, err)
+	return c.byID(ctx, op, account, queue, func(id int64) error {
+		return convertError(op, run(c.q.get(stmt+"_id"), append([]any{id, account, queue}, args...)))
+	})
 }
 
 func collectSequences(rows pgx.Rows, n int) ([]int64, error) {

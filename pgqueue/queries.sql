@@ -41,25 +41,53 @@ SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_coun
 -- name: delete_queue
 SELECT {{schema}}.account_delete_queue($1, $2)
 
+-- The hot path by queue id (migration 014; ids.go): on Citus each of
+-- these runs on the worker holding the queue's shard. Sent on the pool
+-- only, each a transaction of its own; in a caller's transaction (and in a
+-- Batch) the account_* forms by name below are used.
+
+-- name: send_id
+SELECT {{schema}}.queue_send($1, $2, $3, $4, $5, $6, $7, $8, $9)
+
+-- name: send_batch_id
+SELECT s FROM {{schema}}.queue_send_batch($1, $2, $3, $4, 0, $5, $6, $7, $8, $9) s
+
+-- name: receive_id
+SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt, group_key
+  FROM {{schema}}.queue_receive($1, $2, $3, $4, $5)
+
+-- name: receive_delete_id
+SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt, group_key
+  FROM {{schema}}.queue_receive_delete($1, $2, $3, $4)
+
+-- name: delete_id
+-- $6: commit asynchronously (inside the function, so on the node that
+-- writes).
+SELECT {{schema}}.queue_delete($1, $2, $3, $4, $5, $6)
+
+-- name: set_visibility_id
+SELECT {{schema}}.queue_set_visibility($1, $2, $3, $4, $5, $6)
+
+-- name: ack_id
+-- $6: commit asynchronously, as in delete_id.
+SELECT s FROM {{schema}}.queue_ack($1, $2, $3, $4, $5, $6) s
+
+-- name: nack_id
+SELECT s FROM {{schema}}.queue_nack($1, $2, $3, $4, $5, $6, $7) s
+
+-- name: release_id
+SELECT s FROM {{schema}}.queue_release($1, $2, $3, $4, $5) s
+
+-- name: fail_id
+SELECT s FROM {{schema}}.queue_fail($1, $2, $3, $4, $5, $6, $7) s
+
+-- The same by account and queue name, for a caller's transaction.
+
 -- name: send
 SELECT {{schema}}.account_send($1, $2, $3, $4, $5, $6, $7, $8)
 
 -- name: send_batch
 SELECT s FROM {{schema}}.account_send_batch($1, $2, $3, 0, $4, $5, $6, $7, $8) s
-
--- name: receive
-SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt, group_key
-  FROM {{schema}}.account_receive($1, $2, $3, $4)
-
--- name: receive_delete
-SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt, group_key
-  FROM {{schema}}.account_receive_delete($1, $2, $3)
-
--- name: delete
-SELECT {{schema}}.account_delete($1, $2, $3, $4)
-
--- name: set_visibility
-SELECT {{schema}}.account_set_visibility($1, $2, $3, $4, $5)
 
 -- name: async_commit
 SELECT set_config('synchronous_commit', 'off', true)
@@ -69,9 +97,6 @@ SELECT s FROM {{schema}}.account_ack($1, $2, $3, $4) s
 
 -- name: nack
 SELECT s FROM {{schema}}.account_nack($1, $2, $3, $4, $5, $6) s
-
--- name: release
-SELECT s FROM {{schema}}.account_release($1, $2, $3, $4) s
 
 -- name: fail
 SELECT s FROM {{schema}}.account_fail($1, $2, $3, $4, $5, $6) s

@@ -82,3 +82,39 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- The hot path keyed by queue id (migration 014) is delegated to the node
+-- holding the queue's shard: distributed by p_queue_id, co-located with
+-- messages, a call `SELECT ... FROM queue_receive(id, ...)` outside a
+-- transaction block runs on that worker as one statement. Inside a
+-- BEGIN ... COMMIT block Citus does not delegate them (no force_delegation):
+-- a delegated call there would have to be prepared with the surrounding
+-- transaction (two-phase commit), which Postgres refuses once the call has
+-- sent a NOTIFY (the wake-up of a send), and a force-delegated function may
+-- not write to another shard (queue_fail moving messages to a
+-- dead_letter_queue on another node). See docs/scale-out.md, "The hot path
+-- on the workers".
+DO $$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOREACH f IN ARRAY ARRAY[
+        'queue_send(bigint, text, text, jsonb, integer, jsonb, integer, text, text)',
+        'queue_send_batch(bigint, text, text, jsonb[], integer, jsonb[], integer[], integer[], text[], text[])',
+        'queue_receive(bigint, text, text, integer, integer)',
+        'queue_receive_delete(bigint, text, text, integer)',
+        'queue_delete(bigint, text, text, bigint, uuid, boolean)',
+        'queue_ack(bigint, text, text, bigint[], uuid[], boolean)',
+        'queue_nack(bigint, text, text, bigint[], uuid[], integer[], text[])',
+        'queue_fail(bigint, text, text, bigint[], uuid[], text[], text[])',
+        'queue_release(bigint, text, text, bigint[], uuid[])',
+        'queue_set_visibility(bigint, text, text, bigint, integer, uuid)'
+    ]::regprocedure[] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_dist_object o
+                        WHERE o.classid = 'pg_proc'::regclass AND o.objid = f
+                          AND o.distribution_argument_index IS NOT NULL) THEN
+            PERFORM create_distributed_function(f, 'p_queue_id', colocate_with := 'messages');
+        END IF;
+    END LOOP;
+END
+$$;
