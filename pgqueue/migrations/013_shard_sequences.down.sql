@@ -1,5 +1,5 @@
--- Back to 012: group_enter of 008 and account_send of 010 draw the sequence
--- with nextval themselves; messages.sequence defaults to nextval again (on
+-- Back to 012: account_send of 010 draws the dedup key's sequence with
+-- nextval itself; messages.sequence defaults to nextval again (on
 -- Citus, distribute.sql had set it to the marker -1, which nothing would
 -- replace once the triggers are gone).
 -- In a DO block, for Citus (see the up migration).
@@ -11,28 +11,6 @@ BEGIN
 END
 $$;
 DROP FUNCTION draw_sequence();
-
--- A grouped message joins its group (as in 008).
-CREATE OR REPLACE FUNCTION group_enter() RETURNS trigger
-LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
-DECLARE
-    n bigint;
-BEGIN
-    IF length(NEW.group_key) < 1 OR length(NEW.group_key) > 128 THEN
-        PERFORM out_of_range('group length', length(NEW.group_key), 1, 128);
-    END IF;
-    INSERT INTO message_groups AS g (queue_id, group_key, size)
-    VALUES (NEW.queue_id, NEW.group_key, 1)
-    ON CONFLICT (queue_id, group_key) DO UPDATE SET size = g.size + 1
-    RETURNING g.size INTO n;
-    NEW.sequence := nextval('message_sequence');
-    IF n > 1 THEN
-        NEW.ready_at := NEW.visible_at;
-        NEW.visible_at := 'infinity';
-    END IF;
-    RETURN NEW;
-END
-$$;
 
 DROP FUNCTION send(text, jsonb, integer, jsonb, integer, text, text);
 

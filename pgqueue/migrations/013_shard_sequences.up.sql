@@ -1,5 +1,5 @@
 -- Every sequence of a queue is drawn on the node that holds the queue's
--- rows, and nothing else draws one (issue #19).
+-- rows (issue #19).
 --
 -- A message's sequence grows with send time within its queue. It comes from
 -- message_sequence. On plain Postgres there is one such sequence and
@@ -18,12 +18,17 @@
 -- carries it, on the shard's node, whoever sent the statement:
 --
 -- - draw_sequence() is that trigger, on messages and on dedup_keys, WHEN
---   (NEW.sequence < 0); the only function that calls nextval.
--- - group_enter no longer draws the sequence itself: it sets the marker
---   under its group's lock and messages_sequence_draw, which fires after
---   it (BEFORE triggers fire in name order, and a WHEN sees the row as the
---   earlier triggers left it), draws it, so within a group sequence order
---   is still the order in which the sends took the lock.
+--   (NEW.sequence < 0).
+-- - group_enter (008), the BEFORE INSERT trigger of a grouped message,
+--   keeps drawing the message's sequence itself under its group's lock: it
+--   runs where the row is stored too, so it draws on the same node as
+--   draw_sequence. It fires first (BEFORE triggers fire in name order) and
+--   replaces the marker, so messages_sequence_draw's WHEN is false for a
+--   grouped message. Having group_enter set the marker and leave the draw
+--   to messages_sequence_draw would make one code path for drawing, but
+--   costs a second trigger call per grouped message: measured +30 to +90
+--   us of backend CPU per grouped send_batch of 10 on plain Postgres
+--   (BENCHMARKS.md, Migration 013).
 -- - account_send with a dedup key drew a sequence before inserting the key
 --   and the message with it. It now inserts the key with the marker,
 --   dedup_keys_sequence_draw draws the sequence on the shard's node, and
@@ -54,9 +59,7 @@ BEGIN
 END
 $$;
 
--- messages_sequence_draw is named to fire after messages_group_enter
--- (BEFORE triggers fire in name order), which sets the marker under its
--- group's lock. The triggers are created in a DO block: on a schema already
+-- The triggers are created in a DO block: on a schema already
 -- distributed on Citus, Citus sends a CREATE TRIGGER on a distributed table
 -- to the shards as the text of the statement that ran it, and a migration
 -- file is one text of many statements, which the workers refuse ("cannot
@@ -67,35 +70,6 @@ BEGIN
         FOR EACH ROW WHEN (NEW.sequence < 0) EXECUTE FUNCTION draw_sequence();
     CREATE TRIGGER dedup_keys_sequence_draw BEFORE INSERT ON dedup_keys
         FOR EACH ROW WHEN (NEW.sequence < 0) EXECUTE FUNCTION draw_sequence();
-END
-$$;
-
--- A grouped message joins its group: the first message of an empty group is
--- its head; any other is parked until the messages before it are gone.
--- The message takes its sequence only now, under the group's row lock, so
--- that within a group sequence order is the order in which the sends took
--- the lock (and committed): the head always has the group's lowest
--- sequence, and a redriven dead letter rejoins at the end of its group.
--- As in 008, except that the sequence is drawn by messages_sequence_draw,
--- which fires after this trigger: this one sets the marker (-1).
-CREATE OR REPLACE FUNCTION group_enter() RETURNS trigger
-LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
-DECLARE
-    n bigint;
-BEGIN
-    IF length(NEW.group_key) < 1 OR length(NEW.group_key) > 128 THEN
-        PERFORM out_of_range('group length', length(NEW.group_key), 1, 128);
-    END IF;
-    INSERT INTO message_groups AS g (queue_id, group_key, size)
-    VALUES (NEW.queue_id, NEW.group_key, 1)
-    ON CONFLICT (queue_id, group_key) DO UPDATE SET size = g.size + 1
-    RETURNING g.size INTO n;
-    NEW.sequence := -1;
-    IF n > 1 THEN
-        NEW.ready_at := NEW.visible_at;
-        NEW.visible_at := 'infinity';
-    END IF;
-    RETURN NEW;
 END
 $$;
 
