@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,8 +17,9 @@ import (
 )
 
 // benchIdle runs an engine with queues idle queue triggers for d and
-// reports the process's CPU use and the database transactions it caused.
-func benchIdle(ctx context.Context, pool *pgxpool.Pool, queues int, d time.Duration, onCitus bool) error {
+// reports the CPU use of the process and of each node, and the database
+// transactions it caused.
+func benchIdle(ctx context.Context, pool *pgxpool.Pool, queues int, d time.Duration, onCitus bool, nodes []node) error {
 	schema, drop := freshSchema(ctx, pool, "bench_idle")
 	defer drop()
 	if err := migrateSluice(ctx, pool, schema, onCitus); err != nil {
@@ -92,15 +92,22 @@ func benchIdle(ctx context.Context, pool *pgxpool.Pool, queues int, d time.Durat
 		_ = pool.QueryRow(ctx, `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()`).Scan(&n)
 		return n
 	}
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	cpu0, err := cpuSnapshot(nodes)
+	if err != nil {
+		return err
 	}
-	x0, c0, t0 := xacts(), cpu(), time.Now()
+	x0, t0 := xacts(), time.Now()
 	time.Sleep(d)
-	x1, c1, elapsed := xacts(), cpu(), time.Since(t0)
-	fmt.Printf("idle: %d queue triggers for %s: process CPU %.2f%% of one core, %.1f database transactions/s (whole database, includes other clients)\n",
-		queues, elapsed.Round(time.Second), 100*float64(c1-c0)/float64(elapsed), float64(x1-x0-2)/elapsed.Seconds())
+	x1, elapsed := xacts(), time.Since(t0)
+	cpu1, err := cpuSnapshot(nodes)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("idle: %d queue triggers for %s: %.1f database transactions/s (whole database, includes other clients); CPU, %% of one core:",
+		queues, elapsed.Round(time.Second), float64(x1-x0-2)/elapsed.Seconds())
+	for _, u := range cpuSince(cpu0, cpu1) {
+		fmt.Printf(" %s %.2f%%", u.name, 100*float64(u.cpu)/float64(elapsed))
+	}
+	fmt.Println()
 	return nil
 }

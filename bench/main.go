@@ -190,7 +190,7 @@ func runAll(ctx context.Context, pool *pgxpool.Pool, c config, runs []string) er
 		case "river":
 			r, err = benchRiver(ctx, pool, c)
 		case "idle":
-			if err := benchIdle(ctx, pool, c.idleQueues, c.duration, c.citus); err != nil {
+			if err := benchIdle(ctx, pool, c.idleQueues, c.duration, c.citus, c.nodes); err != nil {
 				return fmt.Errorf("idle: %w", err)
 			}
 			continue
