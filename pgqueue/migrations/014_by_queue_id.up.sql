@@ -353,7 +353,7 @@ $$;
 
 -- Fail many messages of queue p_queue_id permanently: to the queue's
 -- dead_letter_queue (new messages there, ready at once) or to its DLQ
--- table; as account_fail of 009.
+-- table; as account_fail of 013 (which copies the group key).
 CREATE FUNCTION queue_fail(p_queue_id bigint, p_account text, p_queue text, p_sequences bigint[],
                            p_receipts uuid[] DEFAULT NULL, p_reasons text[] DEFAULT NULL,
                            p_errors text[] DEFAULT NULL)
@@ -406,9 +406,12 @@ BEGIN
            AND (a.receipt IS NULL OR m.receipt = a.receipt)
         RETURNING m.*, coalesce(a.reason, 'permanent_failure') AS reason, coalesce(a.error, m.last_error) AS error
     ), ins AS (
-        INSERT INTO dead_letters (queue_id, sequence, body, headers, receive_count, created_at, expires_at, reason, last_error)
+        -- The dead letter keeps its group itself (migration 013: on Citus
+        -- the group trigger runs before this insert).
+        INSERT INTO dead_letters (queue_id, sequence, body, headers, receive_count, created_at, expires_at, reason, last_error,
+                                  group_key)
         SELECT p_queue_id, moved.sequence, moved.body, moved.headers, moved.receive_count, moved.created_at, moved.expires_at,
-               moved.reason, moved.error
+               moved.reason, moved.error, moved.group_key
           FROM moved
         ON CONFLICT (queue_id, sequence) DO NOTHING
         RETURNING 1
