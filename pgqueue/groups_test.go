@@ -192,6 +192,11 @@ func TestGroupHeadLeaseExpiryRedeliversHeadAndSweeperDeadLettersIt(t *testing.T)
 	if !slices.Equal(seqs(got), []int64{s2}) {
 		t.Fatalf("after the head was dead-lettered: got %v, want [%d]", seqs(got), s2)
 	}
+	// The dead letter keeps its group, so a redrive puts it back into it
+	// (lost by sweep() from migration 010 to 013).
+	if g := e.one(`SELECT group_key FROM dead_letters WHERE sequence = $1`, s1); g != "g" {
+		t.Fatalf("dead letter group = %v, want g", g)
+	}
 }
 
 func TestFifoQueueRequiresGroup(t *testing.T) {

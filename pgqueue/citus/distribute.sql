@@ -83,6 +83,34 @@ BEGIN
 END
 $$;
 
+-- Message sequences are drawn on the node holding the queue's shard
+-- (migration 013): a default is evaluated on the node that plans the
+-- statement (the coordinator), which would draw from the coordinator's
+-- range of message_sequence, so on Citus messages.sequence defaults to the
+-- marker -1 and the BEFORE INSERT trigger messages_sequence_draw (and
+-- dedup_keys_sequence_draw) draws the sequence on the shard's worker, from
+-- that worker's range. This needs message_sequence on every node: Citus
+-- created it on the workers when it distributed messages (the sequence was
+-- the column's default then) and creates it on nodes added later, as long
+-- as it is a distributed object, which is checked here before the default
+-- changes. The triggers are on the shards: they existed when the tables
+-- were distributed, or were created afterwards with
+-- citus.enable_unsafe_triggers on (set above for the database), which
+-- Citus propagates.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_dist_object
+                    WHERE classid = 'pg_class'::regclass AND objid = 'message_sequence'::regclass) THEN
+        RAISE EXCEPTION 'message_sequence is not a distributed object, so the workers may not have it: distribute messages while its sequence column defaults to nextval(''message_sequence'')';
+    END IF;
+    IF pg_get_expr((SELECT d.adbin FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+                     WHERE d.adrelid = 'messages'::regclass AND a.attname = 'sequence'), 'messages'::regclass)
+       IS DISTINCT FROM '''-1''::integer' THEN
+        ALTER TABLE messages ALTER COLUMN sequence SET DEFAULT -1;
+    END IF;
+END
+$$;
+
 -- The hot path keyed by queue id (migration 014) is delegated to the node
 -- holding the queue's shard: distributed by p_queue_id, co-located with
 -- messages, a call `SELECT ... FROM queue_receive(id, ...)` outside a
