@@ -1,5 +1,5 @@
 -- Back to 013: the account_* functions of the hot path with their own
--- bodies again (as 012 left them), the LANGUAGE sql wrappers that called
+-- bodies again (as 013 left them), the LANGUAGE sql wrappers that called
 -- them, and no queue_* functions.
 DROP FUNCTION send(text, jsonb, integer, jsonb, integer, text, text);
 DROP FUNCTION delete(text, bigint);
@@ -43,9 +43,12 @@ BEGIN
         IF length(p_dedup_key) < 1 OR length(p_dedup_key) > 128 THEN
             PERFORM out_of_range('dedup_key length', length(p_dedup_key), 1, 128);
         END IF;
-        seq := nextval('message_sequence');
+        -- The key is taken with the message's sequence, drawn by
+        -- dedup_keys_sequence_draw on the node holding the queue's shard
+        -- (-1 asks for one), and read back; a send that finds the key
+        -- taken returns the sequence stored with it.
         INSERT INTO dedup_keys AS d (queue_id, dedup_key, sequence, expires_at)
-        VALUES (q.id, p_dedup_key, seq, now() + make_interval(secs => q.dedup_window_seconds))
+        VALUES (q.id, p_dedup_key, -1, now() + make_interval(secs => q.dedup_window_seconds))
         ON CONFLICT (queue_id, dedup_key) DO UPDATE
             SET sequence = excluded.sequence, expires_at = excluded.expires_at
             WHERE d.expires_at <= t
@@ -362,9 +365,10 @@ BEGIN
            AND (a.receipt IS NULL OR m.receipt = a.receipt)
         RETURNING m.*, coalesce(a.reason, 'permanent_failure') AS reason, coalesce(a.error, m.last_error) AS error
     ), ins AS (
-        INSERT INTO dead_letters (queue_id, sequence, body, headers, receive_count, created_at, expires_at, reason, last_error)
+        INSERT INTO dead_letters (queue_id, sequence, body, headers, receive_count, created_at, expires_at, reason, last_error,
+                                  group_key)
         SELECT qid, moved.sequence, moved.body, moved.headers, moved.receive_count, moved.created_at, moved.expires_at,
-               moved.reason, moved.error
+               moved.reason, moved.error, moved.group_key
           FROM moved
         ON CONFLICT (queue_id, sequence) DO NOTHING
         RETURNING 1

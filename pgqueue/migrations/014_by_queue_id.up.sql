@@ -26,11 +26,9 @@
 -- delegated the call); a SET LOCAL sent by the client beforehand would
 -- stay on the coordinator.
 --
--- No body draws message_sequence itself: messages take their sequence
--- from the column's default (RETURNING it), so that the node holding the
--- shard decides it. A send with a dedup key claims the key first with a
--- placeholder sequence and stores the message's sequence once inserted
--- (a concurrent send of the same key waits on the key's row meanwhile).
+-- No body draws message_sequence itself (the rule of 013): messages take
+-- their sequence from the column's default or the marker -1, which 013's
+-- triggers draw on the node holding the shard, and RETURNING gives it back.
 --
 -- The LANGUAGE sql wrappers on functions replaced here (send, delete,
 -- set_visibility, receive_delete) are dropped and created again as
@@ -43,7 +41,7 @@ DROP FUNCTION set_visibility(text, bigint, integer);
 DROP FUNCTION receive_delete(text, integer);
 
 -- Send one message to queue p_queue_id (p_account's queue p_queue); as
--- account_send of 010.
+-- account_send of 013.
 CREATE FUNCTION queue_send(p_queue_id bigint, p_account text, p_queue text, p_body jsonb,
                            p_delay_seconds integer DEFAULT 0, p_headers jsonb DEFAULT NULL,
                            p_expires_in_seconds integer DEFAULT NULL, p_dedup_key text DEFAULT NULL,
@@ -53,7 +51,7 @@ DECLARE
     q queues;
     seq bigint;
     size bigint;
-    claimed boolean;
+    got bigint;
     delay integer;
     -- Read once: Citus takes a parameter, not now(), in ON CONFLICT ... WHERE.
     t timestamptz := now();
@@ -81,25 +79,34 @@ BEGIN
         IF length(p_dedup_key) < 1 OR length(p_dedup_key) > 128 THEN
             PERFORM out_of_range('dedup_key length', length(p_dedup_key), 1, 128);
         END IF;
-        -- Claim the key (new, or expired) with a placeholder sequence; the
-        -- message's own is stored below, in this transaction.
+        -- As in 013: the key is taken with the message's sequence, drawn by
+        -- dedup_keys_sequence_draw on the node holding the queue's shard
+        -- (-1 asks for one), and read back; a send that finds the key
+        -- taken returns the sequence stored with it.
         INSERT INTO dedup_keys AS d (queue_id, dedup_key, sequence, expires_at)
-        VALUES (q.id, p_dedup_key, 0, now() + make_interval(secs => q.dedup_window_seconds))
+        VALUES (q.id, p_dedup_key, -1, now() + make_interval(secs => q.dedup_window_seconds))
         ON CONFLICT (queue_id, dedup_key) DO UPDATE
             SET sequence = excluded.sequence, expires_at = excluded.expires_at
             WHERE d.expires_at <= t
-        RETURNING true INTO claimed;
-        IF claimed IS NULL THEN
+        RETURNING d.sequence INTO seq;
+        IF NOT FOUND THEN
             SELECT d.sequence INTO seq FROM dedup_keys d WHERE d.queue_id = q.id AND d.dedup_key = p_dedup_key;
             RETURN seq;
         END IF;
-    END IF;
-    INSERT INTO messages (queue_id, visible_at, expires_at, body, headers, group_key)
-    VALUES (q.id, now() + make_interval(secs => delay),
-            now() + make_interval(secs => p_expires_in_seconds), p_body, p_headers, p_group)
-    RETURNING sequence INTO seq;
-    IF claimed THEN
-        UPDATE dedup_keys SET sequence = seq WHERE queue_id = q.id AND dedup_key = p_dedup_key;
+        INSERT INTO messages (queue_id, sequence, visible_at, expires_at, body, headers, group_key)
+        VALUES (q.id, seq, now() + make_interval(secs => delay),
+                now() + make_interval(secs => p_expires_in_seconds), p_body, p_headers, p_group)
+        RETURNING sequence INTO got;
+        IF got <> seq THEN
+            -- A grouped message took a new sequence under its group's lock.
+            UPDATE dedup_keys SET sequence = got WHERE queue_id = q.id AND dedup_key = p_dedup_key;
+            seq := got;
+        END IF;
+    ELSE
+        INSERT INTO messages (queue_id, visible_at, expires_at, body, headers, group_key)
+        VALUES (q.id, now() + make_interval(secs => delay),
+                now() + make_interval(secs => p_expires_in_seconds), p_body, p_headers, p_group)
+        RETURNING sequence INTO seq;
     END IF;
 
     IF delay = 0 THEN
@@ -353,7 +360,7 @@ $$;
 
 -- Fail many messages of queue p_queue_id permanently: to the queue's
 -- dead_letter_queue (new messages there, ready at once) or to its DLQ
--- table; as account_fail of 013 (which copies the group key).
+-- table (keeping its group); as account_fail of 013.
 CREATE FUNCTION queue_fail(p_queue_id bigint, p_account text, p_queue text, p_sequences bigint[],
                            p_receipts uuid[] DEFAULT NULL, p_reasons text[] DEFAULT NULL,
                            p_errors text[] DEFAULT NULL)
@@ -406,8 +413,6 @@ BEGIN
            AND (a.receipt IS NULL OR m.receipt = a.receipt)
         RETURNING m.*, coalesce(a.reason, 'permanent_failure') AS reason, coalesce(a.error, m.last_error) AS error
     ), ins AS (
-        -- The dead letter keeps its group itself (migration 013: on Citus
-        -- the group trigger runs before this insert).
         INSERT INTO dead_letters (queue_id, sequence, body, headers, receive_count, created_at, expires_at, reason, last_error,
                                   group_key)
         SELECT p_queue_id, moved.sequence, moved.body, moved.headers, moved.receive_count, moved.created_at, moved.expires_at,
