@@ -529,15 +529,7 @@ func (c *Client) ack(ctx context.Context, account, queue string, acks []Ack) ([]
 // waiting for the disk, set inside queue_ack so that it applies on the
 // node that deletes (a Citus worker).
 func (c *Client) ackByID(ctx context.Context, account, queue string, seqs []int64, receipts []pgtype.UUID, async bool) ([]int64, error) {
-	var out []int64
-	err := c.byID(ctx, "ack messages in queue "+quote(queue), account, queue, func(id int64) error {
-		rows, err := c.pool.Query(ctx, c.q.get("ack_id"), id, account, queue, seqs, receipts, async)
-		if err != nil {
-			return convertError("ack messages in queue "+quote(queue), err)
-		}
-		out, err = collectSequences(rows, len(seqs))
-		return convertError("ack messages in queue "+quote(queue), err)
-	})
+	out, err := c.settle(ctx, c.pool, "ack messages in queue "+quote(queue), account, queue, "ack", len(seqs), seqs, receipts, async)
 	if err != nil {
 		return nil, err
 	}
