@@ -111,20 +111,22 @@ func TestInvocationLogAfter(t *testing.T) {
 	if err != nil || len(got) != 3 {
 		t.Fatalf("After: %+v %v", got, err)
 	}
+	// The log position is the time the record was written (migration 007).
+	seq := func(id int64) int64 { return e.scalar(`SELECT log_seq FROM {{schema}}.invocations WHERE id = $1`, id) }
 	want := []triggers.InvocationSummary{
-		{Seq: old, ID: old, Account: acct, Function: "worker", Outcome: "success", DurationMS: 250, Settled: true},
-		{Seq: other, ID: other, Account: "000000000077", Function: "worker", Outcome: "failure", DurationMS: 5, Settled: true},
-		{Seq: recent, ID: recent, Account: acct, Function: "worker", Outcome: "failure", DurationMS: 5, Settled: false},
+		{Seq: seq(old), ID: old, Account: acct, Function: "worker", Outcome: "success", DurationMS: 250, Settled: true},
+		{Seq: seq(other), ID: other, Account: "000000000077", Function: "worker", Outcome: "failure", DurationMS: 5, Settled: true},
+		{Seq: seq(recent), ID: recent, Account: acct, Function: "worker", Outcome: "failure", DurationMS: 5, Settled: false},
 	}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("After[%d] = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if got, err := log.After(ctx, old, 1, 30*time.Second); err != nil || len(got) != 1 || got[0].Seq != other {
-		t.Fatalf("After(%d, 1) = %+v %v", old, got, err)
+	if got, err := log.After(ctx, seq(old), 1, 30*time.Second); err != nil || len(got) != 1 || got[0].Seq != seq(other) {
+		t.Fatalf("After(%d, 1) = %+v %v", seq(old), got, err)
 	}
-	if got, err := log.After(ctx, recent, 10, 30*time.Second); err != nil || len(got) != 0 {
+	if got, err := log.After(ctx, seq(recent), 10, 30*time.Second); err != nil || len(got) != 0 {
 		t.Fatalf("After(last) = %+v %v", got, err)
 	}
 }
