@@ -20,6 +20,11 @@
 -- coordinator's triggers table, fires only for a record inserted without
 -- its trigger name, which the engine never does (by hand on Citus, give
 -- trigger).
+-- The table and the function are distributed in one transaction (this
+-- file is one Exec); Citus distributes a function in that transaction only
+-- after shard work done one shard at a time ("cannot run function command
+-- because there was a parallel operation on a distributed table").
+SET citus.multi_shard_modify_mode TO 'sequential';
 DO $$
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'invocations'::regclass) THEN

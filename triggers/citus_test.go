@@ -76,7 +76,7 @@ func (e *env) workerOf(id int64) (string, uint16) {
 	if err := e.pool.QueryRow(context.Background(), fmt.Sprintf(`
 		SELECT n.nodename, n.nodeport
 		  FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid
-		 WHERE p.shardid = get_shard_id_for_distribution_column('%s.messages', $1)`, pgx.Identifier{e.schema}.Sanitize()), id).
+		 WHERE p.shardid = get_shard_id_for_distribution_column('%s.messages', $1::bigint)`, pgx.Identifier{e.schema}.Sanitize()), id).
 		Scan(&host, &port); err != nil {
 		e.t.Fatalf("the worker of queue id %d: %v", id, err)
 	}
@@ -85,10 +85,14 @@ func (e *env) workerOf(id int64) (string, uint16) {
 
 // onShards returns the commands among shipped that the coordinator ran on
 // a shard of the queue tables or of the invocation log itself, instead of
-// shipping a function call.
+// shipping a function call; but for the engine's pruning of old records
+// (prune_invocations, a DELETE on every shard of the log now and then).
 func onShards(shipped []string) []string {
 	var out []string
 	for _, m := range shipped {
+		if strings.Contains(m, "DELETE FROM") && strings.Contains(m, "invocations WHERE (started_at OPERATOR(pg_catalog.<)") {
+			continue
+		}
 		for _, table := range []string{".messages_", ".dead_letters_", ".invocations_"} {
 			if strings.Contains(m, table) {
 				out = append(out, m)

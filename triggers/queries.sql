@@ -83,11 +83,16 @@ SELECT nextval(s.seq)
 -- noted what they sent in the transaction-local setting named $26
 -- (pgqueue.SentSetting): the k-th emit to a queue gets the k-th sequence of
 -- that queue's send, the k-th topic emit the copies of the k-th publish.
+-- INSERT ... SELECT, not VALUES: Citus takes no subquery in the VALUES of
+-- an INSERT into a distributed table (the log on Citus); it evaluates the
+-- SELECT where the statement runs (here) and routes the row to its shard.
 INSERT INTO {{schema}}.invocations (id, account, function, version, trigger_id, trigger_type, source,
     batch_size, started_at, duration_ms, outcome, failure_kind, error, acked, retried, dead, emitted,
     message_ids, stderr, http_requests, http_errors, http_bytes_sent, http_bytes_received, trigger, emitted_messages)
 OVERRIDING SYSTEM VALUE
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, (
+SELECT $1::bigint, $2::text, $3::text, $4::int, $5::bigint, $6::text, $7::text, $8::int, $9::timestamptz,
+       $10::float8, $11::text, $12::text, $13::text, $14::int, $15::int, $16::int, $17::int, $18::bigint[],
+       $19::text, $20::int, $21::int, $22::bigint, $23::bigint, $24::text, (
     SELECT jsonb_agg(CASE WHEN x.e ? 'topic'
                THEN x.e || jsonb_build_object('copies', st.topics -> (x.k - 1)::int -> 'copies')
                ELSE x.e || jsonb_build_object('sequence', (SELECT n -> 'sequences' -> (x.k - 1)::int
@@ -98,7 +103,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
               FROM jsonb_array_elements($25::jsonb) WITH ORDINALITY AS t(e, i)) x,
            (SELECT coalesce(nullif(current_setting($26, true), ''), '[]')::jsonb AS notes) s0,
            LATERAL (SELECT coalesce(jsonb_agg(u.n ORDER BY u.j), '[]'::jsonb) AS topics
-                      FROM jsonb_array_elements(s0.notes) WITH ORDINALITY AS u(n, j) WHERE u.n ? 'topic') st))
+                      FROM jsonb_array_elements(s0.notes) WITH ORDINALITY AS u(n, j) WHERE u.n ? 'topic') st)
 
 -- name: settle_invocations
 -- A settlement of a queue trigger's batches without emits and their
@@ -157,8 +162,10 @@ SELECT i.id, i.account, i.function, i.version, i.trigger_id, i.trigger, i.trigge
 -- name: log_seq_since
 -- Where a follower that wants the account's invocations started at or
 -- after $2 starts: before the first record of them written.
-SELECT coalesce(min(log_seq) - 1, (SELECT coalesce(max(log_seq), 0) FROM {{schema}}.invocations))
-  FROM {{schema}}.invocations WHERE account = $1 AND started_at >= $2
+-- (Two subqueries, not one in the other's target list: Citus plans each
+-- on its own over the distributed log, and refuses the nested form.)
+SELECT coalesce((SELECT min(log_seq) - 1 FROM {{schema}}.invocations WHERE account = $1 AND started_at >= $2),
+                (SELECT coalesce(max(log_seq), 0) FROM {{schema}}.invocations))
 
 -- name: last_log_seq
 -- Where a follower that wants only new records starts.
