@@ -408,11 +408,11 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 // settle carries out a plan of a batch that ran, with the emits that go
 // out and the invocation record, in one transaction: without emits one
 // call by the queue's id (commitByID), with them a pgqueue.Batch
-// (Engine.commit). It
-// fills in the record's counts. When a lease turned out no longer current
-// (the lease expired and the message was redelivered; the exact batch
-// fails with ErrStaleReceipt), it settles what it still can in an
-// explicit transaction instead (settleTx).
+// (Engine.commit). It fills in the record's counts. When a lease turned
+// out no longer current (the lease expired and the message was
+// redelivered; the exact settlement fails with ErrStaleReceipt), it
+// settles what it still can in an explicit transaction instead
+// (settleTx).
 func (d *dispatcher) settle(ctx context.Context, b queueBatch, rules settleRules, p settlePlan, res runtime.Result, rec *invocationRecord) error {
 	emits := selectEmits(res, succeeded(res))
 	rec.count(p)

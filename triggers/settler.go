@@ -53,8 +53,8 @@ func (d *dispatcher) settler() {
 // settleTogether commits settlements: those that send emits each in its
 // own transaction (settle: what a send emitted is noted in one
 // transaction-local setting for its record), the others together, each
-// with its own invocation record, in one transaction (commitTogether). When that
-// transaction is refused (a lease no longer current fails it whole with
+// with its own invocation record, in one transaction (commitTogether).
+// When that transaction is refused (a lease no longer current fails it whole with
 // ErrStaleReceipt), each is settled on its own instead, so a refused
 // settlement does not take the others down with it.
 func (d *dispatcher) settleTogether(group []*settlement) {

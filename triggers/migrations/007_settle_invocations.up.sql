@@ -55,12 +55,12 @@ CREATE TRIGGER invocation_log_position BEFORE INSERT ON invocations
 -- given (a lease no longer current, a message gone), it raises SQ006 and
 -- nothing of the call takes effect.
 --
--- The failures go first: on Citus a failure whose queue has a
--- dead_letter_queue on another node writes that node too, so the
--- transaction commits there with two-phase commit, run by the worker
--- executing this call. Doing the remote write before any wake-up of this
--- call keeps it apart from the NOTIFYs (which Postgres refuses to prepare)
--- whatever Citus decides to prepare; TestSettlementWithDeadLetterQueueOnOtherWorker
+-- The failures go first, before any wake-up of this call. On Citus a
+-- failure whose queue has a dead_letter_queue on another node writes that
+-- node too: the worker running this call then commits with two-phase
+-- commit, preparing the other node's part (the DLQ insert, which sent no
+-- NOTIFY) and committing its own, NOTIFYs included (Postgres refuses to
+-- PREPARE a transaction that ran NOTIFY). TestSettlementWithDeadLetterQueueOnOtherWorker
 -- checks it on the cluster.
 CREATE FUNCTION settle_invocations(
     p_queue_id bigint, p_account text, p_queue text,
