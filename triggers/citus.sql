@@ -31,6 +31,9 @@ BEGIN
         ALTER TABLE invocations DROP CONSTRAINT invocations_pkey;
         ALTER TABLE invocations ADD PRIMARY KEY (id, queue_id);
         PERFORM create_distributed_table('invocations'::regclass, 'queue_id', colocate_with => 'messages');
+        -- Records written before (an upgrade) were copied to the shards;
+        -- their local copy on the coordinator goes.
+        PERFORM truncate_local_data_after_distributing_table('invocations'::regclass);
     END IF;
     IF NOT EXISTS (SELECT 1 FROM pg_dist_object o
                     WHERE o.classid = 'pg_proc'::regclass
