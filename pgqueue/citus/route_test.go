@@ -20,9 +20,10 @@ import (
 // (migration 015): run on the worker holding the shard, as a delegated
 // call runs there, every batch size, with and without per-message options
 // and groups, executes multi-row INSERT ... VALUES statements on that
-// shard locally, and Citus never takes its INSERT ... SELECT path (which
-// collects the rows as an intermediate result first). The sequences come
-// back in the batch's order, from that worker's range.
+// shard locally, each row carrying its own values (not the batch's whole
+// array, subscripted), and Citus never takes its INSERT ... SELECT path
+// (which collects the rows as an intermediate result first). The
+// sequences come back in the batch's order, from that worker's range.
 func TestSendBatchRoutedToTheShard(t *testing.T) {
 	pool, schema := pgtest.Schema(t, pgqueue.Migrations)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -103,6 +104,9 @@ func TestSendBatchRoutedToTheShard(t *testing.T) {
 				if strings.Contains(m, "INSERT ... SELECT") || strings.Contains(m, "intermediate result") ||
 					strings.Contains(m, "read_intermediate_result") {
 					t.Errorf("%s: Citus took the INSERT ... SELECT path: %s", what, m)
+				}
+				if strings.Contains(m, "[])[") {
+					t.Errorf("%s: a row shipped a whole array, subscripted: %.300s", what, m)
 				}
 				if strings.HasPrefix(m, "executing the command locally: INSERT INTO "+schema+".messages_") &&
 					strings.Contains(m, " VALUES ") {

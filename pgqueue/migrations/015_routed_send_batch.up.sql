@@ -23,6 +23,15 @@
 -- max_message_bytes counted on the body's text, as before): the first bad
 -- body raises its error before anything is inserted.
 --
+-- Each row reads its body as `bs -> k`, bs being the bodies as one JSON
+-- array (to_jsonb(p_bodies)), not as `p_bodies[k + 1]`: before it ships a
+-- statement to the shard, Citus evaluates the parameters and the operator
+-- and function calls in it, but leaves an array subscript as it is, so
+-- `p_bodies[k + 1]` went out as the whole array, subscripted, in every row
+-- (a batch of 100 shipped the 100 bodies 100 times), where `bs -> k` goes
+-- out as that body alone. Headers and groups likewise (hs, gs); visibility
+-- and expiry are an operator on the row's delay.
+--
 -- One body for every batch. 014 handed batches with per-message options
 -- (headers, delays, expiry, groups, dedup keys) to send_batch_full (008's
 -- body, by queue name, with its own INSERT from unnest). queue_send_batch
@@ -58,8 +67,13 @@ DECLARE
     qfifo boolean;
     n integer := coalesce(cardinality(p_bodies), 0);
     visible timestamptz;
-    vis timestamptz[];
-    exps timestamptz[];
+    t timestamptz := now();
+    -- The bodies, headers and groups as JSON arrays, and each message's
+    -- delay (see the top for why).
+    bs jsonb;
+    hs jsonb;
+    gs jsonb;
+    ds integer[];
     b jsonb;
     bad integer;
     -- Bodies checked, then bodies inserted, so far.
@@ -87,12 +101,13 @@ BEGIN
         END IF;
     END LOOP;
     i := 0;
-    -- The INSERTs address the arrays by subscript from 1, where 014 read
-    -- them with unnest: an array with other bounds or more dimensions is
-    -- flattened first (the Go client never sends one).
+    -- 014 read the arrays with unnest: one with more dimensions or other
+    -- bounds is flattened first, so that position k is element k (the Go
+    -- client never sends one).
     IF array_ndims(p_bodies) > 1 OR array_lower(p_bodies, 1) <> 1 THEN
         p_bodies := ARRAY(SELECT unnest(p_bodies));
     END IF;
+    bs := to_jsonb(p_bodies);
 
     IF p_headers IS NULL AND p_delays IS NULL AND p_expires_in IS NULL AND p_dedup_keys IS NULL AND p_groups IS NULL THEN
         -- The common case: bodies only, one visibility for the batch.
@@ -100,64 +115,64 @@ BEGIN
         WHILE i < n LOOP
             IF n - i >= 100 THEN
                 RETURN QUERY INSERT INTO messages (queue_id, visible_at, body) VALUES
-                    (p_queue_id, visible, p_bodies[i + 1]), (p_queue_id, visible, p_bodies[i + 2]), (p_queue_id, visible, p_bodies[i + 3]),
-                    (p_queue_id, visible, p_bodies[i + 4]), (p_queue_id, visible, p_bodies[i + 5]), (p_queue_id, visible, p_bodies[i + 6]),
-                    (p_queue_id, visible, p_bodies[i + 7]), (p_queue_id, visible, p_bodies[i + 8]), (p_queue_id, visible, p_bodies[i + 9]),
-                    (p_queue_id, visible, p_bodies[i + 10]), (p_queue_id, visible, p_bodies[i + 11]), (p_queue_id, visible, p_bodies[i + 12]),
-                    (p_queue_id, visible, p_bodies[i + 13]), (p_queue_id, visible, p_bodies[i + 14]), (p_queue_id, visible, p_bodies[i + 15]),
-                    (p_queue_id, visible, p_bodies[i + 16]), (p_queue_id, visible, p_bodies[i + 17]), (p_queue_id, visible, p_bodies[i + 18]),
-                    (p_queue_id, visible, p_bodies[i + 19]), (p_queue_id, visible, p_bodies[i + 20]), (p_queue_id, visible, p_bodies[i + 21]),
-                    (p_queue_id, visible, p_bodies[i + 22]), (p_queue_id, visible, p_bodies[i + 23]), (p_queue_id, visible, p_bodies[i + 24]),
-                    (p_queue_id, visible, p_bodies[i + 25]), (p_queue_id, visible, p_bodies[i + 26]), (p_queue_id, visible, p_bodies[i + 27]),
-                    (p_queue_id, visible, p_bodies[i + 28]), (p_queue_id, visible, p_bodies[i + 29]), (p_queue_id, visible, p_bodies[i + 30]),
-                    (p_queue_id, visible, p_bodies[i + 31]), (p_queue_id, visible, p_bodies[i + 32]), (p_queue_id, visible, p_bodies[i + 33]),
-                    (p_queue_id, visible, p_bodies[i + 34]), (p_queue_id, visible, p_bodies[i + 35]), (p_queue_id, visible, p_bodies[i + 36]),
-                    (p_queue_id, visible, p_bodies[i + 37]), (p_queue_id, visible, p_bodies[i + 38]), (p_queue_id, visible, p_bodies[i + 39]),
-                    (p_queue_id, visible, p_bodies[i + 40]), (p_queue_id, visible, p_bodies[i + 41]), (p_queue_id, visible, p_bodies[i + 42]),
-                    (p_queue_id, visible, p_bodies[i + 43]), (p_queue_id, visible, p_bodies[i + 44]), (p_queue_id, visible, p_bodies[i + 45]),
-                    (p_queue_id, visible, p_bodies[i + 46]), (p_queue_id, visible, p_bodies[i + 47]), (p_queue_id, visible, p_bodies[i + 48]),
-                    (p_queue_id, visible, p_bodies[i + 49]), (p_queue_id, visible, p_bodies[i + 50]), (p_queue_id, visible, p_bodies[i + 51]),
-                    (p_queue_id, visible, p_bodies[i + 52]), (p_queue_id, visible, p_bodies[i + 53]), (p_queue_id, visible, p_bodies[i + 54]),
-                    (p_queue_id, visible, p_bodies[i + 55]), (p_queue_id, visible, p_bodies[i + 56]), (p_queue_id, visible, p_bodies[i + 57]),
-                    (p_queue_id, visible, p_bodies[i + 58]), (p_queue_id, visible, p_bodies[i + 59]), (p_queue_id, visible, p_bodies[i + 60]),
-                    (p_queue_id, visible, p_bodies[i + 61]), (p_queue_id, visible, p_bodies[i + 62]), (p_queue_id, visible, p_bodies[i + 63]),
-                    (p_queue_id, visible, p_bodies[i + 64]), (p_queue_id, visible, p_bodies[i + 65]), (p_queue_id, visible, p_bodies[i + 66]),
-                    (p_queue_id, visible, p_bodies[i + 67]), (p_queue_id, visible, p_bodies[i + 68]), (p_queue_id, visible, p_bodies[i + 69]),
-                    (p_queue_id, visible, p_bodies[i + 70]), (p_queue_id, visible, p_bodies[i + 71]), (p_queue_id, visible, p_bodies[i + 72]),
-                    (p_queue_id, visible, p_bodies[i + 73]), (p_queue_id, visible, p_bodies[i + 74]), (p_queue_id, visible, p_bodies[i + 75]),
-                    (p_queue_id, visible, p_bodies[i + 76]), (p_queue_id, visible, p_bodies[i + 77]), (p_queue_id, visible, p_bodies[i + 78]),
-                    (p_queue_id, visible, p_bodies[i + 79]), (p_queue_id, visible, p_bodies[i + 80]), (p_queue_id, visible, p_bodies[i + 81]),
-                    (p_queue_id, visible, p_bodies[i + 82]), (p_queue_id, visible, p_bodies[i + 83]), (p_queue_id, visible, p_bodies[i + 84]),
-                    (p_queue_id, visible, p_bodies[i + 85]), (p_queue_id, visible, p_bodies[i + 86]), (p_queue_id, visible, p_bodies[i + 87]),
-                    (p_queue_id, visible, p_bodies[i + 88]), (p_queue_id, visible, p_bodies[i + 89]), (p_queue_id, visible, p_bodies[i + 90]),
-                    (p_queue_id, visible, p_bodies[i + 91]), (p_queue_id, visible, p_bodies[i + 92]), (p_queue_id, visible, p_bodies[i + 93]),
-                    (p_queue_id, visible, p_bodies[i + 94]), (p_queue_id, visible, p_bodies[i + 95]), (p_queue_id, visible, p_bodies[i + 96]),
-                    (p_queue_id, visible, p_bodies[i + 97]), (p_queue_id, visible, p_bodies[i + 98]), (p_queue_id, visible, p_bodies[i + 99]),
-                    (p_queue_id, visible, p_bodies[i + 100])
+                    (p_queue_id, visible, bs -> i), (p_queue_id, visible, bs -> (i + 1)), (p_queue_id, visible, bs -> (i + 2)),
+                    (p_queue_id, visible, bs -> (i + 3)), (p_queue_id, visible, bs -> (i + 4)), (p_queue_id, visible, bs -> (i + 5)),
+                    (p_queue_id, visible, bs -> (i + 6)), (p_queue_id, visible, bs -> (i + 7)), (p_queue_id, visible, bs -> (i + 8)),
+                    (p_queue_id, visible, bs -> (i + 9)), (p_queue_id, visible, bs -> (i + 10)), (p_queue_id, visible, bs -> (i + 11)),
+                    (p_queue_id, visible, bs -> (i + 12)), (p_queue_id, visible, bs -> (i + 13)), (p_queue_id, visible, bs -> (i + 14)),
+                    (p_queue_id, visible, bs -> (i + 15)), (p_queue_id, visible, bs -> (i + 16)), (p_queue_id, visible, bs -> (i + 17)),
+                    (p_queue_id, visible, bs -> (i + 18)), (p_queue_id, visible, bs -> (i + 19)), (p_queue_id, visible, bs -> (i + 20)),
+                    (p_queue_id, visible, bs -> (i + 21)), (p_queue_id, visible, bs -> (i + 22)), (p_queue_id, visible, bs -> (i + 23)),
+                    (p_queue_id, visible, bs -> (i + 24)), (p_queue_id, visible, bs -> (i + 25)), (p_queue_id, visible, bs -> (i + 26)),
+                    (p_queue_id, visible, bs -> (i + 27)), (p_queue_id, visible, bs -> (i + 28)), (p_queue_id, visible, bs -> (i + 29)),
+                    (p_queue_id, visible, bs -> (i + 30)), (p_queue_id, visible, bs -> (i + 31)), (p_queue_id, visible, bs -> (i + 32)),
+                    (p_queue_id, visible, bs -> (i + 33)), (p_queue_id, visible, bs -> (i + 34)), (p_queue_id, visible, bs -> (i + 35)),
+                    (p_queue_id, visible, bs -> (i + 36)), (p_queue_id, visible, bs -> (i + 37)), (p_queue_id, visible, bs -> (i + 38)),
+                    (p_queue_id, visible, bs -> (i + 39)), (p_queue_id, visible, bs -> (i + 40)), (p_queue_id, visible, bs -> (i + 41)),
+                    (p_queue_id, visible, bs -> (i + 42)), (p_queue_id, visible, bs -> (i + 43)), (p_queue_id, visible, bs -> (i + 44)),
+                    (p_queue_id, visible, bs -> (i + 45)), (p_queue_id, visible, bs -> (i + 46)), (p_queue_id, visible, bs -> (i + 47)),
+                    (p_queue_id, visible, bs -> (i + 48)), (p_queue_id, visible, bs -> (i + 49)), (p_queue_id, visible, bs -> (i + 50)),
+                    (p_queue_id, visible, bs -> (i + 51)), (p_queue_id, visible, bs -> (i + 52)), (p_queue_id, visible, bs -> (i + 53)),
+                    (p_queue_id, visible, bs -> (i + 54)), (p_queue_id, visible, bs -> (i + 55)), (p_queue_id, visible, bs -> (i + 56)),
+                    (p_queue_id, visible, bs -> (i + 57)), (p_queue_id, visible, bs -> (i + 58)), (p_queue_id, visible, bs -> (i + 59)),
+                    (p_queue_id, visible, bs -> (i + 60)), (p_queue_id, visible, bs -> (i + 61)), (p_queue_id, visible, bs -> (i + 62)),
+                    (p_queue_id, visible, bs -> (i + 63)), (p_queue_id, visible, bs -> (i + 64)), (p_queue_id, visible, bs -> (i + 65)),
+                    (p_queue_id, visible, bs -> (i + 66)), (p_queue_id, visible, bs -> (i + 67)), (p_queue_id, visible, bs -> (i + 68)),
+                    (p_queue_id, visible, bs -> (i + 69)), (p_queue_id, visible, bs -> (i + 70)), (p_queue_id, visible, bs -> (i + 71)),
+                    (p_queue_id, visible, bs -> (i + 72)), (p_queue_id, visible, bs -> (i + 73)), (p_queue_id, visible, bs -> (i + 74)),
+                    (p_queue_id, visible, bs -> (i + 75)), (p_queue_id, visible, bs -> (i + 76)), (p_queue_id, visible, bs -> (i + 77)),
+                    (p_queue_id, visible, bs -> (i + 78)), (p_queue_id, visible, bs -> (i + 79)), (p_queue_id, visible, bs -> (i + 80)),
+                    (p_queue_id, visible, bs -> (i + 81)), (p_queue_id, visible, bs -> (i + 82)), (p_queue_id, visible, bs -> (i + 83)),
+                    (p_queue_id, visible, bs -> (i + 84)), (p_queue_id, visible, bs -> (i + 85)), (p_queue_id, visible, bs -> (i + 86)),
+                    (p_queue_id, visible, bs -> (i + 87)), (p_queue_id, visible, bs -> (i + 88)), (p_queue_id, visible, bs -> (i + 89)),
+                    (p_queue_id, visible, bs -> (i + 90)), (p_queue_id, visible, bs -> (i + 91)), (p_queue_id, visible, bs -> (i + 92)),
+                    (p_queue_id, visible, bs -> (i + 93)), (p_queue_id, visible, bs -> (i + 94)), (p_queue_id, visible, bs -> (i + 95)),
+                    (p_queue_id, visible, bs -> (i + 96)), (p_queue_id, visible, bs -> (i + 97)), (p_queue_id, visible, bs -> (i + 98)),
+                    (p_queue_id, visible, bs -> (i + 99))
                 RETURNING sequence;
                 i := i + 100;
             ELSIF n - i >= 10 THEN
                 RETURN QUERY INSERT INTO messages (queue_id, visible_at, body) VALUES
-                    (p_queue_id, visible, p_bodies[i + 1]), (p_queue_id, visible, p_bodies[i + 2]), (p_queue_id, visible, p_bodies[i + 3]),
-                    (p_queue_id, visible, p_bodies[i + 4]), (p_queue_id, visible, p_bodies[i + 5]), (p_queue_id, visible, p_bodies[i + 6]),
-                    (p_queue_id, visible, p_bodies[i + 7]), (p_queue_id, visible, p_bodies[i + 8]), (p_queue_id, visible, p_bodies[i + 9]),
-                    (p_queue_id, visible, p_bodies[i + 10])
+                    (p_queue_id, visible, bs -> i), (p_queue_id, visible, bs -> (i + 1)), (p_queue_id, visible, bs -> (i + 2)),
+                    (p_queue_id, visible, bs -> (i + 3)), (p_queue_id, visible, bs -> (i + 4)), (p_queue_id, visible, bs -> (i + 5)),
+                    (p_queue_id, visible, bs -> (i + 6)), (p_queue_id, visible, bs -> (i + 7)), (p_queue_id, visible, bs -> (i + 8)),
+                    (p_queue_id, visible, bs -> (i + 9))
                 RETURNING sequence;
                 i := i + 10;
             ELSIF n - i >= 5 THEN
                 RETURN QUERY INSERT INTO messages (queue_id, visible_at, body) VALUES
-                    (p_queue_id, visible, p_bodies[i + 1]), (p_queue_id, visible, p_bodies[i + 2]), (p_queue_id, visible, p_bodies[i + 3]),
-                    (p_queue_id, visible, p_bodies[i + 4]), (p_queue_id, visible, p_bodies[i + 5])
+                    (p_queue_id, visible, bs -> i), (p_queue_id, visible, bs -> (i + 1)), (p_queue_id, visible, bs -> (i + 2)),
+                    (p_queue_id, visible, bs -> (i + 3)), (p_queue_id, visible, bs -> (i + 4))
                 RETURNING sequence;
                 i := i + 5;
             ELSIF n - i >= 2 THEN
                 RETURN QUERY INSERT INTO messages (queue_id, visible_at, body) VALUES
-                    (p_queue_id, visible, p_bodies[i + 1]), (p_queue_id, visible, p_bodies[i + 2])
+                    (p_queue_id, visible, bs -> i), (p_queue_id, visible, bs -> (i + 1))
                 RETURNING sequence;
                 i := i + 2;
             ELSE
                 RETURN QUERY INSERT INTO messages (queue_id, visible_at, body) VALUES
-                    (p_queue_id, visible, p_bodies[i + 1])
+                    (p_queue_id, visible, bs -> i)
                 RETURNING sequence;
                 i := i + 1;
             END IF;
@@ -203,147 +218,149 @@ BEGIN
         END IF;
     END IF;
 
-    SELECT array_agg(now() + make_interval(secs => greatest(coalesce(p_delays[o], p_delay_seconds, 0), qdelay)) ORDER BY o),
-           array_agg(now() + make_interval(secs => p_expires_in[o]) ORDER BY o)
-      INTO vis, exps
+    SELECT array_agg(greatest(coalesce(p_delays[o], p_delay_seconds, 0), qdelay) ORDER BY o) INTO ds
       FROM generate_series(1, n) o;
+    -- A NULL header becomes JSON null in hs, and back (a header that is
+    -- JSON null was refused above); ->> reads a JSON null group as NULL.
+    hs := to_jsonb(p_headers);
+    gs := to_jsonb(p_groups);
     WHILE i < n LOOP
         IF n - i >= 100 THEN
             RETURN QUERY INSERT INTO messages (queue_id, visible_at, expires_at, body, headers, group_key) VALUES
-                (p_queue_id, vis[i + 1], exps[i + 1], p_bodies[i + 1], p_headers[i + 1], p_groups[i + 1]),
-                (p_queue_id, vis[i + 2], exps[i + 2], p_bodies[i + 2], p_headers[i + 2], p_groups[i + 2]),
-                (p_queue_id, vis[i + 3], exps[i + 3], p_bodies[i + 3], p_headers[i + 3], p_groups[i + 3]),
-                (p_queue_id, vis[i + 4], exps[i + 4], p_bodies[i + 4], p_headers[i + 4], p_groups[i + 4]),
-                (p_queue_id, vis[i + 5], exps[i + 5], p_bodies[i + 5], p_headers[i + 5], p_groups[i + 5]),
-                (p_queue_id, vis[i + 6], exps[i + 6], p_bodies[i + 6], p_headers[i + 6], p_groups[i + 6]),
-                (p_queue_id, vis[i + 7], exps[i + 7], p_bodies[i + 7], p_headers[i + 7], p_groups[i + 7]),
-                (p_queue_id, vis[i + 8], exps[i + 8], p_bodies[i + 8], p_headers[i + 8], p_groups[i + 8]),
-                (p_queue_id, vis[i + 9], exps[i + 9], p_bodies[i + 9], p_headers[i + 9], p_groups[i + 9]),
-                (p_queue_id, vis[i + 10], exps[i + 10], p_bodies[i + 10], p_headers[i + 10], p_groups[i + 10]),
-                (p_queue_id, vis[i + 11], exps[i + 11], p_bodies[i + 11], p_headers[i + 11], p_groups[i + 11]),
-                (p_queue_id, vis[i + 12], exps[i + 12], p_bodies[i + 12], p_headers[i + 12], p_groups[i + 12]),
-                (p_queue_id, vis[i + 13], exps[i + 13], p_bodies[i + 13], p_headers[i + 13], p_groups[i + 13]),
-                (p_queue_id, vis[i + 14], exps[i + 14], p_bodies[i + 14], p_headers[i + 14], p_groups[i + 14]),
-                (p_queue_id, vis[i + 15], exps[i + 15], p_bodies[i + 15], p_headers[i + 15], p_groups[i + 15]),
-                (p_queue_id, vis[i + 16], exps[i + 16], p_bodies[i + 16], p_headers[i + 16], p_groups[i + 16]),
-                (p_queue_id, vis[i + 17], exps[i + 17], p_bodies[i + 17], p_headers[i + 17], p_groups[i + 17]),
-                (p_queue_id, vis[i + 18], exps[i + 18], p_bodies[i + 18], p_headers[i + 18], p_groups[i + 18]),
-                (p_queue_id, vis[i + 19], exps[i + 19], p_bodies[i + 19], p_headers[i + 19], p_groups[i + 19]),
-                (p_queue_id, vis[i + 20], exps[i + 20], p_bodies[i + 20], p_headers[i + 20], p_groups[i + 20]),
-                (p_queue_id, vis[i + 21], exps[i + 21], p_bodies[i + 21], p_headers[i + 21], p_groups[i + 21]),
-                (p_queue_id, vis[i + 22], exps[i + 22], p_bodies[i + 22], p_headers[i + 22], p_groups[i + 22]),
-                (p_queue_id, vis[i + 23], exps[i + 23], p_bodies[i + 23], p_headers[i + 23], p_groups[i + 23]),
-                (p_queue_id, vis[i + 24], exps[i + 24], p_bodies[i + 24], p_headers[i + 24], p_groups[i + 24]),
-                (p_queue_id, vis[i + 25], exps[i + 25], p_bodies[i + 25], p_headers[i + 25], p_groups[i + 25]),
-                (p_queue_id, vis[i + 26], exps[i + 26], p_bodies[i + 26], p_headers[i + 26], p_groups[i + 26]),
-                (p_queue_id, vis[i + 27], exps[i + 27], p_bodies[i + 27], p_headers[i + 27], p_groups[i + 27]),
-                (p_queue_id, vis[i + 28], exps[i + 28], p_bodies[i + 28], p_headers[i + 28], p_groups[i + 28]),
-                (p_queue_id, vis[i + 29], exps[i + 29], p_bodies[i + 29], p_headers[i + 29], p_groups[i + 29]),
-                (p_queue_id, vis[i + 30], exps[i + 30], p_bodies[i + 30], p_headers[i + 30], p_groups[i + 30]),
-                (p_queue_id, vis[i + 31], exps[i + 31], p_bodies[i + 31], p_headers[i + 31], p_groups[i + 31]),
-                (p_queue_id, vis[i + 32], exps[i + 32], p_bodies[i + 32], p_headers[i + 32], p_groups[i + 32]),
-                (p_queue_id, vis[i + 33], exps[i + 33], p_bodies[i + 33], p_headers[i + 33], p_groups[i + 33]),
-                (p_queue_id, vis[i + 34], exps[i + 34], p_bodies[i + 34], p_headers[i + 34], p_groups[i + 34]),
-                (p_queue_id, vis[i + 35], exps[i + 35], p_bodies[i + 35], p_headers[i + 35], p_groups[i + 35]),
-                (p_queue_id, vis[i + 36], exps[i + 36], p_bodies[i + 36], p_headers[i + 36], p_groups[i + 36]),
-                (p_queue_id, vis[i + 37], exps[i + 37], p_bodies[i + 37], p_headers[i + 37], p_groups[i + 37]),
-                (p_queue_id, vis[i + 38], exps[i + 38], p_bodies[i + 38], p_headers[i + 38], p_groups[i + 38]),
-                (p_queue_id, vis[i + 39], exps[i + 39], p_bodies[i + 39], p_headers[i + 39], p_groups[i + 39]),
-                (p_queue_id, vis[i + 40], exps[i + 40], p_bodies[i + 40], p_headers[i + 40], p_groups[i + 40]),
-                (p_queue_id, vis[i + 41], exps[i + 41], p_bodies[i + 41], p_headers[i + 41], p_groups[i + 41]),
-                (p_queue_id, vis[i + 42], exps[i + 42], p_bodies[i + 42], p_headers[i + 42], p_groups[i + 42]),
-                (p_queue_id, vis[i + 43], exps[i + 43], p_bodies[i + 43], p_headers[i + 43], p_groups[i + 43]),
-                (p_queue_id, vis[i + 44], exps[i + 44], p_bodies[i + 44], p_headers[i + 44], p_groups[i + 44]),
-                (p_queue_id, vis[i + 45], exps[i + 45], p_bodies[i + 45], p_headers[i + 45], p_groups[i + 45]),
-                (p_queue_id, vis[i + 46], exps[i + 46], p_bodies[i + 46], p_headers[i + 46], p_groups[i + 46]),
-                (p_queue_id, vis[i + 47], exps[i + 47], p_bodies[i + 47], p_headers[i + 47], p_groups[i + 47]),
-                (p_queue_id, vis[i + 48], exps[i + 48], p_bodies[i + 48], p_headers[i + 48], p_groups[i + 48]),
-                (p_queue_id, vis[i + 49], exps[i + 49], p_bodies[i + 49], p_headers[i + 49], p_groups[i + 49]),
-                (p_queue_id, vis[i + 50], exps[i + 50], p_bodies[i + 50], p_headers[i + 50], p_groups[i + 50]),
-                (p_queue_id, vis[i + 51], exps[i + 51], p_bodies[i + 51], p_headers[i + 51], p_groups[i + 51]),
-                (p_queue_id, vis[i + 52], exps[i + 52], p_bodies[i + 52], p_headers[i + 52], p_groups[i + 52]),
-                (p_queue_id, vis[i + 53], exps[i + 53], p_bodies[i + 53], p_headers[i + 53], p_groups[i + 53]),
-                (p_queue_id, vis[i + 54], exps[i + 54], p_bodies[i + 54], p_headers[i + 54], p_groups[i + 54]),
-                (p_queue_id, vis[i + 55], exps[i + 55], p_bodies[i + 55], p_headers[i + 55], p_groups[i + 55]),
-                (p_queue_id, vis[i + 56], exps[i + 56], p_bodies[i + 56], p_headers[i + 56], p_groups[i + 56]),
-                (p_queue_id, vis[i + 57], exps[i + 57], p_bodies[i + 57], p_headers[i + 57], p_groups[i + 57]),
-                (p_queue_id, vis[i + 58], exps[i + 58], p_bodies[i + 58], p_headers[i + 58], p_groups[i + 58]),
-                (p_queue_id, vis[i + 59], exps[i + 59], p_bodies[i + 59], p_headers[i + 59], p_groups[i + 59]),
-                (p_queue_id, vis[i + 60], exps[i + 60], p_bodies[i + 60], p_headers[i + 60], p_groups[i + 60]),
-                (p_queue_id, vis[i + 61], exps[i + 61], p_bodies[i + 61], p_headers[i + 61], p_groups[i + 61]),
-                (p_queue_id, vis[i + 62], exps[i + 62], p_bodies[i + 62], p_headers[i + 62], p_groups[i + 62]),
-                (p_queue_id, vis[i + 63], exps[i + 63], p_bodies[i + 63], p_headers[i + 63], p_groups[i + 63]),
-                (p_queue_id, vis[i + 64], exps[i + 64], p_bodies[i + 64], p_headers[i + 64], p_groups[i + 64]),
-                (p_queue_id, vis[i + 65], exps[i + 65], p_bodies[i + 65], p_headers[i + 65], p_groups[i + 65]),
-                (p_queue_id, vis[i + 66], exps[i + 66], p_bodies[i + 66], p_headers[i + 66], p_groups[i + 66]),
-                (p_queue_id, vis[i + 67], exps[i + 67], p_bodies[i + 67], p_headers[i + 67], p_groups[i + 67]),
-                (p_queue_id, vis[i + 68], exps[i + 68], p_bodies[i + 68], p_headers[i + 68], p_groups[i + 68]),
-                (p_queue_id, vis[i + 69], exps[i + 69], p_bodies[i + 69], p_headers[i + 69], p_groups[i + 69]),
-                (p_queue_id, vis[i + 70], exps[i + 70], p_bodies[i + 70], p_headers[i + 70], p_groups[i + 70]),
-                (p_queue_id, vis[i + 71], exps[i + 71], p_bodies[i + 71], p_headers[i + 71], p_groups[i + 71]),
-                (p_queue_id, vis[i + 72], exps[i + 72], p_bodies[i + 72], p_headers[i + 72], p_groups[i + 72]),
-                (p_queue_id, vis[i + 73], exps[i + 73], p_bodies[i + 73], p_headers[i + 73], p_groups[i + 73]),
-                (p_queue_id, vis[i + 74], exps[i + 74], p_bodies[i + 74], p_headers[i + 74], p_groups[i + 74]),
-                (p_queue_id, vis[i + 75], exps[i + 75], p_bodies[i + 75], p_headers[i + 75], p_groups[i + 75]),
-                (p_queue_id, vis[i + 76], exps[i + 76], p_bodies[i + 76], p_headers[i + 76], p_groups[i + 76]),
-                (p_queue_id, vis[i + 77], exps[i + 77], p_bodies[i + 77], p_headers[i + 77], p_groups[i + 77]),
-                (p_queue_id, vis[i + 78], exps[i + 78], p_bodies[i + 78], p_headers[i + 78], p_groups[i + 78]),
-                (p_queue_id, vis[i + 79], exps[i + 79], p_bodies[i + 79], p_headers[i + 79], p_groups[i + 79]),
-                (p_queue_id, vis[i + 80], exps[i + 80], p_bodies[i + 80], p_headers[i + 80], p_groups[i + 80]),
-                (p_queue_id, vis[i + 81], exps[i + 81], p_bodies[i + 81], p_headers[i + 81], p_groups[i + 81]),
-                (p_queue_id, vis[i + 82], exps[i + 82], p_bodies[i + 82], p_headers[i + 82], p_groups[i + 82]),
-                (p_queue_id, vis[i + 83], exps[i + 83], p_bodies[i + 83], p_headers[i + 83], p_groups[i + 83]),
-                (p_queue_id, vis[i + 84], exps[i + 84], p_bodies[i + 84], p_headers[i + 84], p_groups[i + 84]),
-                (p_queue_id, vis[i + 85], exps[i + 85], p_bodies[i + 85], p_headers[i + 85], p_groups[i + 85]),
-                (p_queue_id, vis[i + 86], exps[i + 86], p_bodies[i + 86], p_headers[i + 86], p_groups[i + 86]),
-                (p_queue_id, vis[i + 87], exps[i + 87], p_bodies[i + 87], p_headers[i + 87], p_groups[i + 87]),
-                (p_queue_id, vis[i + 88], exps[i + 88], p_bodies[i + 88], p_headers[i + 88], p_groups[i + 88]),
-                (p_queue_id, vis[i + 89], exps[i + 89], p_bodies[i + 89], p_headers[i + 89], p_groups[i + 89]),
-                (p_queue_id, vis[i + 90], exps[i + 90], p_bodies[i + 90], p_headers[i + 90], p_groups[i + 90]),
-                (p_queue_id, vis[i + 91], exps[i + 91], p_bodies[i + 91], p_headers[i + 91], p_groups[i + 91]),
-                (p_queue_id, vis[i + 92], exps[i + 92], p_bodies[i + 92], p_headers[i + 92], p_groups[i + 92]),
-                (p_queue_id, vis[i + 93], exps[i + 93], p_bodies[i + 93], p_headers[i + 93], p_groups[i + 93]),
-                (p_queue_id, vis[i + 94], exps[i + 94], p_bodies[i + 94], p_headers[i + 94], p_groups[i + 94]),
-                (p_queue_id, vis[i + 95], exps[i + 95], p_bodies[i + 95], p_headers[i + 95], p_groups[i + 95]),
-                (p_queue_id, vis[i + 96], exps[i + 96], p_bodies[i + 96], p_headers[i + 96], p_groups[i + 96]),
-                (p_queue_id, vis[i + 97], exps[i + 97], p_bodies[i + 97], p_headers[i + 97], p_groups[i + 97]),
-                (p_queue_id, vis[i + 98], exps[i + 98], p_bodies[i + 98], p_headers[i + 98], p_groups[i + 98]),
-                (p_queue_id, vis[i + 99], exps[i + 99], p_bodies[i + 99], p_headers[i + 99], p_groups[i + 99]),
-                (p_queue_id, vis[i + 100], exps[i + 100], p_bodies[i + 100], p_headers[i + 100], p_groups[i + 100])
+                (p_queue_id, t + make_interval(secs => ds[i + 1]), t + make_interval(secs => p_expires_in[i + 1]), bs -> i, nullif(hs -> i, 'null'), gs ->> i),
+                (p_queue_id, t + make_interval(secs => ds[i + 2]), t + make_interval(secs => p_expires_in[i + 2]), bs -> (i + 1), nullif(hs -> (i + 1), 'null'), gs ->> (i + 1)),
+                (p_queue_id, t + make_interval(secs => ds[i + 3]), t + make_interval(secs => p_expires_in[i + 3]), bs -> (i + 2), nullif(hs -> (i + 2), 'null'), gs ->> (i + 2)),
+                (p_queue_id, t + make_interval(secs => ds[i + 4]), t + make_interval(secs => p_expires_in[i + 4]), bs -> (i + 3), nullif(hs -> (i + 3), 'null'), gs ->> (i + 3)),
+                (p_queue_id, t + make_interval(secs => ds[i + 5]), t + make_interval(secs => p_expires_in[i + 5]), bs -> (i + 4), nullif(hs -> (i + 4), 'null'), gs ->> (i + 4)),
+                (p_queue_id, t + make_interval(secs => ds[i + 6]), t + make_interval(secs => p_expires_in[i + 6]), bs -> (i + 5), nullif(hs -> (i + 5), 'null'), gs ->> (i + 5)),
+                (p_queue_id, t + make_interval(secs => ds[i + 7]), t + make_interval(secs => p_expires_in[i + 7]), bs -> (i + 6), nullif(hs -> (i + 6), 'null'), gs ->> (i + 6)),
+                (p_queue_id, t + make_interval(secs => ds[i + 8]), t + make_interval(secs => p_expires_in[i + 8]), bs -> (i + 7), nullif(hs -> (i + 7), 'null'), gs ->> (i + 7)),
+                (p_queue_id, t + make_interval(secs => ds[i + 9]), t + make_interval(secs => p_expires_in[i + 9]), bs -> (i + 8), nullif(hs -> (i + 8), 'null'), gs ->> (i + 8)),
+                (p_queue_id, t + make_interval(secs => ds[i + 10]), t + make_interval(secs => p_expires_in[i + 10]), bs -> (i + 9), nullif(hs -> (i + 9), 'null'), gs ->> (i + 9)),
+                (p_queue_id, t + make_interval(secs => ds[i + 11]), t + make_interval(secs => p_expires_in[i + 11]), bs -> (i + 10), nullif(hs -> (i + 10), 'null'), gs ->> (i + 10)),
+                (p_queue_id, t + make_interval(secs => ds[i + 12]), t + make_interval(secs => p_expires_in[i + 12]), bs -> (i + 11), nullif(hs -> (i + 11), 'null'), gs ->> (i + 11)),
+                (p_queue_id, t + make_interval(secs => ds[i + 13]), t + make_interval(secs => p_expires_in[i + 13]), bs -> (i + 12), nullif(hs -> (i + 12), 'null'), gs ->> (i + 12)),
+                (p_queue_id, t + make_interval(secs => ds[i + 14]), t + make_interval(secs => p_expires_in[i + 14]), bs -> (i + 13), nullif(hs -> (i + 13), 'null'), gs ->> (i + 13)),
+                (p_queue_id, t + make_interval(secs => ds[i + 15]), t + make_interval(secs => p_expires_in[i + 15]), bs -> (i + 14), nullif(hs -> (i + 14), 'null'), gs ->> (i + 14)),
+                (p_queue_id, t + make_interval(secs => ds[i + 16]), t + make_interval(secs => p_expires_in[i + 16]), bs -> (i + 15), nullif(hs -> (i + 15), 'null'), gs ->> (i + 15)),
+                (p_queue_id, t + make_interval(secs => ds[i + 17]), t + make_interval(secs => p_expires_in[i + 17]), bs -> (i + 16), nullif(hs -> (i + 16), 'null'), gs ->> (i + 16)),
+                (p_queue_id, t + make_interval(secs => ds[i + 18]), t + make_interval(secs => p_expires_in[i + 18]), bs -> (i + 17), nullif(hs -> (i + 17), 'null'), gs ->> (i + 17)),
+                (p_queue_id, t + make_interval(secs => ds[i + 19]), t + make_interval(secs => p_expires_in[i + 19]), bs -> (i + 18), nullif(hs -> (i + 18), 'null'), gs ->> (i + 18)),
+                (p_queue_id, t + make_interval(secs => ds[i + 20]), t + make_interval(secs => p_expires_in[i + 20]), bs -> (i + 19), nullif(hs -> (i + 19), 'null'), gs ->> (i + 19)),
+                (p_queue_id, t + make_interval(secs => ds[i + 21]), t + make_interval(secs => p_expires_in[i + 21]), bs -> (i + 20), nullif(hs -> (i + 20), 'null'), gs ->> (i + 20)),
+                (p_queue_id, t + make_interval(secs => ds[i + 22]), t + make_interval(secs => p_expires_in[i + 22]), bs -> (i + 21), nullif(hs -> (i + 21), 'null'), gs ->> (i + 21)),
+                (p_queue_id, t + make_interval(secs => ds[i + 23]), t + make_interval(secs => p_expires_in[i + 23]), bs -> (i + 22), nullif(hs -> (i + 22), 'null'), gs ->> (i + 22)),
+                (p_queue_id, t + make_interval(secs => ds[i + 24]), t + make_interval(secs => p_expires_in[i + 24]), bs -> (i + 23), nullif(hs -> (i + 23), 'null'), gs ->> (i + 23)),
+                (p_queue_id, t + make_interval(secs => ds[i + 25]), t + make_interval(secs => p_expires_in[i + 25]), bs -> (i + 24), nullif(hs -> (i + 24), 'null'), gs ->> (i + 24)),
+                (p_queue_id, t + make_interval(secs => ds[i + 26]), t + make_interval(secs => p_expires_in[i + 26]), bs -> (i + 25), nullif(hs -> (i + 25), 'null'), gs ->> (i + 25)),
+                (p_queue_id, t + make_interval(secs => ds[i + 27]), t + make_interval(secs => p_expires_in[i + 27]), bs -> (i + 26), nullif(hs -> (i + 26), 'null'), gs ->> (i + 26)),
+                (p_queue_id, t + make_interval(secs => ds[i + 28]), t + make_interval(secs => p_expires_in[i + 28]), bs -> (i + 27), nullif(hs -> (i + 27), 'null'), gs ->> (i + 27)),
+                (p_queue_id, t + make_interval(secs => ds[i + 29]), t + make_interval(secs => p_expires_in[i + 29]), bs -> (i + 28), nullif(hs -> (i + 28), 'null'), gs ->> (i + 28)),
+                (p_queue_id, t + make_interval(secs => ds[i + 30]), t + make_interval(secs => p_expires_in[i + 30]), bs -> (i + 29), nullif(hs -> (i + 29), 'null'), gs ->> (i + 29)),
+                (p_queue_id, t + make_interval(secs => ds[i + 31]), t + make_interval(secs => p_expires_in[i + 31]), bs -> (i + 30), nullif(hs -> (i + 30), 'null'), gs ->> (i + 30)),
+                (p_queue_id, t + make_interval(secs => ds[i + 32]), t + make_interval(secs => p_expires_in[i + 32]), bs -> (i + 31), nullif(hs -> (i + 31), 'null'), gs ->> (i + 31)),
+                (p_queue_id, t + make_interval(secs => ds[i + 33]), t + make_interval(secs => p_expires_in[i + 33]), bs -> (i + 32), nullif(hs -> (i + 32), 'null'), gs ->> (i + 32)),
+                (p_queue_id, t + make_interval(secs => ds[i + 34]), t + make_interval(secs => p_expires_in[i + 34]), bs -> (i + 33), nullif(hs -> (i + 33), 'null'), gs ->> (i + 33)),
+                (p_queue_id, t + make_interval(secs => ds[i + 35]), t + make_interval(secs => p_expires_in[i + 35]), bs -> (i + 34), nullif(hs -> (i + 34), 'null'), gs ->> (i + 34)),
+                (p_queue_id, t + make_interval(secs => ds[i + 36]), t + make_interval(secs => p_expires_in[i + 36]), bs -> (i + 35), nullif(hs -> (i + 35), 'null'), gs ->> (i + 35)),
+                (p_queue_id, t + make_interval(secs => ds[i + 37]), t + make_interval(secs => p_expires_in[i + 37]), bs -> (i + 36), nullif(hs -> (i + 36), 'null'), gs ->> (i + 36)),
+                (p_queue_id, t + make_interval(secs => ds[i + 38]), t + make_interval(secs => p_expires_in[i + 38]), bs -> (i + 37), nullif(hs -> (i + 37), 'null'), gs ->> (i + 37)),
+                (p_queue_id, t + make_interval(secs => ds[i + 39]), t + make_interval(secs => p_expires_in[i + 39]), bs -> (i + 38), nullif(hs -> (i + 38), 'null'), gs ->> (i + 38)),
+                (p_queue_id, t + make_interval(secs => ds[i + 40]), t + make_interval(secs => p_expires_in[i + 40]), bs -> (i + 39), nullif(hs -> (i + 39), 'null'), gs ->> (i + 39)),
+                (p_queue_id, t + make_interval(secs => ds[i + 41]), t + make_interval(secs => p_expires_in[i + 41]), bs -> (i + 40), nullif(hs -> (i + 40), 'null'), gs ->> (i + 40)),
+                (p_queue_id, t + make_interval(secs => ds[i + 42]), t + make_interval(secs => p_expires_in[i + 42]), bs -> (i + 41), nullif(hs -> (i + 41), 'null'), gs ->> (i + 41)),
+                (p_queue_id, t + make_interval(secs => ds[i + 43]), t + make_interval(secs => p_expires_in[i + 43]), bs -> (i + 42), nullif(hs -> (i + 42), 'null'), gs ->> (i + 42)),
+                (p_queue_id, t + make_interval(secs => ds[i + 44]), t + make_interval(secs => p_expires_in[i + 44]), bs -> (i + 43), nullif(hs -> (i + 43), 'null'), gs ->> (i + 43)),
+                (p_queue_id, t + make_interval(secs => ds[i + 45]), t + make_interval(secs => p_expires_in[i + 45]), bs -> (i + 44), nullif(hs -> (i + 44), 'null'), gs ->> (i + 44)),
+                (p_queue_id, t + make_interval(secs => ds[i + 46]), t + make_interval(secs => p_expires_in[i + 46]), bs -> (i + 45), nullif(hs -> (i + 45), 'null'), gs ->> (i + 45)),
+                (p_queue_id, t + make_interval(secs => ds[i + 47]), t + make_interval(secs => p_expires_in[i + 47]), bs -> (i + 46), nullif(hs -> (i + 46), 'null'), gs ->> (i + 46)),
+                (p_queue_id, t + make_interval(secs => ds[i + 48]), t + make_interval(secs => p_expires_in[i + 48]), bs -> (i + 47), nullif(hs -> (i + 47), 'null'), gs ->> (i + 47)),
+                (p_queue_id, t + make_interval(secs => ds[i + 49]), t + make_interval(secs => p_expires_in[i + 49]), bs -> (i + 48), nullif(hs -> (i + 48), 'null'), gs ->> (i + 48)),
+                (p_queue_id, t + make_interval(secs => ds[i + 50]), t + make_interval(secs => p_expires_in[i + 50]), bs -> (i + 49), nullif(hs -> (i + 49), 'null'), gs ->> (i + 49)),
+                (p_queue_id, t + make_interval(secs => ds[i + 51]), t + make_interval(secs => p_expires_in[i + 51]), bs -> (i + 50), nullif(hs -> (i + 50), 'null'), gs ->> (i + 50)),
+                (p_queue_id, t + make_interval(secs => ds[i + 52]), t + make_interval(secs => p_expires_in[i + 52]), bs -> (i + 51), nullif(hs -> (i + 51), 'null'), gs ->> (i + 51)),
+                (p_queue_id, t + make_interval(secs => ds[i + 53]), t + make_interval(secs => p_expires_in[i + 53]), bs -> (i + 52), nullif(hs -> (i + 52), 'null'), gs ->> (i + 52)),
+                (p_queue_id, t + make_interval(secs => ds[i + 54]), t + make_interval(secs => p_expires_in[i + 54]), bs -> (i + 53), nullif(hs -> (i + 53), 'null'), gs ->> (i + 53)),
+                (p_queue_id, t + make_interval(secs => ds[i + 55]), t + make_interval(secs => p_expires_in[i + 55]), bs -> (i + 54), nullif(hs -> (i + 54), 'null'), gs ->> (i + 54)),
+                (p_queue_id, t + make_interval(secs => ds[i + 56]), t + make_interval(secs => p_expires_in[i + 56]), bs -> (i + 55), nullif(hs -> (i + 55), 'null'), gs ->> (i + 55)),
+                (p_queue_id, t + make_interval(secs => ds[i + 57]), t + make_interval(secs => p_expires_in[i + 57]), bs -> (i + 56), nullif(hs -> (i + 56), 'null'), gs ->> (i + 56)),
+                (p_queue_id, t + make_interval(secs => ds[i + 58]), t + make_interval(secs => p_expires_in[i + 58]), bs -> (i + 57), nullif(hs -> (i + 57), 'null'), gs ->> (i + 57)),
+                (p_queue_id, t + make_interval(secs => ds[i + 59]), t + make_interval(secs => p_expires_in[i + 59]), bs -> (i + 58), nullif(hs -> (i + 58), 'null'), gs ->> (i + 58)),
+                (p_queue_id, t + make_interval(secs => ds[i + 60]), t + make_interval(secs => p_expires_in[i + 60]), bs -> (i + 59), nullif(hs -> (i + 59), 'null'), gs ->> (i + 59)),
+                (p_queue_id, t + make_interval(secs => ds[i + 61]), t + make_interval(secs => p_expires_in[i + 61]), bs -> (i + 60), nullif(hs -> (i + 60), 'null'), gs ->> (i + 60)),
+                (p_queue_id, t + make_interval(secs => ds[i + 62]), t + make_interval(secs => p_expires_in[i + 62]), bs -> (i + 61), nullif(hs -> (i + 61), 'null'), gs ->> (i + 61)),
+                (p_queue_id, t + make_interval(secs => ds[i + 63]), t + make_interval(secs => p_expires_in[i + 63]), bs -> (i + 62), nullif(hs -> (i + 62), 'null'), gs ->> (i + 62)),
+                (p_queue_id, t + make_interval(secs => ds[i + 64]), t + make_interval(secs => p_expires_in[i + 64]), bs -> (i + 63), nullif(hs -> (i + 63), 'null'), gs ->> (i + 63)),
+                (p_queue_id, t + make_interval(secs => ds[i + 65]), t + make_interval(secs => p_expires_in[i + 65]), bs -> (i + 64), nullif(hs -> (i + 64), 'null'), gs ->> (i + 64)),
+                (p_queue_id, t + make_interval(secs => ds[i + 66]), t + make_interval(secs => p_expires_in[i + 66]), bs -> (i + 65), nullif(hs -> (i + 65), 'null'), gs ->> (i + 65)),
+                (p_queue_id, t + make_interval(secs => ds[i + 67]), t + make_interval(secs => p_expires_in[i + 67]), bs -> (i + 66), nullif(hs -> (i + 66), 'null'), gs ->> (i + 66)),
+                (p_queue_id, t + make_interval(secs => ds[i + 68]), t + make_interval(secs => p_expires_in[i + 68]), bs -> (i + 67), nullif(hs -> (i + 67), 'null'), gs ->> (i + 67)),
+                (p_queue_id, t + make_interval(secs => ds[i + 69]), t + make_interval(secs => p_expires_in[i + 69]), bs -> (i + 68), nullif(hs -> (i + 68), 'null'), gs ->> (i + 68)),
+                (p_queue_id, t + make_interval(secs => ds[i + 70]), t + make_interval(secs => p_expires_in[i + 70]), bs -> (i + 69), nullif(hs -> (i + 69), 'null'), gs ->> (i + 69)),
+                (p_queue_id, t + make_interval(secs => ds[i + 71]), t + make_interval(secs => p_expires_in[i + 71]), bs -> (i + 70), nullif(hs -> (i + 70), 'null'), gs ->> (i + 70)),
+                (p_queue_id, t + make_interval(secs => ds[i + 72]), t + make_interval(secs => p_expires_in[i + 72]), bs -> (i + 71), nullif(hs -> (i + 71), 'null'), gs ->> (i + 71)),
+                (p_queue_id, t + make_interval(secs => ds[i + 73]), t + make_interval(secs => p_expires_in[i + 73]), bs -> (i + 72), nullif(hs -> (i + 72), 'null'), gs ->> (i + 72)),
+                (p_queue_id, t + make_interval(secs => ds[i + 74]), t + make_interval(secs => p_expires_in[i + 74]), bs -> (i + 73), nullif(hs -> (i + 73), 'null'), gs ->> (i + 73)),
+                (p_queue_id, t + make_interval(secs => ds[i + 75]), t + make_interval(secs => p_expires_in[i + 75]), bs -> (i + 74), nullif(hs -> (i + 74), 'null'), gs ->> (i + 74)),
+                (p_queue_id, t + make_interval(secs => ds[i + 76]), t + make_interval(secs => p_expires_in[i + 76]), bs -> (i + 75), nullif(hs -> (i + 75), 'null'), gs ->> (i + 75)),
+                (p_queue_id, t + make_interval(secs => ds[i + 77]), t + make_interval(secs => p_expires_in[i + 77]), bs -> (i + 76), nullif(hs -> (i + 76), 'null'), gs ->> (i + 76)),
+                (p_queue_id, t + make_interval(secs => ds[i + 78]), t + make_interval(secs => p_expires_in[i + 78]), bs -> (i + 77), nullif(hs -> (i + 77), 'null'), gs ->> (i + 77)),
+                (p_queue_id, t + make_interval(secs => ds[i + 79]), t + make_interval(secs => p_expires_in[i + 79]), bs -> (i + 78), nullif(hs -> (i + 78), 'null'), gs ->> (i + 78)),
+                (p_queue_id, t + make_interval(secs => ds[i + 80]), t + make_interval(secs => p_expires_in[i + 80]), bs -> (i + 79), nullif(hs -> (i + 79), 'null'), gs ->> (i + 79)),
+                (p_queue_id, t + make_interval(secs => ds[i + 81]), t + make_interval(secs => p_expires_in[i + 81]), bs -> (i + 80), nullif(hs -> (i + 80), 'null'), gs ->> (i + 80)),
+                (p_queue_id, t + make_interval(secs => ds[i + 82]), t + make_interval(secs => p_expires_in[i + 82]), bs -> (i + 81), nullif(hs -> (i + 81), 'null'), gs ->> (i + 81)),
+                (p_queue_id, t + make_interval(secs => ds[i + 83]), t + make_interval(secs => p_expires_in[i + 83]), bs -> (i + 82), nullif(hs -> (i + 82), 'null'), gs ->> (i + 82)),
+                (p_queue_id, t + make_interval(secs => ds[i + 84]), t + make_interval(secs => p_expires_in[i + 84]), bs -> (i + 83), nullif(hs -> (i + 83), 'null'), gs ->> (i + 83)),
+                (p_queue_id, t + make_interval(secs => ds[i + 85]), t + make_interval(secs => p_expires_in[i + 85]), bs -> (i + 84), nullif(hs -> (i + 84), 'null'), gs ->> (i + 84)),
+                (p_queue_id, t + make_interval(secs => ds[i + 86]), t + make_interval(secs => p_expires_in[i + 86]), bs -> (i + 85), nullif(hs -> (i + 85), 'null'), gs ->> (i + 85)),
+                (p_queue_id, t + make_interval(secs => ds[i + 87]), t + make_interval(secs => p_expires_in[i + 87]), bs -> (i + 86), nullif(hs -> (i + 86), 'null'), gs ->> (i + 86)),
+                (p_queue_id, t + make_interval(secs => ds[i + 88]), t + make_interval(secs => p_expires_in[i + 88]), bs -> (i + 87), nullif(hs -> (i + 87), 'null'), gs ->> (i + 87)),
+                (p_queue_id, t + make_interval(secs => ds[i + 89]), t + make_interval(secs => p_expires_in[i + 89]), bs -> (i + 88), nullif(hs -> (i + 88), 'null'), gs ->> (i + 88)),
+                (p_queue_id, t + make_interval(secs => ds[i + 90]), t + make_interval(secs => p_expires_in[i + 90]), bs -> (i + 89), nullif(hs -> (i + 89), 'null'), gs ->> (i + 89)),
+                (p_queue_id, t + make_interval(secs => ds[i + 91]), t + make_interval(secs => p_expires_in[i + 91]), bs -> (i + 90), nullif(hs -> (i + 90), 'null'), gs ->> (i + 90)),
+                (p_queue_id, t + make_interval(secs => ds[i + 92]), t + make_interval(secs => p_expires_in[i + 92]), bs -> (i + 91), nullif(hs -> (i + 91), 'null'), gs ->> (i + 91)),
+                (p_queue_id, t + make_interval(secs => ds[i + 93]), t + make_interval(secs => p_expires_in[i + 93]), bs -> (i + 92), nullif(hs -> (i + 92), 'null'), gs ->> (i + 92)),
+                (p_queue_id, t + make_interval(secs => ds[i + 94]), t + make_interval(secs => p_expires_in[i + 94]), bs -> (i + 93), nullif(hs -> (i + 93), 'null'), gs ->> (i + 93)),
+                (p_queue_id, t + make_interval(secs => ds[i + 95]), t + make_interval(secs => p_expires_in[i + 95]), bs -> (i + 94), nullif(hs -> (i + 94), 'null'), gs ->> (i + 94)),
+                (p_queue_id, t + make_interval(secs => ds[i + 96]), t + make_interval(secs => p_expires_in[i + 96]), bs -> (i + 95), nullif(hs -> (i + 95), 'null'), gs ->> (i + 95)),
+                (p_queue_id, t + make_interval(secs => ds[i + 97]), t + make_interval(secs => p_expires_in[i + 97]), bs -> (i + 96), nullif(hs -> (i + 96), 'null'), gs ->> (i + 96)),
+                (p_queue_id, t + make_interval(secs => ds[i + 98]), t + make_interval(secs => p_expires_in[i + 98]), bs -> (i + 97), nullif(hs -> (i + 97), 'null'), gs ->> (i + 97)),
+                (p_queue_id, t + make_interval(secs => ds[i + 99]), t + make_interval(secs => p_expires_in[i + 99]), bs -> (i + 98), nullif(hs -> (i + 98), 'null'), gs ->> (i + 98)),
+                (p_queue_id, t + make_interval(secs => ds[i + 100]), t + make_interval(secs => p_expires_in[i + 100]), bs -> (i + 99), nullif(hs -> (i + 99), 'null'), gs ->> (i + 99))
             RETURNING sequence;
             i := i + 100;
         ELSIF n - i >= 10 THEN
             RETURN QUERY INSERT INTO messages (queue_id, visible_at, expires_at, body, headers, group_key) VALUES
-                (p_queue_id, vis[i + 1], exps[i + 1], p_bodies[i + 1], p_headers[i + 1], p_groups[i + 1]),
-                (p_queue_id, vis[i + 2], exps[i + 2], p_bodies[i + 2], p_headers[i + 2], p_groups[i + 2]),
-                (p_queue_id, vis[i + 3], exps[i + 3], p_bodies[i + 3], p_headers[i + 3], p_groups[i + 3]),
-                (p_queue_id, vis[i + 4], exps[i + 4], p_bodies[i + 4], p_headers[i + 4], p_groups[i + 4]),
-                (p_queue_id, vis[i + 5], exps[i + 5], p_bodies[i + 5], p_headers[i + 5], p_groups[i + 5]),
-                (p_queue_id, vis[i + 6], exps[i + 6], p_bodies[i + 6], p_headers[i + 6], p_groups[i + 6]),
-                (p_queue_id, vis[i + 7], exps[i + 7], p_bodies[i + 7], p_headers[i + 7], p_groups[i + 7]),
-                (p_queue_id, vis[i + 8], exps[i + 8], p_bodies[i + 8], p_headers[i + 8], p_groups[i + 8]),
-                (p_queue_id, vis[i + 9], exps[i + 9], p_bodies[i + 9], p_headers[i + 9], p_groups[i + 9]),
-                (p_queue_id, vis[i + 10], exps[i + 10], p_bodies[i + 10], p_headers[i + 10], p_groups[i + 10])
+                (p_queue_id, t + make_interval(secs => ds[i + 1]), t + make_interval(secs => p_expires_in[i + 1]), bs -> i, nullif(hs -> i, 'null'), gs ->> i),
+                (p_queue_id, t + make_interval(secs => ds[i + 2]), t + make_interval(secs => p_expires_in[i + 2]), bs -> (i + 1), nullif(hs -> (i + 1), 'null'), gs ->> (i + 1)),
+                (p_queue_id, t + make_interval(secs => ds[i + 3]), t + make_interval(secs => p_expires_in[i + 3]), bs -> (i + 2), nullif(hs -> (i + 2), 'null'), gs ->> (i + 2)),
+                (p_queue_id, t + make_interval(secs => ds[i + 4]), t + make_interval(secs => p_expires_in[i + 4]), bs -> (i + 3), nullif(hs -> (i + 3), 'null'), gs ->> (i + 3)),
+                (p_queue_id, t + make_interval(secs => ds[i + 5]), t + make_interval(secs => p_expires_in[i + 5]), bs -> (i + 4), nullif(hs -> (i + 4), 'null'), gs ->> (i + 4)),
+                (p_queue_id, t + make_interval(secs => ds[i + 6]), t + make_interval(secs => p_expires_in[i + 6]), bs -> (i + 5), nullif(hs -> (i + 5), 'null'), gs ->> (i + 5)),
+                (p_queue_id, t + make_interval(secs => ds[i + 7]), t + make_interval(secs => p_expires_in[i + 7]), bs -> (i + 6), nullif(hs -> (i + 6), 'null'), gs ->> (i + 6)),
+                (p_queue_id, t + make_interval(secs => ds[i + 8]), t + make_interval(secs => p_expires_in[i + 8]), bs -> (i + 7), nullif(hs -> (i + 7), 'null'), gs ->> (i + 7)),
+                (p_queue_id, t + make_interval(secs => ds[i + 9]), t + make_interval(secs => p_expires_in[i + 9]), bs -> (i + 8), nullif(hs -> (i + 8), 'null'), gs ->> (i + 8)),
+                (p_queue_id, t + make_interval(secs => ds[i + 10]), t + make_interval(secs => p_expires_in[i + 10]), bs -> (i + 9), nullif(hs -> (i + 9), 'null'), gs ->> (i + 9))
             RETURNING sequence;
             i := i + 10;
         ELSIF n - i >= 5 THEN
             RETURN QUERY INSERT INTO messages (queue_id, visible_at, expires_at, body, headers, group_key) VALUES
-                (p_queue_id, vis[i + 1], exps[i + 1], p_bodies[i + 1], p_headers[i + 1], p_groups[i + 1]),
-                (p_queue_id, vis[i + 2], exps[i + 2], p_bodies[i + 2], p_headers[i + 2], p_groups[i + 2]),
-                (p_queue_id, vis[i + 3], exps[i + 3], p_bodies[i + 3], p_headers[i + 3], p_groups[i + 3]),
-                (p_queue_id, vis[i + 4], exps[i + 4], p_bodies[i + 4], p_headers[i + 4], p_groups[i + 4]),
-                (p_queue_id, vis[i + 5], exps[i + 5], p_bodies[i + 5], p_headers[i + 5], p_groups[i + 5])
+                (p_queue_id, t + make_interval(secs => ds[i + 1]), t + make_interval(secs => p_expires_in[i + 1]), bs -> i, nullif(hs -> i, 'null'), gs ->> i),
+                (p_queue_id, t + make_interval(secs => ds[i + 2]), t + make_interval(secs => p_expires_in[i + 2]), bs -> (i + 1), nullif(hs -> (i + 1), 'null'), gs ->> (i + 1)),
+                (p_queue_id, t + make_interval(secs => ds[i + 3]), t + make_interval(secs => p_expires_in[i + 3]), bs -> (i + 2), nullif(hs -> (i + 2), 'null'), gs ->> (i + 2)),
+                (p_queue_id, t + make_interval(secs => ds[i + 4]), t + make_interval(secs => p_expires_in[i + 4]), bs -> (i + 3), nullif(hs -> (i + 3), 'null'), gs ->> (i + 3)),
+                (p_queue_id, t + make_interval(secs => ds[i + 5]), t + make_interval(secs => p_expires_in[i + 5]), bs -> (i + 4), nullif(hs -> (i + 4), 'null'), gs ->> (i + 4))
             RETURNING sequence;
             i := i + 5;
         ELSIF n - i >= 2 THEN
             RETURN QUERY INSERT INTO messages (queue_id, visible_at, expires_at, body, headers, group_key) VALUES
-                (p_queue_id, vis[i + 1], exps[i + 1], p_bodies[i + 1], p_headers[i + 1], p_groups[i + 1]),
-                (p_queue_id, vis[i + 2], exps[i + 2], p_bodies[i + 2], p_headers[i + 2], p_groups[i + 2])
+                (p_queue_id, t + make_interval(secs => ds[i + 1]), t + make_interval(secs => p_expires_in[i + 1]), bs -> i, nullif(hs -> i, 'null'), gs ->> i),
+                (p_queue_id, t + make_interval(secs => ds[i + 2]), t + make_interval(secs => p_expires_in[i + 2]), bs -> (i + 1), nullif(hs -> (i + 1), 'null'), gs ->> (i + 1))
             RETURNING sequence;
             i := i + 2;
         ELSE
             RETURN QUERY INSERT INTO messages (queue_id, visible_at, expires_at, body, headers, group_key) VALUES
-                (p_queue_id, vis[i + 1], exps[i + 1], p_bodies[i + 1], p_headers[i + 1], p_groups[i + 1])
+                (p_queue_id, t + make_interval(secs => ds[i + 1]), t + make_interval(secs => p_expires_in[i + 1]), bs -> i, nullif(hs -> i, 'null'), gs ->> i)
             RETURNING sequence;
             i := i + 1;
         END IF;
