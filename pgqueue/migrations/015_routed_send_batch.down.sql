@@ -1,6 +1,6 @@
 -- Back to 014: queue_send_batch with its INSERT from unnest, the full
--- path as send_batch_full (008's body), and the wrappers through queue_id()
--- and account_send_batch.
+-- path as send_batch_full (008's body), and the wrappers through
+-- queue_id() and account_send_batch.
 
 -- 008's account_send_batch, kept by 012 as the full path.
 CREATE FUNCTION send_batch_full(p_account text, p_queue text, p_bodies jsonb[], p_delay_seconds integer DEFAULT 0,
