@@ -1,5 +1,5 @@
--- send_batch as an INSERT that Citus routes to the queue's shard, and a
--- cheaper send_batch on plain Postgres (issues #19 and #18).
+-- send_batch as an INSERT that Citus routes to the queue's shard (issues
+-- #19 and #18).
 --
 -- Until 014, queue_send_batch inserted a batch with one
 -- `INSERT ... SELECT ... FROM unnest(p_bodies)`. Citus plans an
@@ -41,9 +41,9 @@
 -- One body for every batch. 014 handed batches with per-message options
 -- (headers, delays, expiry, groups, dedup keys) to send_batch_full (008's
 -- body, by queue name, with its own INSERT from unnest). queue_send_batch
--- now takes them itself: 008's checks in 008's order, each message's
--- visibility and expiry computed in one statement, then the same chunked
--- INSERTs with six columns; a batch with dedup keys goes message by
+-- now takes them itself: 008's checks in 008's order, then the same
+-- chunked INSERTs with six columns, each row's visibility and expiry
+-- computed in the row; a batch with dedup keys goes message by
 -- message through queue_send (by id, where 008 went through account_send
 -- by name), in order, so a key repeated inside the batch returns the first
 -- sequence. send_batch_full is dropped.
