@@ -28,7 +28,7 @@ func migrateSluice(ctx context.Context, pool *pgxpool.Pool, schema string, onCit
 		return err
 	}
 	if onCitus {
-		return citus.Distribute(ctx, pool, schema)
+		return citus.Distribute(ctx, pool, schema, pgqueue.Migrations, functions.Migrations, triggers.Migrations)
 	}
 	return nil
 }

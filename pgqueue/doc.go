@@ -177,9 +177,14 @@
 // round trip, one transaction, all or nothing. Its settling statements are
 // exact (a lease no longer current fails the whole batch with
 // ErrStaleReceipt), so a caller can record what it did in the same batch.
-// The trigger engine settles each function invocation this way, with the
-// messages the function emitted and the invocation record. AckTx, NackTx,
-// FailTx, SendTx, SendBatchTx and PublishTx run in a caller's transaction.
+// The trigger engine settles an invocation that emitted messages this way,
+// with its sends and the invocation record. Client.SettleByID instead runs
+// one statement of the caller's keyed by the queue's id (a SQL function
+// settling through queue_ack, queue_nack and queue_fail, exact, plus the
+// caller's own writes): on Citus it is delegated to the queue's worker and
+// commits there alone; the engine settles invocations without emits so
+// (triggers' settle_invocations). AckTx, NackTx, FailTx, SendTx,
+// SendBatchTx and PublishTx run in a caller's transaction.
 //
 // Per-minute statistics. Client.MinuteStats reads, per queue and minute,
 // the messages sent, acknowledged and moved to the DLQ and a sample of the

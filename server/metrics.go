@@ -52,9 +52,11 @@ type metrics struct {
 
 	mu sync.Mutex // serializes refreshes
 	// invFloor: every invocation with a smaller or equal log_seq has been
-	// counted; invSeen: the log_seqs above it counted so far.
+	// counted; invSeen: the ids of those above it counted so far, with
+	// their log_seq (records written on two nodes in the same microsecond
+	// may share a log_seq, never an id; migration 007 of triggers).
 	invFloor int64
-	invSeen  map[int64]struct{}
+	invSeen  map[int64]int64
 	depthAt  time.Time
 	depth    []pgqueue.QueueStats // replaced whole, read under mu
 
@@ -88,7 +90,7 @@ var (
 )
 
 func newMetrics(a *api) *metrics {
-	m := &metrics{a: a, reg: prometheus.NewRegistry(), invSeen: map[int64]struct{}{},
+	m := &metrics{a: a, reg: prometheus.NewRegistry(), invSeen: map[int64]int64{},
 		perAccount: a.s.cfg.MetricsSeriesPerAccount, admitted: map[string]map[string]struct{}{}}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_http_requests_total",
 		Help: "HTTP API requests by route and status code."}, []string{"route", "code"})
@@ -152,8 +154,8 @@ func (m *metrics) refresh(ctx context.Context) error {
 		}
 		for _, v := range invs {
 			after = v.Seq
-			if _, dup := m.invSeen[v.Seq]; !dup {
-				m.invSeen[v.Seq] = struct{}{}
+			if _, dup := m.invSeen[v.ID]; !dup {
+				m.invSeen[v.ID] = v.Seq
 				fn := m.label("function", v.Account, v.Function)
 				m.invs.WithLabelValues(v.Account, fn, v.Outcome).Inc()
 				// The exemplar names the invocation by its one id (shown
@@ -175,8 +177,8 @@ func (m *metrics) refresh(ctx context.Context) error {
 		}
 	}
 	m.invFloor = floor
-	for id := range m.invSeen {
-		if id <= floor {
+	for id, seq := range m.invSeen {
+		if seq <= floor {
 			delete(m.invSeen, id)
 		}
 	}

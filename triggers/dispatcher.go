@@ -406,22 +406,33 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 }
 
 // settle carries out a plan of a batch that ran, with the emits that go
-// out and the invocation record, in one transaction (Engine.commit). It
-// fills in the record's counts. When a lease turned out no longer current
-// (the lease expired and the message was redelivered; the exact batch
-// fails with ErrStaleReceipt), it settles what it still can in an
-// explicit transaction instead (settleTx).
+// out and the invocation record, in one transaction: without emits one
+// call by the queue's id (commitByID), with them a pgqueue.Batch
+// (Engine.commit). It fills in the record's counts. When a lease turned
+// out no longer current (the lease expired and the message was
+// redelivered; the exact settlement fails with ErrStaleReceipt), it
+// settles what it still can in an explicit transaction instead
+// (settleTx).
 func (d *dispatcher) settle(ctx context.Context, b queueBatch, rules settleRules, p settlePlan, res runtime.Result, rec *invocationRecord) error {
 	emits := selectEmits(res, succeeded(res))
 	rec.count(p)
-	fail := func(msg string) func(*pgqueue.Batch) {
-		res = failBatch(res, msg)
-		p = planSettlement(rules, b, res, nil)
-		rec.setResult(res)
-		rec.count(p)
-		return d.queueSettlement(p)
+	var err error
+	if len(emits) == 0 {
+		// The common case: one call, on the queue's worker on Citus.
+		rec.emitted, rec.emits = 0, nil
+		err = d.commitByID(ctx, p, []*invocationRecord{rec})
+	} else {
+		// Emits go to other queues (on Citus, other shards): a pgqueue.Batch,
+		// one transaction that the coordinator runs.
+		fail := func(msg string) func(*pgqueue.Batch) {
+			res = failBatch(res, msg)
+			p = planSettlement(rules, b, res, nil)
+			rec.setResult(res)
+			rec.count(p)
+			return d.queueSettlement(p)
+		}
+		err = d.e.commitOrRefuse(ctx, d.queueSettlement(p), emits, rec, fail)
 	}
-	err := d.e.commitOrRefuse(ctx, d.queueSettlement(p), emits, rec, fail)
 	if errors.Is(err, pgqueue.ErrStaleReceipt) {
 		err = d.settleTx(ctx, b, rules, p, res, rec)
 	}

@@ -15,11 +15,19 @@ import (
 func (e *env) insertInvocation(account string, triggerID *int64, outcome string, startedAt time.Time, durationMS float64) int64 {
 	e.t.Helper()
 	var id int64
+	name := "invoke"
+	if triggerID != nil {
+		if err := e.pool.QueryRow(e.t.Context(), fmt.Sprintf(`SELECT name FROM %s.triggers WHERE id = $1`,
+			pgx.Identifier{e.schema}.Sanitize()), *triggerID).Scan(&name); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	// The trigger's name read first: on Citus the log takes no subquery in
+	// an INSERT's VALUES.
 	err := e.pool.QueryRow(e.t.Context(), fmt.Sprintf(`INSERT INTO %[1]s.invocations (account, function, version, trigger_id,
 		trigger_type, source, batch_size, started_at, duration_ms, outcome, error, message_ids, stderr, trigger)
-		VALUES ($1, 'worker', 2, $2, 'queue', 'jobs', 1, $3, $4, $5, nullif($5, 'success'), '{7}', 'log line',
-		        coalesce((SELECT name FROM %[1]s.triggers WHERE id = $2), 'invoke'))
-		RETURNING id`, pgx.Identifier{e.schema}.Sanitize()), account, triggerID, startedAt, durationMS, outcome).Scan(&id)
+		VALUES ($1, 'worker', 2, $2, 'queue', 'jobs', 1, $3, $4, $5, nullif($5, 'success'), '{7}', 'log line', $6)
+		RETURNING id`, pgx.Identifier{e.schema}.Sanitize()), account, triggerID, startedAt, durationMS, outcome, name).Scan(&id)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -111,20 +119,22 @@ func TestInvocationLogAfter(t *testing.T) {
 	if err != nil || len(got) != 3 {
 		t.Fatalf("After: %+v %v", got, err)
 	}
+	// The log position is the time the record was written (migration 007).
+	seq := func(id int64) int64 { return e.scalar(`SELECT log_seq FROM {{schema}}.invocations WHERE id = $1`, id) }
 	want := []triggers.InvocationSummary{
-		{Seq: old, ID: old, Account: acct, Function: "worker", Outcome: "success", DurationMS: 250, Settled: true},
-		{Seq: other, ID: other, Account: "000000000077", Function: "worker", Outcome: "failure", DurationMS: 5, Settled: true},
-		{Seq: recent, ID: recent, Account: acct, Function: "worker", Outcome: "failure", DurationMS: 5, Settled: false},
+		{Seq: seq(old), ID: old, Account: acct, Function: "worker", Outcome: "success", DurationMS: 250, Settled: true},
+		{Seq: seq(other), ID: other, Account: "000000000077", Function: "worker", Outcome: "failure", DurationMS: 5, Settled: true},
+		{Seq: seq(recent), ID: recent, Account: acct, Function: "worker", Outcome: "failure", DurationMS: 5, Settled: false},
 	}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("After[%d] = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if got, err := log.After(ctx, old, 1, 30*time.Second); err != nil || len(got) != 1 || got[0].Seq != other {
-		t.Fatalf("After(%d, 1) = %+v %v", old, got, err)
+	if got, err := log.After(ctx, seq(old), 1, 30*time.Second); err != nil || len(got) != 1 || got[0].Seq != seq(other) {
+		t.Fatalf("After(%d, 1) = %+v %v", seq(old), got, err)
 	}
-	if got, err := log.After(ctx, recent, 10, 30*time.Second); err != nil || len(got) != 0 {
+	if got, err := log.After(ctx, seq(recent), 10, 30*time.Second); err != nil || len(got) != 0 {
 		t.Fatalf("After(last) = %+v %v", got, err)
 	}
 }

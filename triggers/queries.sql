@@ -83,11 +83,16 @@ SELECT nextval(s.seq)
 -- noted what they sent in the transaction-local setting named $26
 -- (pgqueue.SentSetting): the k-th emit to a queue gets the k-th sequence of
 -- that queue's send, the k-th topic emit the copies of the k-th publish.
+-- INSERT ... SELECT, not VALUES: Citus takes no subquery in the VALUES of
+-- an INSERT into a distributed table (the log on Citus); it evaluates the
+-- SELECT where the statement runs (here) and routes the row to its shard.
 INSERT INTO {{schema}}.invocations (id, account, function, version, trigger_id, trigger_type, source,
     batch_size, started_at, duration_ms, outcome, failure_kind, error, acked, retried, dead, emitted,
     message_ids, stderr, http_requests, http_errors, http_bytes_sent, http_bytes_received, trigger, emitted_messages)
 OVERRIDING SYSTEM VALUE
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, (
+SELECT $1::bigint, $2::text, $3::text, $4::int, $5::bigint, $6::text, $7::text, $8::int, $9::timestamptz,
+       $10::float8, $11::text, $12::text, $13::text, $14::int, $15::int, $16::int, $17::int, $18::bigint[],
+       $19::text, $20::int, $21::int, $22::bigint, $23::bigint, $24::text, (
     SELECT jsonb_agg(CASE WHEN x.e ? 'topic'
                THEN x.e || jsonb_build_object('copies', st.topics -> (x.k - 1)::int -> 'copies')
                ELSE x.e || jsonb_build_object('sequence', (SELECT n -> 'sequences' -> (x.k - 1)::int
@@ -98,27 +103,18 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
               FROM jsonb_array_elements($25::jsonb) WITH ORDINALITY AS t(e, i)) x,
            (SELECT coalesce(nullif(current_setting($26, true), ''), '[]')::jsonb AS notes) s0,
            LATERAL (SELECT coalesce(jsonb_agg(u.n ORDER BY u.j), '[]'::jsonb) AS topics
-                      FROM jsonb_array_elements(s0.notes) WITH ORDINALITY AS u(n, j) WHERE u.n ? 'topic') st))
+                      FROM jsonb_array_elements(s0.notes) WITH ORDINALITY AS u(n, j) WHERE u.n ? 'topic') st)
 
--- name: insert_invocations
--- The records of several invocations of one queue trigger, without emits,
--- in one statement: what the settler commits for the batches it settles
--- together. $1-$7 are what they share; $8-$23 hold one element per record
--- (message_ids as array literals such as '{1,2}': a bigint[][] would have
--- to be rectangular).
-INSERT INTO {{schema}}.invocations (id, account, function, version, trigger_id, trigger_type, source,
-    batch_size, started_at, duration_ms, outcome, failure_kind, error, acked, retried, dead, emitted,
-    message_ids, stderr, http_requests, http_errors, http_bytes_sent, http_bytes_received, trigger)
-OVERRIDING SYSTEM VALUE
-SELECT r.id, $1, $2, $3, $4, $5, $6, r.batch_size, r.started_at, r.duration_ms, r.outcome, r.failure_kind,
-       r.error, r.acked, r.retried, r.dead, 0, r.message_ids::bigint[], r.stderr, r.http_requests,
-       r.http_errors, r.http_bytes_sent, r.http_bytes_received, $7
-  FROM unnest($8::bigint[], $9::int[], $10::timestamptz[], $11::float8[], $12::text[], $13::text[],
-              $14::text[], $15::int[], $16::int[], $17::int[], $18::text[], $19::text[], $20::int[],
-              $21::int[], $22::bigint[], $23::bigint[])
-       AS r(id, batch_size, started_at, duration_ms, outcome, failure_kind, error, acked, retried, dead,
-            message_ids, stderr, http_requests, http_errors, http_bytes_sent, http_bytes_received)
- ORDER BY r.id
+-- name: settle_invocations
+-- A settlement of a queue trigger's batches without emits and their
+-- records, in one call by the queue's id (migration 007;
+-- pgqueue.Client.SettleByID gives $1-$14). $15-$20 are what the records
+-- share; $21-$36 hold one element per record (message_ids as array
+-- literals such as '{1,2}': a bigint[][] would have to be rectangular).
+SELECT {{schema}}.settle_invocations($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+       $18, $19, $20, $21::bigint[], $22::int[], $23::timestamptz[], $24::float8[], $25::text[], $26::text[],
+       $27::text[], $28::int[], $29::int[], $30::int[], $31::text[], $32::text[], $33::int[], $34::int[],
+       $35::bigint[], $36::bigint[])
 
 -- name: list_invocations
 -- Newest first by id (ids are taken as invocations start, so before_id
@@ -166,8 +162,10 @@ SELECT i.id, i.account, i.function, i.version, i.trigger_id, i.trigger, i.trigge
 -- name: log_seq_since
 -- Where a follower that wants the account's invocations started at or
 -- after $2 starts: before the first record of them written.
-SELECT coalesce(min(log_seq) - 1, (SELECT coalesce(max(log_seq), 0) FROM {{schema}}.invocations))
-  FROM {{schema}}.invocations WHERE account = $1 AND started_at >= $2
+-- (Two subqueries, not one in the other's target list: Citus plans each
+-- on its own over the distributed log, and refuses the nested form.)
+SELECT coalesce((SELECT min(log_seq) - 1 FROM {{schema}}.invocations WHERE account = $1 AND started_at >= $2),
+                (SELECT coalesce(max(log_seq), 0) FROM {{schema}}.invocations))
 
 -- name: last_log_seq
 -- Where a follower that wants only new records starts.

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/runtime"
 )
 
@@ -54,8 +53,8 @@ func (d *dispatcher) settler() {
 // settleTogether commits settlements: those that send emits each in its
 // own transaction (settle: what a send emitted is noted in one
 // transaction-local setting for its record), the others together, each
-// with its own invocation record, in one transaction. When that
-// transaction is refused (a lease no longer current fails it whole with
+// with its own invocation record, in one transaction (commitTogether).
+// When that transaction is refused (a lease no longer current fails it whole with
 // ErrStaleReceipt), each is settled on its own instead, so a refused
 // settlement does not take the others down with it.
 func (d *dispatcher) settleTogether(group []*settlement) {
@@ -86,38 +85,45 @@ func (d *dispatcher) settleTogether(group []*settlement) {
 	}
 }
 
-// commitTogether commits settlements without emits in one transaction: one
-// statement per kind of settling for all of them, and each one's record.
+// commitTogether commits settlements without emits in one transaction:
+// their plans merged and each one's record, in one call (commitByID).
 func (d *dispatcher) commitTogether(ctx context.Context, group []*settlement) error {
-	var acks []pgqueue.Ack
-	var retries []pgqueue.Nack
-	var fails []pgqueue.Failure
-	for _, s := range group {
-		acks = append(acks, s.plan.acks...)
-		retries = append(retries, s.plan.retries...)
-		fails = append(fails, s.plan.fails...)
-	}
-	b := d.e.cfg.Queue.NewBatch()
-	d.queueSettlement(settlePlan{acks: acks, retries: retries, fails: fails})(b)
-	for _, s := range group {
+	var p settlePlan
+	recs := make([]*invocationRecord, len(group))
+	for i, s := range group {
+		p.acks = append(p.acks, s.plan.acks...)
+		p.retries = append(p.retries, s.plan.retries...)
+		p.fails = append(p.fails, s.plan.fails...)
 		s.rec.count(s.plan)
 		s.rec.emitted, s.rec.emits = 0, nil
+		recs[i] = &s.rec
 	}
-	b.Queue(d.e.q.Get("insert_invocations"), recordsArgs(group)...)
-	return b.Run(ctx, d.e.cfg.Pool)
+	return d.commitByID(ctx, p, recs)
 }
 
-// recordsArgs returns insert_invocations' arguments for the records of
-// group, settlements of one trigger.
-func recordsArgs(group []*settlement) []any {
-	n := len(group)
+// commitByID commits plan p, a settlement of the trigger's queue without
+// emits, and the invocation records recs, whose counts are set, as one
+// statement: settle_invocations (migration 007), called by the queue's id
+// through pgqueue.Client.SettleByID. On Citus that call is delegated to
+// the worker holding the queue's shard, where the invocation log of the
+// queue is too (triggers/citus.sql), and commits there alone. Like the
+// batch it replaces, it takes effect whole or not at all: a lease no
+// longer current fails it with pgqueue.ErrStaleReceipt.
+func (d *dispatcher) commitByID(ctx context.Context, p settlePlan, recs []*invocationRecord) error {
+	return d.e.cfg.Queue.SettleByID(ctx, d.a.Account, d.a.Queue, p.acks, p.retries, p.fails,
+		d.e.q.Get("settle_invocations"), recordsArgs(recs)...)
+}
+
+// recordsArgs returns settle_invocations' arguments for records recs of
+// one queue trigger, after those of the settlement.
+func recordsArgs(recs []*invocationRecord) []any {
+	n := len(recs)
 	ids, sizes, started, durations := make([]int64, n), make([]int, n), make([]time.Time, n), make([]float64, n)
 	outcomes, kinds, errs, stderrs := make([]string, n), make([]*string, n), make([]*string, n), make([]*string, n)
 	acked, retried, dead, messageIDs := make([]int, n), make([]int, n), make([]int, n), make([]string, n)
 	requests, httpErrors, sent, received := make([]int, n), make([]int, n), make([]int64, n), make([]int64, n)
 	var list []byte
-	for i, s := range group {
-		r := &s.rec
+	for i, r := range recs {
 		ids[i], sizes[i], started[i], durations[i], outcomes[i] = r.id, r.batchSize, r.startedAt, r.durationMS(), r.outcome
 		stderrs[i], kinds[i], errs[i] = r.texts()
 		acked[i], retried[i], dead[i] = r.acked, r.retried, r.dead
@@ -131,8 +137,8 @@ func recordsArgs(group []*settlement) []any {
 		messageIDs[i] = string(append(list, '}'))
 		requests[i], httpErrors[i], sent[i], received[i] = r.host.HTTPRequests, r.host.HTTPErrors, r.host.HTTPBytesSent, r.host.HTTPBytesReceived
 	}
-	r := &group[0].rec
-	return []any{r.account, r.function, r.version, nullIfZero(r.triggerID), r.triggerType, r.source, r.trigger,
+	r := recs[0]
+	return []any{r.function, r.version, nullIfZero(r.triggerID), r.triggerType, r.source, r.trigger,
 		ids, sizes, started, durations, outcomes, kinds, errs, acked, retried, dead, messageIDs, stderrs,
 		requests, httpErrors, sent, received}
 }

@@ -190,4 +190,10 @@ func TestSettleTogether(t *testing.T) {
 	if n := scalar(`SELECT sum(acked) FROM %s.invocations`); n != 4 {
 		t.Fatalf("acked in the log: %d, want 4 (exactly what was deleted)", n)
 	}
+	// The records settle_invocations wrote are keyed by the queue's id (on
+	// Citus: on its shard); the one the stale lease sent through the
+	// explicit transaction (settleTx) by 0.
+	if n := scalar(`SELECT count(*) FROM %[1]s.invocations i JOIN %[1]s.queues q ON q.id = i.queue_id WHERE q.name = 'work'`); n != 3 {
+		t.Fatalf("records keyed by the queue's id: %d, want 3", n)
+	}
 }

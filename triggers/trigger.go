@@ -19,9 +19,18 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
+//go:embed citus.sql
+var citusSQL string
+
 // Migrations is the triggers' migration line; apply it after
-// pgqueue.Migrations and functions.Migrations.
-var Migrations = migrate.NewLine("triggers", migrationFiles, "migrations")
+// pgqueue.Migrations and functions.Migrations. Its Citus step (citus.sql)
+// distributes the invocation log with the queues' messages, so that a
+// batch's settlement and its record commit on one worker.
+var Migrations = func() migrate.Line {
+	l := migrate.NewLine("triggers", migrationFiles, "migrations")
+	l.Citus = citusSQL
+	return l
+}()
 
 //go:embed queries.sql
 var queriesSQL string

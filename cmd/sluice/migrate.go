@@ -17,12 +17,12 @@ import (
 
 // runMigrate applies every pending migration to DATABASE_URL. It is
 // idempotent and safe to run from several processes at once. With --citus
-// it then distributes the queue tables on the Citus cluster DATABASE_URL
-// names (its coordinator); see docs/scale-out.md.
+// it then distributes the queue tables and the invocation log on the Citus
+// cluster DATABASE_URL names (its coordinator); see docs/scale-out.md.
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("migrate", stderr)
 	schema := fs.String("schema", pgqueue.DefaultSchema, "schema to migrate")
-	onCitus := fs.Bool("citus", false, "then distribute the queue tables on the Citus cluster whose coordinator DATABASE_URL names (idempotent)")
+	onCitus := fs.Bool("citus", false, "then distribute the queue tables and the invocation log on the Citus cluster whose coordinator DATABASE_URL names (idempotent)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: sluice migrate [--schema sluice] [--citus]")
 		fmt.Fprintln(stderr, "Applies the database migrations to the database named by DATABASE_URL.")
@@ -51,7 +51,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if *onCitus {
-		if err := citus.Distribute(ctx, pool, *schema); err != nil {
+		if err := citus.Distribute(ctx, pool, *schema, migrations.All...); err != nil {
 			return err
 		}
 	}
@@ -69,7 +69,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, " %s %d", l, versions[l])
 	}
 	if *onCitus {
-		fmt.Fprint(stdout, "; queue tables distributed on Citus")
+		fmt.Fprint(stdout, "; queue tables and invocation log distributed on Citus")
 	}
 	fmt.Fprintln(stdout)
 	return nil

@@ -73,7 +73,8 @@ const CitusEnvVar = "SLUICE_TEST_CITUS"
 // Schema creates a uniquely named schema, applies lines to it, and drops it
 // (with everything in it) when the test ends. It returns the shared pool
 // and the schema name. With SLUICE_TEST_CITUS=1 and the pgqueue line among
-// lines, it then distributes the queue tables on Citus.
+// lines, it then distributes the queue tables on Citus, and those of the
+// other lines with a Citus step.
 func Schema(t testing.TB, lines ...migrate.Line) (*pgxpool.Pool, string) {
 	t.Helper()
 	p := Pool(t)
@@ -92,7 +93,7 @@ func Schema(t testing.TB, lines ...migrate.Line) (*pgxpool.Pool, string) {
 		t.Fatalf("pgtest: migrate schema %s: %v", schema, err)
 	}
 	if os.Getenv(CitusEnvVar) == "1" && slices.ContainsFunc(lines, func(l migrate.Line) bool { return l.Name == "pgqueue" }) {
-		if err := citus.Distribute(ctx, p, schema); err != nil {
+		if err := citus.Distribute(ctx, p, schema, lines...); err != nil {
 			t.Fatalf("pgtest: %s=1: %v", CitusEnvVar, err)
 		}
 	}

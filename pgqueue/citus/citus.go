@@ -15,6 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/pgqueue/migrate"
 )
 
 //go:embed distribute.sql
@@ -34,10 +36,12 @@ func Installed(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
 }
 
 // Distribute distributes the tables of schema, already migrated, on the
-// Citus cluster whose coordinator pool connects to. It is idempotent: a
-// table already distributed is left as it is. It fails with
-// [ErrNotInstalled] when the database has no citus extension.
-func Distribute(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+// Citus cluster whose coordinator pool connects to: the queue tables
+// (distribute.sql), then those of each of lines that has a Citus step
+// (migrate.Line.Citus, e.g. package triggers' invocation log), in order.
+// It is idempotent: a table already distributed is left as it is. It fails
+// with [ErrNotInstalled] when the database has no citus extension.
+func Distribute(ctx context.Context, pool *pgxpool.Pool, schema string, lines ...migrate.Line) error {
 	ok, err := Installed(ctx, pool)
 	if err != nil {
 		return err
@@ -63,6 +67,14 @@ func Distribute(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	}
 	if _, err := conn.Exec(ctx, distributeSQL); err != nil {
 		return fmt.Errorf("citus: distribute schema %s: %w", schema, err)
+	}
+	for _, l := range lines {
+		if l.Citus == "" {
+			continue
+		}
+		if _, err := conn.Exec(ctx, l.Citus); err != nil {
+			return fmt.Errorf("citus: distribute schema %s: the %s line's tables: %w", schema, l.Name, err)
+		}
 	}
 	return nil
 }

@@ -35,6 +35,11 @@ type Line struct {
 	Name string
 	// FS holds the NNN_name.up.sql and NNN_name.down.sql files at its root.
 	FS fs.FS
+	// Citus, when not empty, is SQL that distributes the line's tables on
+	// a Citus cluster: pgqueue/citus.Distribute runs it on the coordinator
+	// after the queue tables are distributed, with search_path set to the
+	// schema. It must be idempotent (each step skipped when done).
+	Citus string
 }
 
 // NewLine returns the line name whose files are in folder dir of files,
