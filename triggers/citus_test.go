@@ -83,6 +83,21 @@ func (e *env) workerOf(id int64) (string, uint16) {
 	return host, port
 }
 
+// queueOnAnotherWorker creates queues named dlq-0, dlq-1, ... until one
+// lands on a worker other than the one at port, and returns its name.
+func (e *env) queueOnAnotherWorker(port uint16) string {
+	e.t.Helper()
+	for i := range 40 {
+		name := fmt.Sprintf("dlq-%d", i)
+		e.createQueue(name, pgqueue.Settings{})
+		if _, p := e.workerOf(e.queueID(name)); p != port {
+			return name
+		}
+	}
+	e.t.Fatal("no queue landed on the other worker in 40 tries")
+	return ""
+}
+
 // onShards returns the commands among shipped that the coordinator ran on
 // a shard of the queue tables or of the invocation log itself, instead of
 // shipping a function call; but for the engine's pruning of old records
@@ -205,17 +220,7 @@ func TestSettlementWithDeadLetterQueueOnOtherWorker(t *testing.T) {
 	e.createQueue("jobs", pgqueue.Settings{})
 	jobs := e.queueID("jobs")
 	host, port := e.workerOf(jobs)
-	dlq := ""
-	for i := 0; dlq == "" && i < 40; i++ {
-		name := fmt.Sprintf("dlq-%d", i)
-		e.createQueue(name, pgqueue.Settings{})
-		if _, p := e.workerOf(e.queueID(name)); p != port {
-			dlq = name
-		}
-	}
-	if dlq == "" {
-		t.Fatal("no queue landed on the other worker in 40 tries")
-	}
+	dlq := e.queueOnAnotherWorker(port)
 	s := pgqueue.DefaultSettings()
 	s.DeadLetterQueue = dlq
 	if _, err := e.queue.UpdateQueue(ctx, acct, "jobs", s); err != nil {
@@ -344,17 +349,7 @@ func TestEngineRetriesAndDeadLettersAcrossWorkers(t *testing.T) {
 	e.createQueue("jobs", pgqueue.Settings{})
 	jobs := e.queueID("jobs")
 	_, port := e.workerOf(jobs)
-	dlq := ""
-	for i := 0; dlq == "" && i < 40; i++ {
-		name := fmt.Sprintf("dlq-%d", i)
-		e.createQueue(name, pgqueue.Settings{})
-		if _, p := e.workerOf(e.queueID(name)); p != port {
-			dlq = name
-		}
-	}
-	if dlq == "" {
-		t.Fatal("no queue landed on the other worker in 40 tries")
-	}
+	dlq := e.queueOnAnotherWorker(port)
 	s := pgqueue.DefaultSettings()
 	s.DeadLetterQueue, s.MaxReceiveCount = dlq, 2
 	if _, err := e.queue.UpdateQueue(ctx, acct, "jobs", s); err != nil {
