@@ -13,15 +13,14 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/functions"
+	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/pgqueue/citus"
 	"github.com/sluicehq/sluice/triggers"
@@ -39,27 +38,7 @@ func requireCitus(t *testing.T) {
 // take, which returns the commands logged since its last call.
 func (e *env) loggedPool() (*pgxpool.Pool, func() []string) {
 	e.t.Helper()
-	cfg := e.pool.Config()
-	cfg.ConnConfig.RuntimeParams["citus.log_remote_commands"] = "on"
-	var mu sync.Mutex
-	var log []string
-	cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		log = append(log, n.Message)
-		mu.Unlock()
-	}
-	p, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(p.Close)
-	return p, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		out := log
-		log = nil
-		return out
-	}
+	return pgtest.RemoteCommands(e.t, e.pool)
 }
 
 func (e *env) queueID(name string) int64 {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sluicehq/sluice/pgqueue/citus"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
@@ -98,4 +99,33 @@ func Schema(t testing.TB, lines ...migrate.Line) (*pgxpool.Pool, string) {
 		}
 	}
 	return p, schema
+}
+
+// RemoteCommands returns a pool on pool's database whose sessions log the
+// commands Citus sends to other nodes (citus.log_remote_commands), and
+// take, which returns the commands logged since its last call. The pool is
+// closed when the test ends.
+func RemoteCommands(t testing.TB, pool *pgxpool.Pool) (logged *pgxpool.Pool, take func() []string) {
+	t.Helper()
+	cfg := pool.Config()
+	cfg.ConnConfig.RuntimeParams["citus.log_remote_commands"] = "on"
+	var mu sync.Mutex
+	var log []string
+	cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		log = append(log, n.Message)
+		mu.Unlock()
+	}
+	logged, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(logged.Close)
+	return logged, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := log
+		log = nil
+		return out
+	}
 }

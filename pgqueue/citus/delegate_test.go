@@ -6,12 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/pgqueue"
 )
@@ -26,20 +23,7 @@ import (
 func TestHotPathRunsOnTheWorkers(t *testing.T) {
 	pool, schema := pgtest.Schema(t, pgqueue.Migrations)
 	ctx := context.Background()
-	cfg := pool.Config()
-	cfg.ConnConfig.RuntimeParams["citus.log_remote_commands"] = "on"
-	var mu sync.Mutex
-	var log []string
-	cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		log = append(log, n.Message)
-		mu.Unlock()
-	}
-	logged, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logged.Close()
+	logged, take := pgtest.RemoteCommands(t, pool)
 	c, err := pgqueue.New(logged, pgqueue.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
@@ -51,13 +35,6 @@ func TestHotPathRunsOnTheWorkers(t *testing.T) {
 	var id int64
 	if err := logged.QueryRow(ctx, "SELECT "+schema+".queue_id($1, 'q')", acct).Scan(&id); err != nil {
 		t.Fatal(err)
-	}
-	take := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		out := log
-		log = nil
-		return out
 	}
 	// delegated checks that the coordinator shipped a call of fn and no
 	// statement on a shard of messages.
