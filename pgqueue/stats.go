@@ -75,6 +75,11 @@ type minuteCounts struct {
 	on atomic.Bool
 	mu sync.Mutex
 	m  map[countKey]sendsAcks
+	// flushing is held by a flush from taking the counts until they are
+	// stored (or put back), so that a flush returns only once every count
+	// taken before it is stored: RecordStats called while the sweeper's
+	// own flush is under way waits for it.
+	flushing sync.Mutex
 }
 
 type countKey struct {
@@ -128,6 +133,8 @@ func (mc *minuteCounts) putBack(m map[countKey]sendsAcks) {
 // statement. Counts of queues deleted since are dropped; on failure they
 // are kept for the next flush.
 func (c *Client) flushCounts(ctx context.Context) error {
+	c.counts.flushing.Lock()
+	defer c.counts.flushing.Unlock()
 	m := c.counts.take()
 	if len(m) == 0 {
 		return nil
