@@ -24,11 +24,12 @@ const account = pgqueue.DefaultAccount
 // migrateSluice applies Sluice's migrations to schema and, onCitus,
 // distributes its tables (what `sluice migrate --citus` does).
 func migrateSluice(ctx context.Context, pool *pgxpool.Pool, schema string, onCitus bool) error {
-	if err := migrate.Up(ctx, pool, schema, pgqueue.Migrations, functions.Migrations, triggers.Migrations); err != nil {
+	lines := []migrate.Line{pgqueue.Migrations, functions.Migrations, triggers.Migrations}
+	if err := migrate.Up(ctx, pool, schema, lines...); err != nil {
 		return err
 	}
 	if onCitus {
-		return citus.Distribute(ctx, pool, schema, pgqueue.Migrations, functions.Migrations, triggers.Migrations)
+		return citus.Distribute(ctx, pool, schema, lines...)
 	}
 	return nil
 }
