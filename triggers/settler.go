@@ -159,7 +159,7 @@ func (d *dispatcher) settled(s *settlement) {
 	a, rec := d.a, &s.rec
 	if d.e.cfg.OnBatch != nil {
 		d.e.cfg.OnBatch(BatchEvent{Account: a.Account, Trigger: a.Name, Queue: a.Queue, Function: a.Function,
-			Version: a.version, Started: rec.startedAt, Duration: s.res.Duration, Outcome: rec.outcome,
+			Version: a.version, Started: rec.startedAt, Duration: s.res.Duration, Startup: s.res.Startup, Outcome: rec.outcome,
 			Acked: rec.acked, Retried: rec.retried, Dead: rec.dead, Emitted: rec.emitted, CreatedAt: s.b.created})
 	}
 	ev := d.log.Debug()
