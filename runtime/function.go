@@ -97,6 +97,13 @@ var inputPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &
 // output limit: its invocations then run with the long-running guests, on
 // all but one of the process's cores, from their start (Stats.Confined).
 // Healthy functions are confined only until their first batch completes.
+//
+// Once a batch of a command module succeeds, and its function is not
+// confined, the function's next instance is started ahead of its batch:
+// it instantiates and runs the guest up to its first read of stdin, first
+// output or first host call, and waits there for the next Invoke, which
+// so skips instantiation and the language runtime's start
+// (Result.Startup). A started instance holds one of PoolSize instances.
 func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("invoke %s v%d invocation %s: %w", f.cfg.Name, f.cfg.Version, inv.ID, err)
