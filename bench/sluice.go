@@ -125,7 +125,7 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool
 			}
 			lat := make([]time.Duration, len(ev.CreatedAt))
 			for i, created := range ev.CreatedAt {
-				lat[i] = ev.Started.Sub(created)
+				lat[i] = ev.Started.Add(ev.Startup).Sub(created)
 			}
 			pr.observe(0, lat...)
 		},

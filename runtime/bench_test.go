@@ -106,6 +106,34 @@ func BenchmarkInvoke(b *testing.B) {
 	}
 }
 
+// BenchmarkCommandPaced runs the noop command on batches of 1 and 10 with
+// a pause between invocations, as a trigger at a modest rate does: each
+// batch finds its instance started ahead (see Function.Invoke). ns/op is
+// one Invoke; startup-µs is Result.Startup, the part of it before the
+// guest read its batch.
+func BenchmarkCommandPaced(b *testing.B) {
+	for _, n := range []int{1, 10} {
+		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
+			rt := benchRuntime(b, benchCacheDir(b))
+			f := benchLoad(b, rt, "noop", wasmbuild.Command, FunctionConfig{PoolSize: 1})
+			inv := smallBatch(n)
+			ctx := context.Background()
+			var startup time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				time.Sleep(5 * time.Millisecond) // the pause, in which the next instance starts
+				b.StartTimer()
+				res, err := f.Invoke(ctx, inv)
+				if err != nil || res.Failure != nil {
+					b.Fatal(err, res.Failure)
+				}
+				startup += res.Startup
+			}
+			b.ReportMetric(float64(startup.Microseconds())/float64(b.N), "startup-µs")
+		})
+	}
+}
+
 // BenchmarkReactorUnguarded is BenchmarkInvoke/reactor/batch=100 without
 // the entry checks of package guard, to show what they cost.
 func BenchmarkReactorUnguarded(b *testing.B) {

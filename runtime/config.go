@@ -58,7 +58,8 @@ type FunctionConfig struct {
 	// MemoryMiB caps the module's linear memory.
 	MemoryMiB int
 	// Timeout caps the wall-clock time of one batch, instantiation
-	// included.
+	// included (except for a command instance started ahead of its batch,
+	// see Function.Invoke: its start is bounded by Timeout on its own).
 	Timeout time.Duration
 	// MaxStdoutBytes caps a batch's output; more fails the batch.
 	MaxStdoutBytes int

@@ -33,6 +33,11 @@ type Function struct {
 	// memory or output limit (Unix nanoseconds, 0 if never). See confined.
 	completed atomic.Bool
 	overranAt atomic.Int64
+	// started holds command instances started ahead of their batch, each
+	// with its slot (see startedCommand); nil for reactors.
+	started      chan *startedCommand
+	noStartAhead atomic.Bool  // set once a started instance ended unused
+	waiting      atomic.Int32 // started instances waiting for their batch
 
 	mu     sync.Mutex
 	closed bool
@@ -50,7 +55,8 @@ func (f *Function) Config() FunctionConfig { return f.cfg }
 type Stats struct {
 	// Instances are alive (running a batch or idle in the pool).
 	Instances int
-	// Idle instances wait in the pool (reactors only).
+	// Idle instances wait for a batch: reactors in the pool, commands
+	// started ahead of their batch.
 	Idle int
 	// MemoryBytes is the host memory backing the linear memories of the
 	// function's instances.
@@ -68,7 +74,7 @@ func (f *Function) Stats() Stats {
 	st := Stats{MemoryBytes: f.mem.live.Load(), MaxInstanceMemoryBytes: f.mem.peak.Load(), Confined: f.confined(time.Now())}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	st.Instances, st.Idle = f.live, len(f.idle)
+	st.Instances, st.Idle = f.live, len(f.idle)+int(f.waiting.Load())
 	return st
 }
 
@@ -91,6 +97,13 @@ var inputPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &
 // output limit: its invocations then run with the long-running guests, on
 // all but one of the process's cores, from their start (Stats.Confined).
 // Healthy functions are confined only until their first batch completes.
+//
+// Once a batch of a command module succeeds, and its function is not
+// confined, the function's next instance is started ahead of its batch:
+// it instantiates and runs the guest up to its first read of stdin, first
+// output or first host call, and waits there for the next Invoke, which
+// so skips instantiation and the language runtime's start
+// (Result.Startup). A started instance holds one of PoolSize instances.
 func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("invoke %s v%d invocation %s: %w", f.cfg.Name, f.cfg.Version, inv.ID, err)
@@ -107,20 +120,38 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 			inputPool.Put(bufp)
 		}
 	}()
-	select {
-	case f.slots <- struct{}{}:
-	case <-f.closing:
-		return Result{}, fmt.Errorf("invoke %s v%d invocation %s: %w", f.cfg.Name, f.cfg.Version, inv.ID, ErrClosed)
-	case <-ctx.Done():
-		return Result{}, fmt.Errorf("invoke %s v%d invocation %s: waiting for an instance: %w", f.cfg.Name, f.cfg.Version, inv.ID, ctx.Err())
+	// Take a slot: a free one, or the one of a command instance started
+	// ahead (f.started is nil for reactors).
+	ahead := f.takeStarted()
+	if ahead == nil {
+		select {
+		case f.slots <- struct{}{}:
+		case ahead = <-f.started:
+		case <-f.closing:
+			return Result{}, fmt.Errorf("invoke %s v%d invocation %s: %w", f.cfg.Name, f.cfg.Version, inv.ID, ErrClosed)
+		case <-ctx.Done():
+			return Result{}, fmt.Errorf("invoke %s v%d invocation %s: waiting for an instance: %w", f.cfg.Name, f.cfg.Version, inv.ID, ctx.Err())
+		}
 	}
-	defer func() { <-f.slots }()
+	passSlot := false // to the next instance started ahead
+	defer func() {
+		if !passSlot {
+			<-f.slots
+		}
+	}()
+	start := time.Now()
+	if ahead != nil && f.confined(start) {
+		ahead.discard() // a confined batch starts in a long slot
+		ahead = nil
+	}
 	if !f.rt.enter() {
+		if ahead != nil {
+			ahead.discard()
+		}
 		return Result{}, fmt.Errorf("invoke %s v%d invocation %s: %w", f.cfg.Name, f.cfg.Version, inv.ID, ErrClosed)
 	}
 	defer f.rt.running.Done()
 
-	start := time.Now()
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := context.AfterFunc(f.rt.base, func() { cancel(errRuntimeClosed) })
@@ -158,7 +189,7 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	case f.confined(start) && !iio.takeLongSlot():
 		runErr = context.Cause(tctx) // timed out waiting for its turn
 	case f.kind == Command:
-		inst, out, runErr = f.runCommand(hctx, iio, input)
+		inst, out, runErr = f.runCommand(hctx, iio, hc, input, ahead)
 	default:
 		inst, out, runErr = f.runReactor(hctx, iio, input)
 	}
@@ -172,11 +203,17 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	case failure.Kind.overran():
 		f.overranAt.Store(time.Now().UnixNano())
 	}
-	if f.kind == Reactor && inst != nil {
+	switch {
+	case f.kind == Reactor && inst != nil:
 		inst.io = nil
 		f.putInstance(inst, failure == nil)
+	case f.kind == Command && failure == nil && !f.confined(time.Now()):
+		passSlot = f.startAhead()
 	}
 	res := Result{Duration: time.Since(start), Stderr: iio.stderr.finish(), Host: hc.stats}
+	if !iio.begun.IsZero() {
+		res.Startup = iio.begun.Sub(start)
+	}
 	if failure == nil {
 		res.Messages, res.Emits, failure = outcomes(&inv, out)
 	}
@@ -190,8 +227,18 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	return res, nil
 }
 
-// runCommand runs a fresh instance of a command module on input.
-func (f *Function) runCommand(ctx context.Context, iio *invocationIO, input []byte) (*instance, []byte, error) {
+// runCommand runs input through the instance started ahead, if any, else
+// through a fresh instance of the command module.
+func (f *Function) runCommand(ctx context.Context, iio *invocationIO, hc *hostCalls, input []byte, ahead *startedCommand) (*instance, []byte, error) {
+	if ahead != nil {
+		ran, err := ahead.run(ctx, iio, hc, input)
+		if ran {
+			return ahead.inst, iio.stdout, err
+		}
+		if ctx.Err() == nil && !f.noStartAhead.Swap(true) {
+			f.log.Warn().Msg("an instance started ahead ended before it read its batch; the function's batches now start their instance when they arrive")
+		}
+	}
 	inst := f.newInstance(iio, false)
 	f.mu.Lock()
 	f.live++
@@ -201,8 +248,10 @@ func (f *Function) runCommand(ctx context.Context, iio *invocationIO, input []by
 		f.live--
 		f.mu.Unlock()
 	}()
+	stdin := &batchInput{io: iio}
+	stdin.Reset(input)
 	mod, err := f.code.wr.InstantiateModule(f.memoryContext(ctx, inst), f.code.cm, f.modCfg.
-		WithStdin(bytes.NewReader(input)).
+		WithStdin(stdin).
 		WithStdout(stdoutWriter{inst}).
 		WithStderr(stderrWriter{inst}).
 		WithNanosleep(inst.sleep).
@@ -221,6 +270,7 @@ func (f *Function) runReactor(ctx context.Context, iio *invocationIO, input []by
 		return inst, nil, err
 	}
 	inst.io = iio
+	iio.begun = time.Now()
 	stack := inst.stack[:]
 	stack[0] = uint64(len(input))
 	if err := inst.alloc.CallWithStack(ctx, stack); err != nil {
@@ -267,6 +317,7 @@ func (f *Function) Close(ctx context.Context) error {
 	close(f.closing)
 	f.mu.Unlock()
 	f.closeInstances(ctx)
+	f.discardStarted()
 	for range cap(f.slots) {
 		select {
 		case f.slots <- struct{}{}:

@@ -55,7 +55,7 @@ type HostStats struct {
 }
 
 // hostKey carries an invocation's *hostCalls in the context of its calls
-// into the guest.
+// into the guest, or the *startedCommand that will get one.
 type hostKey struct{}
 
 // hostCalls is the state of one invocation's host calls. The guest is
@@ -67,9 +67,17 @@ type hostCalls struct {
 	stats  HostStats
 }
 
+// callsOf returns the invocation's host call state; an instance started
+// ahead (see startedCommand) first waits for its batch.
 func callsOf(ctx context.Context) *hostCalls {
-	hc, _ := ctx.Value(hostKey{}).(*hostCalls)
-	return hc
+	switch v := ctx.Value(hostKey{}).(type) {
+	case *hostCalls:
+		return v
+	case *startedCommand:
+		v.await()
+		return v.hc
+	}
+	return nil
 }
 
 // fail sets the result buffer to the message and returns errno.

@@ -22,6 +22,7 @@ type invocationIO struct {
 	// Long-running invocations share the runtime's long slots (see
 	// instance.yield); started is when this one began.
 	started time.Time
+	begun   time.Time // when the guest first read its batch
 	long    chan struct{}
 	holding bool   // holds one of the long slots
 	lowered bool   // and runs on a thread of lowered priority
@@ -45,6 +46,20 @@ func (io *invocationIO) writeStdout(p []byte) (int, error) {
 	}
 	io.stdout = append(io.stdout, p...)
 	return len(p), nil
+}
+
+// batchInput is a command's stdin: its batch. It notes when the guest
+// first reads it.
+type batchInput struct {
+	bytes.Reader
+	io *invocationIO
+}
+
+func (b *batchInput) Read(p []byte) (int, error) {
+	if b.io.begun.IsZero() {
+		b.io.begun = time.Now()
+	}
+	return b.Reader.Read(p)
 }
 
 // stderrSink captures a function's stderr up to a limit and logs every
@@ -166,6 +181,7 @@ type (
 )
 
 func (w stderrWriter) Write(p []byte) (int, error) {
+	w.inst.await()
 	if io := w.inst.io; io != nil {
 		return io.stderr.Write(p)
 	}
@@ -173,6 +189,7 @@ func (w stderrWriter) Write(p []byte) (int, error) {
 }
 
 func (w stdoutWriter) Write(p []byte) (int, error) {
+	w.inst.await()
 	io := w.inst.io
 	if io == nil {
 		return len(p), nil

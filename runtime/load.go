@@ -85,6 +85,9 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte, cfg FunctionConfig) (*F
 		slots:    make(chan struct{}, cfg.PoolSize),
 		closing:  make(chan struct{}),
 	}
+	if kind == Command {
+		f.started = make(chan *startedCommand, cfg.PoolSize)
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()

@@ -15,8 +15,17 @@ type instance struct {
 	alloc   api.Function
 	handle  api.Function
 	stack   [2]uint64
-	io      *invocationIO // the current invocation's, nil between batches
-	yields  uint32        // sched_yield calls, counted to take turns
+	io      *invocationIO   // the current invocation's, nil between batches
+	yields  uint32          // sched_yield calls, counted to take turns
+	ahead   *startedCommand // set when started ahead of its batch
+}
+
+// await waits, in an instance started ahead, for its batch (see
+// startedCommand.await); other instances have theirs.
+func (in *instance) await() {
+	if in.ahead != nil {
+		in.ahead.await()
+	}
 }
 
 // newInstance returns an instance not yet started, for iio, whose linear

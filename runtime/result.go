@@ -104,6 +104,13 @@ type Result struct {
 	// Duration is the wall-clock time of the invocation, from taking an
 	// instance to reading its output.
 	Duration time.Duration
+	// Startup is the part of Duration before the guest first read its
+	// batch: waiting for a long slot (a confined function), instantiation
+	// and _initialize for a new reactor instance, instantiation and the
+	// language runtime's start for a fresh command instance; next to
+	// nothing for a pooled reactor or a command started ahead (see
+	// Function.Invoke). Zero if the guest never read its batch.
+	Startup time.Duration
 	// Stderr is what the function wrote to stderr, capped at the function's
 	// MaxStderrBytes (a marker line notes any dropped bytes).
 	Stderr []byte

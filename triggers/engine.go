@@ -62,13 +62,18 @@ type BatchEvent struct {
 	// Started is when the function was invoked (process clock).
 	Started  time.Time
 	Duration time.Duration
+	// Startup is the part of Duration before the function first read its
+	// batch (runtime.Result.Startup): Started plus Startup is when the
+	// function began on the batch.
+	Startup time.Duration
 	// Outcome is success, partial_failure or failure.
 	Outcome              string
 	Acked, Retried, Dead int
 	// Emitted counts the messages the batch emitted (sent or published).
 	Emitted int
 	// CreatedAt holds each message's send time (database clock), so
-	// Started minus it is the message's send-to-function latency.
+	// Started plus Startup minus it is the message's send-to-function
+	// latency.
 	CreatedAt []time.Time
 }
 

@@ -159,7 +159,7 @@ func (d *dispatcher) settled(s *settlement) {
 	a, rec := d.a, &s.rec
 	if d.e.cfg.OnBatch != nil {
 		d.e.cfg.OnBatch(BatchEvent{Account: a.Account, Trigger: a.Name, Queue: a.Queue, Function: a.Function,
-			Version: a.version, Started: rec.startedAt, Duration: s.res.Duration, Outcome: rec.outcome,
+			Version: a.version, Started: rec.startedAt, Duration: s.res.Duration, Startup: s.res.Startup, Outcome: rec.outcome,
 			Acked: rec.acked, Retried: rec.retried, Dead: rec.dead, Emitted: rec.emitted, CreatedAt: s.b.created})
 	}
 	ev := d.log.Debug()
@@ -167,5 +167,6 @@ func (d *dispatcher) settled(s *settlement) {
 		ev = d.log.Warn().Str("error", rec.err)
 	}
 	ev.Str("invocation", strconv.FormatInt(rec.id, 10)).Int("batch", len(s.b.msgs)).Int("acked", rec.acked).Int("retried", rec.retried).
-		Int("dead", rec.dead).Int("emitted", rec.emitted).Float64("duration_ms", float64(s.res.Duration.Microseconds())/1000).Msg(rec.outcome)
+		Int("dead", rec.dead).Int("emitted", rec.emitted).Float64("duration_ms", float64(s.res.Duration.Microseconds())/1000).
+		Float64("startup_ms", float64(s.res.Startup.Microseconds())/1000).Msg(rec.outcome)
 }

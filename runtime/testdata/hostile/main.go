@@ -2,8 +2,9 @@
 // reliability suite. The first message's body picks what it does:
 // {"do": "ack" | "loop" | "sleep" | "membomb" | "recurse" | "stdout" |
 // "stderr" | "badjson" | "unknown" | "exit" | "panic" | "trap" |
-// "bigresult" | "env" | "nanny"}; "exit" takes an optional "code" (the
-// status, as an int32). Build it with internal/wasmbuild as
+// "bigresult" | "env" | "nanny" | "started"}; "exit" takes an optional
+// "code" (the status, as an int32); "started" fails the message with
+// "started=N", N the Unix nanoseconds the program started at. Build it with internal/wasmbuild as
 // "runtime/testdata/hostile", in either mode.
 package main
 
@@ -20,6 +21,9 @@ import (
 )
 
 var sink [][]byte
+
+// startedAt is read when the Go runtime starts the program, before main.
+var startedAt = time.Now()
 
 //go:noinline
 func recurse(n int) int {
@@ -87,6 +91,8 @@ func main() {
 				res.Retry(b.Messages[0].ID, 0, long)
 			}
 			return res
+		case "started":
+			return sdk.Permanent(b.Messages[0].ID, fmt.Errorf("started=%d", startedAt.UnixNano()))
 		case "env":
 			_, ferr := os.ReadFile("/etc/hostname")
 			entries, derr := os.ReadDir("/")
