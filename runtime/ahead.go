@@ -13,7 +13,8 @@ import (
 // A command instance pays for instantiation and for its language runtime's
 // start (the Go runtime's, here about two thirds of a small batch's time)
 // before it reads its batch. After a batch of a function that is not
-// confined (see Function.Invoke) succeeds, the slot it ran in starts the
+// confined (see Function.Invoke) and has succeeded before succeeds, the
+// slot it ran in starts the
 // function's next instance at once, on a goroutine of its own: its _start
 // runs until the guest first does something the batch could observe or that
 // leaves the instance — reads stdin, writes stdout or stderr, calls the

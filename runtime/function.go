@@ -98,8 +98,9 @@ var inputPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &
 // all but one of the process's cores, from their start (Stats.Confined).
 // Healthy functions are confined only until their first batch completes.
 //
-// Once a batch of a command module succeeds, and its function is not
-// confined, the function's next instance is started ahead of its batch:
+// Once a batch of a command module succeeds, its function having
+// succeeded before and not being confined, the function's next instance
+// is started ahead of its batch:
 // it instantiates and runs the guest up to its first read of stdin, first
 // output or first host call, and waits there for the next Invoke, which
 // so skips instantiation and the language runtime's start
@@ -140,6 +141,10 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 		}
 	}()
 	start := time.Now()
+	// Only a function that has already succeeded before starts its next
+	// instance ahead: one loaded for a single batch (sluice invoke, the
+	// invoke API) is closed right after it.
+	seasoned := f.completed.Load()
 	if ahead != nil && f.confined(start) {
 		ahead.discard() // a confined batch starts in a long slot
 		ahead = nil
@@ -207,7 +212,7 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	case f.kind == Reactor && inst != nil:
 		inst.io = nil
 		f.putInstance(inst, failure == nil)
-	case f.kind == Command && failure == nil && !f.confined(time.Now()):
+	case f.kind == Command && failure == nil && seasoned && !f.confined(time.Now()):
 		passSlot = f.startAhead()
 	}
 	res := Result{Duration: time.Since(start), Stderr: iio.stderr.finish(), Host: hc.stats}
