@@ -12,13 +12,13 @@ import (
 //
 // A command instance pays for instantiation and for its language runtime's
 // start (the Go runtime's, here about two thirds of a small batch's time)
-// before it reads its batch. After a batch of a function that is not
-// confined (see Function.Invoke) and has succeeded before succeeds, the
-// slot it ran in starts the
-// function's next instance at once, on a goroutine of its own: its _start
-// runs until the guest first does something the batch could observe or that
-// leaves the instance — reads stdin, writes stdout or stderr, calls the
-// host — and waits there for the next batch (await). Until then the guest
+// before it reads its batch. When a batch succeeds, its function having
+// succeeded before and not being confined (see Function.Invoke), the slot
+// it ran in starts the function's next instance at once, on a goroutine
+// of its own: its _start runs until the guest first does something the
+// batch could observe or that leaves the instance — reads stdin, writes
+// stdout or stderr, calls the host — and waits there for the next batch
+// (await). Until then the guest
 // may only compute, read the clock and draw random numbers, so a batch run
 // by an instance started ahead gets what a fresh one would: the same input,
 // and its output, logs and host calls are its own. The warm-up counts
