@@ -225,8 +225,7 @@ func TestSendBatchSizes(t *testing.T) {
 // group) and arrays shorter than the bodies (the same as NULL for the
 // rest); a delay below the queue's is raised to it. Values out of range
 // are refused with the first one's error, in the array's order, and
-// nothing of the batch is stored (migration 016 reads delays and expiry
-// from JSON arrays, as 015 read bodies, headers and groups).
+// nothing of the batch is stored.
 func TestSendBatchOptionValues(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -48,40 +48,37 @@ func TestSendBatchRoutedToTheShard(t *testing.T) {
 		 WHERE q.name = 'q'`, schema)).Scan(&id, &host, &port, &group); err != nil {
 		t.Fatalf("find the worker of queue q: %v", err)
 	}
-	// connect opens a connection with settings, and returns it and a
-	// function that takes the notices received so far.
-	connect := func(cfg *pgx.ConnConfig, settings map[string]string) (*pgx.Conn, func() []string) {
-		t.Helper()
-		var mu sync.Mutex
-		var log []string
-		for k, v := range settings {
-			cfg.RuntimeParams[k] = v
-		}
-		cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-			mu.Lock()
-			log = append(log, n.Message)
-			mu.Unlock()
-		}
-		conn, err := pgx.ConnectConfig(ctx, cfg)
-		if err != nil {
-			t.Fatalf("connect to %s:%d: %v", cfg.Host, cfg.Port, err)
-		}
-		t.Cleanup(func() { conn.Close(context.Background()) })
-		return conn, func() []string {
-			mu.Lock()
-			defer mu.Unlock()
-			out := log
-			log = nil
-			return out
-		}
-	}
 	cfg := pool.Config().ConnConfig.Copy()
 	cfg.Host, cfg.Port, cfg.Fallbacks = host, port, nil
-	worker, workerLog := connect(cfg, map[string]string{"citus.log_local_commands": "on", "client_min_messages": "debug1"})
-	coordinator, coordinatorLog := connect(pool.Config().ConnConfig.Copy(), map[string]string{"citus.log_remote_commands": "on"})
+	cfg.RuntimeParams["citus.log_local_commands"] = "on"
+	cfg.RuntimeParams["client_min_messages"] = "debug1"
+	var mu sync.Mutex
+	var log []string
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		log = append(log, n.Message)
+		mu.Unlock()
+	}
+	worker, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("connect to worker %s:%d: %v", host, port, err)
+	}
+	defer worker.Close(context.Background())
+	workerLog := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := log
+		log = nil
+		return out
+	}
+	coordinator, coordinatorLog := pgtest.RemoteCommands(t, pool)
+	type querier interface {
+		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	}
 	paths := []struct {
 		what   string
-		conn   *pgx.Conn
+		conn   querier
 		take   func() []string
 		call   string // %s: the bodies and options
 		args   []any
