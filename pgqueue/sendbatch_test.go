@@ -217,3 +217,113 @@ func TestSendBatchSizes(t *testing.T) {
 		t.Fatalf("%v messages stored for 24 distinct keys", got)
 	}
 }
+
+// The per-message options of a batch land on their own message at every
+// chunk of queue_send_batch's INSERTs (sizes 1 to 123 take the statements
+// of 1, 2, 5, 10 and 100 rows): headers, delays, expiry and groups, with
+// NULLs inside the arrays (no header, the batch's delay, no expiry, no
+// group) and arrays shorter than the bodies (the same as NULL for the
+// rest); a delay below the queue's is raised to it. Values out of range
+// are refused with the first one's error, in the array's order, and
+// nothing of the batch is stored.
+func TestSendBatchOptionValues(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("oq", pgqueue.Settings{Delay: 2 * time.Second})
+	qid := e.one(`SELECT id FROM queues WHERE name = 'oq'`).(int64)
+	const batchDelay = 7
+
+	for _, n := range []int{1, 2, 3, 5, 9, 10, 23, 100, 123} {
+		tag := fmt.Sprintf("options-%d", n)
+		bodies := make([]string, n)
+		headers := make([]*string, n)
+		delays := make([]*int32, max(n-1, 1)) // the last message has none when n > 1
+		expires := make([]*int32, n)
+		groups := make([]*string, n)
+		type want struct {
+			header        any // headers->>'k'
+			delay, expiry any // seconds after created_at
+			group         any
+		}
+		wants := make([]want, n)
+		for k := range n {
+			bodies[k] = fmt.Sprintf(`{"t":%q,"i":%d}`, tag, k)
+			w := &wants[k]
+			if k%4 != 0 {
+				h := fmt.Sprintf(`{"k":"h%d"}`, k)
+				headers[k] = &h
+				w.header = fmt.Sprintf("h%d", k)
+			}
+			w.delay = int32(batchDelay)
+			if k < len(delays) {
+				var d int32
+				switch {
+				case k == n-2:
+					d = 43200
+				case k%5 == 0:
+					d = -1 // NULL: the batch's delay
+				case k%5 == 1:
+					d = 1 // below the queue's 2 s
+				default:
+					d = int32(10*k + k%5)
+				}
+				if d >= 0 {
+					delays[k] = &d
+					w.delay = max(d, 2)
+				}
+			}
+			if k%3 != 0 {
+				x := int32(100 + k)
+				if k == n-1 {
+					x = 1209600
+				}
+				expires[k] = &x
+				w.expiry = x
+			}
+			if k%6 != 5 {
+				g := fmt.Sprintf("g%d", k%2)
+				groups[k] = &g
+				w.group = g
+			}
+		}
+		seqs := e.rows(`SELECT s FROM queue_send_batch($1, $2, 'oq', $3::jsonb[], $4, $5::jsonb[], $6::int[], $7::int[], NULL, $8::text[]) s`,
+			qid, acct, bodies, batchDelay, headers, delays, expires, groups)
+		// A grouped message behind its group's head is parked (visible_at
+		// infinity) with its own visibility kept in ready_at (migration 008).
+		rows := e.rows(`SELECT sequence, (body->>'i')::int, headers->>'k', extract(epoch FROM coalesce(ready_at, visible_at) - created_at)::int,
+		                       extract(epoch FROM expires_at - created_at)::int, group_key
+		                  FROM messages WHERE queue_id = $1 AND body->>'t' = $2 ORDER BY sequence`, qid, tag)
+		if len(seqs) != n || len(rows) != n {
+			t.Fatalf("%s: %d sequences returned, %d messages stored, for %d sent", tag, len(seqs), len(rows), n)
+		}
+		for k, r := range rows {
+			w := wants[k]
+			if r[0] != seqs[k][0] || r[1] != int32(k) {
+				t.Fatalf("%s: stored row %d is sequence %v, message %v; want sequence %v, message %d", tag, k, r[0], r[1], seqs[k][0], k)
+			}
+			if got := (want{r[2], r[3], r[4], r[5]}); got != w {
+				t.Fatalf("%s: message %d has header, delay, expiry, group %v, want %v", tag, k, got, w)
+			}
+		}
+	}
+
+	// Out of range: the first bad value in the array's order is named, a
+	// NULL before it skipped, and nothing is stored.
+	for _, c := range []struct{ options, code, msg string }{
+		{`0, NULL, '{NULL,-1,50000}'`, "SQ005", "invalid delay_seconds -1: use 0 to 43200"},
+		{`0, NULL, '{NULL,43201,-1}'`, "SQ005", "invalid delay_seconds 43201: use 0 to 43200"},
+		{`0, NULL, NULL, '{NULL,0,1209601}'`, "SQ005", "invalid expires_in_seconds 0: use 1 to 1209600"},
+		{`0, NULL, NULL, '{1209601}'`, "SQ005", "invalid expires_in_seconds 1209601: use 1 to 1209600"},
+		{`0, NULL, '{1,2,3}', '{5,5,0}'`, "SQ005", "invalid expires_in_seconds 0: use 1 to 1209600"},
+		{`0, '{NULL,"{\"a\":1}","[1]"}'`, "SQ005", "invalid headers: use a JSON object or NULL"},
+		{`-1, NULL, '{1,2,3}'`, "SQ005", "invalid delay_seconds -1: use 0 to 43200"},
+	} {
+		query := fmt.Sprintf(`SELECT * FROM queue_send_batch(%d, '%s', 'oq', '{1,2,3}', %s)`, qid, acct, c.options)
+		if pgErr := e.sqlErr(query); pgErr.Code != c.code || pgErr.Message != c.msg {
+			t.Fatalf("%s: %s %s, want %s %s", query, pgErr.Code, pgErr.Message, c.code, c.msg)
+		}
+	}
+	if got := e.one(`SELECT count(*) FROM messages WHERE queue_id = $1 AND jsonb_typeof(body) = 'number'`, qid); got != int64(0) {
+		t.Fatalf("%v messages stored from refused batches", got)
+	}
+}
