@@ -18,7 +18,8 @@ type SweeperOptions struct {
 	// going.
 	OnError func(error)
 	// OnSweep, when set, is told how many messages each sweep moved or
-	// removed.
+	// removed, for every sweep that committed (also the one Stop cut
+	// short after its commit).
 	OnSweep func(n int64)
 	// VacuumThreshold is the number of dead rows in the messages table
 	// above which the sweeper runs VACUUM on it itself (checked every 10
@@ -122,14 +123,14 @@ func (s *Sweeper) run(ctx context.Context, done chan struct{}) {
 			s.report(ctx, s.client.recordStats(ctx, false))
 		}
 		n, err := s.client.Sweep(ctx)
+		if err == nil && s.opts.OnSweep != nil {
+			s.opts.OnSweep(n) // committed, even when Stop came meanwhile
+		}
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil && s.opts.OnError != nil {
 			s.opts.OnError(err)
-		}
-		if err == nil && s.opts.OnSweep != nil {
-			s.opts.OnSweep(n)
 		}
 		if n >= sweepBatch {
 			continue
