@@ -4,6 +4,11 @@
 // pid, backend type, application name, state, wait event type:event, how
 // long its query and transaction have run (ms) and the query's start. What
 // hostiletrace reads as pg.tsv.
+//
+// With -rtt it times `SELECT txid_current()` round trips instead (each a
+// synchronous commit), one every -every for that long, and prints their
+// p50/p90/p99/max in ms: how long Postgres takes to answer a committing
+// statement while something else runs on the machine.
 package main
 
 import (
@@ -11,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,11 +25,16 @@ import (
 func main() {
 	url := flag.String("url", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable&application_name=pgsample", "database")
 	every := flag.Duration("every", 5*time.Millisecond, "sampling interval")
+	rtt := flag.Duration("rtt", 0, "time commit round trips for this long instead of sampling")
 	flag.Parse()
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, *url)
 	if err != nil {
 		panic(err)
+	}
+	if *rtt > 0 {
+		roundTrips(ctx, c, *rtt, *every)
+		return
 	}
 	w := os.Stdout
 	for {
@@ -52,4 +63,21 @@ func main() {
 		}
 		time.Sleep(*every - time.Since(t))
 	}
+}
+
+// roundTrips times `SELECT txid_current()` on c, one every gap for d, and
+// prints the latencies' percentiles.
+func roundTrips(ctx context.Context, c *pgx.Conn, d, gap time.Duration) {
+	var lat []float64
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(gap) {
+		t := time.Now()
+		var x int64
+		if err := c.QueryRow(ctx, "SELECT txid_current()").Scan(&x); err != nil {
+			panic(err)
+		}
+		lat = append(lat, float64(time.Since(t).Microseconds())/1000)
+	}
+	sort.Float64s(lat)
+	p := func(q float64) float64 { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
+	fmt.Printf("n=%d p50 %.2f p90 %.2f p99 %.2f max %.2f ms\n", len(lat), p(.5), p(.9), p(.99), lat[len(lat)-1])
 }
