@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"runtime/trace"
 	"sync"
 	"time"
 
@@ -388,6 +389,9 @@ func (l *Listener) listen(ctx context.Context, cfg *pgx.ConnConfig, conn *pgx.Co
 		n, err := conn.WaitForNotification(ctx)
 		switch {
 		case err == nil:
+			if trace.IsEnabled() {
+				trace.Log(ctx, "sluice.notify", n.Payload)
+			}
 			l.wake(n.Payload)
 		case ctx.Err() != nil:
 			return

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -85,6 +87,10 @@ triggers:
 		time.Sleep(phase - d)
 	}
 	sends := load.Stop()
+	if dir := os.Getenv(dumpVar); dir != "" {
+		// After node.Term below, so the log is complete.
+		defer dumpHostile(t, dir, hostileFrom, hostileTo, sends, node)
+	}
 	if _, err := env.WaitDrained(ctx, "healthy", time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -190,6 +196,33 @@ triggers:
 	}
 	if err := v.Err(); err != nil {
 		t.Errorf("broken promises:\n%v", err)
+	}
+}
+
+// dumpVar names a folder where TestHostileFunctions leaves what
+// reliability/hostiletrace reads beside a trace of the serve process
+// (SLUICE_TRACE): sends.txt (the attack's start and end, then each
+// healthy send's sequence, call and return in Unix µs) and serve.log.
+const dumpVar = "SLUICE_RELIABILITY_DUMP"
+
+// dumpHostile writes sends.txt and serve.log into dir (dumpVar).
+func dumpHostile(t *testing.T, dir string, from, to time.Time, sends []reliability.SendResult, node *reliability.Node) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "hostile %d %d\n", from.UnixMicro(), to.UnixMicro())
+	for _, s := range sends {
+		for _, q := range s.Seqs {
+			fmt.Fprintf(&b, "send %d %d %d\n", q, s.At.UnixMicro(), s.Done.UnixMicro())
+		}
+	}
+	log, err := os.ReadFile(node.Log)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "serve.log"), log, 0o644)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "sends.txt"), []byte(b.String()), 0o644)
+	}
+	if err != nil {
+		t.Errorf("%s=%s: %v", dumpVar, dir, err)
 	}
 }
 

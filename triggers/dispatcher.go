@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"runtime/trace"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -230,6 +231,19 @@ func (d *dispatcher) run(ctx context.Context) {
 	}
 }
 
+// traceBatch notes in the execution trace (when one is taken, SLUICE_TRACE)
+// what happened to a batch: the queue and the messages' sequences.
+func traceBatch(ctx context.Context, what, queue string, msgs []pgqueue.Message) {
+	if !trace.IsEnabled() || len(msgs) == 0 {
+		return
+	}
+	b := []byte(queue)
+	for _, m := range msgs {
+		b = strconv.AppendInt(append(b, ' '), m.Sequence, 10)
+	}
+	trace.Log(ctx, what, string(b))
+}
+
 // observe adds the wall time of a batch that ran to the dispatcher's
 // moving average.
 func (d *dispatcher) observe(took time.Duration) {
@@ -279,6 +293,7 @@ func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, 
 	if err != nil {
 		return 0, err
 	}
+	traceBatch(ctx, "sluice.received", d.a.Queue, msgs)
 	started := 0
 	for len(msgs) >= size || (len(msgs) > 0 && d.a.BatchWindow <= 0) {
 		n := min(size, len(msgs))
@@ -378,6 +393,7 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 		stopExtending = d.extendLeases(ctx, b.leases)
 	}
 	started := time.Now()
+	traceBatch(ctx, "sluice.invoke", a.Queue, msgs)
 	res, err := d.fn.Invoke(ctx, inv)
 	stopExtending()
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/trace"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -97,7 +98,28 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	cfg := f.config(url, logger)
 	cfg.Migrate = *migrate
+	if path := os.Getenv("SLUICE_TRACE"); path != "" {
+		stop, err := startTrace(path)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	return serve(ctx, cfg, nil)
+}
+
+// startTrace writes a Go execution trace of the process to path until the
+// returned stop is called (SLUICE_TRACE, for diagnosing latency).
+func startTrace(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("SLUICE_TRACE: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("SLUICE_TRACE: start trace: %w", err)
+	}
+	return func() { trace.Stop(); f.Close() }, nil
 }
 
 // serve opens and starts a server, runs then (if any) once it is up, and

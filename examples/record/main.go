@@ -1,7 +1,8 @@
 // Command record logs every execution of every message it gets, for the
 // reliability suite (reliability/): one "exec" line per message at the start
 // of a batch (message id, attempt, the batch's start time in Unix
-// milliseconds and the message's send-to-function latency) and one "end"
+// milliseconds, the message's send-to-function latency, and the batch's
+// start and the message's creation in Unix microseconds) and one "end"
 // line when the batch is done, so a checker reading the server's logs knows
 // what ran, how often, when, and whether the function got to its end.
 //
@@ -41,7 +42,8 @@ func main() {
 			var s steer
 			_ = m.Decode(&s)
 			ctx.Log("exec", "id", m.ID, "attempt", m.Attempt, "t_ms", start.UnixMilli(),
-				"lat_ms", float64(start.Sub(m.CreatedAt).Microseconds())/1000)
+				"lat_ms", float64(start.Sub(m.CreatedAt).Microseconds())/1000,
+				"s_us", start.UnixMicro(), "c_us", m.CreatedAt.UnixMicro())
 			if ms, ok := s.SleepMS[strconv.Itoa(m.Attempt)]; ok {
 				sleep = max(sleep, ms)
 			} else if ms, ok := s.SleepMS["*"]; ok {
