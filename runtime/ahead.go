@@ -11,7 +11,7 @@ import (
 // Commands started ahead of their batch.
 //
 // A command instance pays for instantiation and for its language runtime's
-// start (the Go runtime's, here about two thirds of a small batch's time)
+// start (the Go runtime's; together most of a small batch's time)
 // before it reads its batch. When a batch succeeds, its function having
 // succeeded before and not being confined (see Function.Invoke), the slot
 // it ran in starts the function's next instance at once, on a goroutine
