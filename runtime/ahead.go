@@ -90,16 +90,7 @@ func (f *Function) startAhead() bool {
 	hctx := context.WithValue(ctx, hostKey{}, s)
 	go func() {
 		defer f.rt.running.Done()
-		mod, err := f.code.wr.InstantiateModule(f.memoryContext(hctx, s.inst), f.code.cm, f.modCfg.
-			WithStdin(stdinReader{s}).
-			WithStdout(stdoutWriter{s.inst}).
-			WithStderr(stderrWriter{s.inst}).
-			WithNanosleep(s.inst.sleep).
-			WithOsyield(s.inst.yield))
-		if mod != nil {
-			_ = mod.Close(context.Background())
-			s.inst.mod = mod // closed; classify may still read its globals
-		}
+		err := f.runStart(hctx, s.inst, stdinReader{s})
 		s.inst.io.releaseLongSlot() // on this goroutine, which took it
 		s.deadline.Stop()
 		cancel(nil)

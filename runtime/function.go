@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,11 +101,11 @@ var inputPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &
 //
 // Once a batch of a command module succeeds, its function having
 // succeeded before and not being confined, the function's next instance
-// is started ahead of its batch:
-// it instantiates and runs the guest up to its first read of stdin, first
-// output or first host call, and waits there for the next Invoke, which
-// so skips instantiation and the language runtime's start
-// (Result.Startup). A started instance holds one of PoolSize instances.
+// is started ahead of its batch: it instantiates and runs the guest up to
+// its first read of stdin, first output or first host call, and waits
+// there for the next Invoke, which so skips instantiation and the
+// language runtime's start (Result.Startup). A started instance holds one
+// of PoolSize instances.
 func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("invoke %s v%d invocation %s: %w", f.cfg.Name, f.cfg.Version, inv.ID, err)
@@ -255,6 +256,12 @@ func (f *Function) runCommand(ctx context.Context, iio *invocationIO, hc *hostCa
 	}()
 	stdin := &batchInput{io: iio}
 	stdin.Reset(input)
+	return inst, iio.stdout, f.runStart(ctx, inst, stdin)
+}
+
+// runStart instantiates the command module as inst, reading stdin, which
+// runs its _start to the end, and closes it.
+func (f *Function) runStart(ctx context.Context, inst *instance, stdin io.Reader) error {
 	mod, err := f.code.wr.InstantiateModule(f.memoryContext(ctx, inst), f.code.cm, f.modCfg.
 		WithStdin(stdin).
 		WithStdout(stdoutWriter{inst}).
@@ -265,7 +272,7 @@ func (f *Function) runCommand(ctx context.Context, iio *invocationIO, hc *hostCa
 		_ = mod.Close(context.Background())
 		inst.mod = mod // closed; classify may still read its globals
 	}
-	return inst, iio.stdout, err
+	return err
 }
 
 // runReactor runs input through a pooled reactor instance.
