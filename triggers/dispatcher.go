@@ -435,7 +435,6 @@ func (d *dispatcher) settle(ctx context.Context, b queueBatch, rules settleRules
 	var err error
 	if len(emits) == 0 {
 		// The common case: one call, on the queue's worker on Citus.
-		rec.emitted, rec.emits = 0, nil
 		err = d.commitByID(ctx, p, []*invocationRecord{rec})
 	} else {
 		// Emits go to other queues (on Citus, other shards): a pgqueue.Batch,

@@ -95,21 +95,23 @@ func (d *dispatcher) commitTogether(ctx context.Context, group []*settlement) er
 		p.retries = append(p.retries, s.plan.retries...)
 		p.fails = append(p.fails, s.plan.fails...)
 		s.rec.count(s.plan)
-		s.rec.emitted, s.rec.emits = 0, nil
 		recs[i] = &s.rec
 	}
 	return d.commitByID(ctx, p, recs)
 }
 
 // commitByID commits plan p, a settlement of the trigger's queue without
-// emits, and the invocation records recs, whose counts are set, as one
-// statement: settle_invocations (migration 007), called by the queue's id
+// emits, and the invocation records recs, whose counts are set (it notes
+// that they emitted nothing), as one statement: settle_invocations (migration 007), called by the queue's id
 // through pgqueue.Client.SettleByID. On Citus that call is delegated to
 // the worker holding the queue's shard, where the invocation log of the
 // queue is too (triggers/citus.sql), and commits there alone. Like the
 // batch it replaces, it takes effect whole or not at all: a lease no
 // longer current fails it with pgqueue.ErrStaleReceipt.
 func (d *dispatcher) commitByID(ctx context.Context, p settlePlan, recs []*invocationRecord) error {
+	for _, r := range recs {
+		r.emitted, r.emits = 0, nil
+	}
 	return d.e.cfg.Queue.SettleByID(ctx, d.a.Account, d.a.Queue, p.acks, p.retries, p.fails,
 		d.e.q.Get("settle_invocations"), recordsArgs(recs)...)
 }
