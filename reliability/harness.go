@@ -437,3 +437,30 @@ func pollEvery(waited time.Duration) time.Duration {
 	}
 	return time.Second
 }
+
+// IdleCgroup makes a cgroup in cgroup v1's cpu hierarchy marked idle
+// (cpu.idle 1), for a node's --long-guest-cgroup, and removes it when the
+// test ends. It reports "" with the reason where it cannot (not root, no
+// such hierarchy).
+func IdleCgroup(t testing.TB) (dir, whyNot string) {
+	t.Helper()
+	dir = fmt.Sprintf("/sys/fs/cgroup/cpu/sluice-reliability-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err.Error()
+	}
+	t.Cleanup(func() {
+		// Threads of a node killed a moment ago may still be leaving it.
+		var err error
+		for range 50 {
+			if err = os.Remove(dir); err == nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Errorf("remove cgroup %s: %v", dir, err)
+	})
+	if err := os.WriteFile(filepath.Join(dir, "cpu.idle"), []byte("1"), 0); err != nil {
+		return "", err.Error()
+	}
+	return dir, ""
+}

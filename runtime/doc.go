@@ -192,6 +192,7 @@
 //	kv.go          KV, the key-value service a caller injects
 //	memory.go      limited, accounted and recycled linear memories
 //	priority_*.go  lowering the thread priority of long-running guests
+//	cgroup_linux.go  moving their threads into Config.LongGuestCgroup
 //	internal/abi   ABI JSON encoding and output parsing
 //	internal/guard the module rewrite that lets the host stop guests
 package runtime

@@ -23,7 +23,7 @@ type invocationIO struct {
 	// instance.yield); started is when this one began.
 	started time.Time
 	begun   time.Time // when the guest first read its batch
-	long    chan struct{}
+	long    *longSlots
 	holding bool   // holds one of the long slots
 	lowered bool   // and runs on a thread of lowered priority
 	ticks   uint32 // yield ticks since the slot was taken

@@ -27,13 +27,19 @@ var canRenice = sync.OnceValue(func() bool {
 })
 
 // lowerPriority pins the calling goroutine to its thread and lowers the
-// thread's priority; it reports whether it did (restorePriority undoes it).
-func lowerPriority() bool {
-	if !canRenice() {
+// thread's claim on the CPU: nice longNice where the process may put it
+// back, and into cg (the runtime's Config.LongGuestCgroup) when not nil.
+// It reports whether it lowered anything (restorePriority undoes it).
+func lowerPriority(cg *threadCgroup) bool {
+	niced := canRenice()
+	if !niced && cg == nil {
 		return false
 	}
 	goruntime.LockOSThread()
-	if syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), longNice) != nil {
+	tid := syscall.Gettid()
+	niced = niced && syscall.Setpriority(syscall.PRIO_PROCESS, tid, longNice) == nil
+	moved := cg != nil && cg.enter(tid) == nil
+	if !niced && !moved {
 		goruntime.UnlockOSThread()
 		return false
 	}
@@ -41,10 +47,32 @@ func lowerPriority() bool {
 }
 
 // restorePriority undoes lowerPriority. Should the kernel refuse, the
-// goroutine stays pinned to its low-priority thread rather than hand it
-// back to the scheduler for other goroutines.
-func restorePriority() {
-	if syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), 0) == nil {
+// goroutine stays pinned to its lowered thread rather than hand it back
+// to the scheduler for other goroutines.
+func restorePriority(cg *threadCgroup) {
+	tid := syscall.Gettid()
+	ok := !canRenice() || syscall.Setpriority(syscall.PRIO_PROCESS, tid, 0) == nil
+	if cg != nil && cg.leave(tid) != nil {
+		ok = false
+	}
+	if ok {
 		goruntime.UnlockOSThread()
 	}
+}
+
+// probeCgroup moves a thread of its own into cg and back, so that a
+// cgroup the process may not use is refused by New, not met by every
+// long guest. The thread ends with the probe.
+func probeCgroup(cg *threadCgroup) error {
+	errc := make(chan error)
+	go func() {
+		goruntime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		tid := syscall.Gettid()
+		err := cg.enter(tid)
+		if err == nil {
+			err = cg.leave(tid)
+		}
+		errc <- err
+	}()
+	return <-errc
 }

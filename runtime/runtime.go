@@ -30,6 +30,17 @@ type Config struct {
 	// Logger receives function logs (one event per stderr line) and host
 	// events. The zero Logger discards them.
 	Logger zerolog.Logger
+	// LongGuestCgroup, when set, is a cgroup directory (Linux; v1's cpu
+	// hierarchy, or a threaded cgroup on v2) into which the runtime moves
+	// the thread of a guest that has run past its first 20 ms, or whose
+	// function is confined, for as long as it runs so, and back out
+	// afterwards. Mark it idle (cpu.idle 1) or give it a low weight and
+	// such guests take only the CPU that the rest of the machine, a
+	// Postgres beside Sluice included, leaves: a thread's nice value acts
+	// only within its own scheduling group. New fails when the process
+	// cannot move a thread into it and back (it needs write access to
+	// both cgroups' thread files: root, or a delegated cgroup).
+	LongGuestCgroup string
 }
 
 // Runtime hosts WebAssembly functions: wazero runtimes and compilation
@@ -51,10 +62,8 @@ type Runtime struct {
 	cancelBase context.CancelFunc
 	running    sync.WaitGroup
 
-	// long holds one token per long-running invocation allowed to run at
-	// once: one fewer than GOMAXPROCS (at least one), so one core stays
-	// free for short invocations (see instance.yield).
-	long chan struct{}
+	// long are the long slots (see instance.yield).
+	long *longSlots
 
 	mu        sync.Mutex
 	closed    bool
@@ -139,6 +148,19 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		_ = fuel.close(ctx)
 		return nil, err
 	}
+	long := &longSlots{tokens: make(chan struct{}, max(1, goruntime.GOMAXPROCS(0)-1))}
+	if dir := cfg.LongGuestCgroup; dir != "" {
+		if long.cgroup, err = openThreadCgroup(dir); err == nil {
+			if err = probeCgroup(long.cgroup); err != nil {
+				_ = long.cgroup.close()
+			}
+		}
+		if err != nil {
+			_ = fuel.close(ctx)
+			_ = ctxEngine.close(ctx)
+			return nil, fmt.Errorf("runtime: long guest cgroup %s: %w", dir, err)
+		}
+	}
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	return &Runtime{
 		base:       base,
@@ -149,7 +171,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		host:       host,
 		compiled:   map[[32]byte]*compiledModule{},
 		functions:  map[*Function]struct{}{},
-		long:       make(chan struct{}, max(1, goruntime.GOMAXPROCS(0)-1)),
+		long:       long,
 	}, nil
 }
 
@@ -315,6 +337,9 @@ func (r *Runtime) Close(ctx context.Context) error {
 	err := r.fuel.close(ctx)
 	if cerr := r.ctx.close(ctx); err == nil {
 		err = cerr
+	}
+	if r.long.cgroup != nil {
+		err = errors.Join(err, r.long.cgroup.close())
 	}
 	if err != nil {
 		return fmt.Errorf("runtime: close: %w", err)

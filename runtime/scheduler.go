@@ -30,7 +30,12 @@ import (
 //   - on Linux, when the process may put thread priorities back (root or
 //     CAP_SYS_NICE), a guest holding a long slot runs on a thread of nice
 //     10, so the kernel also prefers the process's other threads (and so
-//     the healthy functions' work) when the cores are busy.
+//     the healthy functions' work) when the cores are busy. Nice acts
+//     only among the threads of one kernel scheduling group (with
+//     autogroup, one session; else one cgroup), not against a Postgres
+//     on the same machine: Config.LongGuestCgroup names a cgroup the
+//     thread then runs in, which the operator marks idle or gives a low
+//     weight.
 const (
 	yieldsPerTick = 64
 	longAfter     = 20 * time.Millisecond
@@ -77,13 +82,23 @@ func (in *instance) takeLongSlot() {
 	}
 }
 
+// longSlots are the runtime's long slots: one token per long-running
+// invocation allowed to run at once, one fewer than GOMAXPROCS (at least
+// one), so one core stays free for short invocations (see yield).
+type longSlots struct {
+	tokens chan struct{}
+	// cgroup, when not nil, is where the thread of a guest holding a
+	// slot runs (Config.LongGuestCgroup).
+	cgroup *threadCgroup
+}
+
 // takeLongSlot waits for a long slot; it reports false, without one, if
 // the invocation must stop first.
 func (io *invocationIO) takeLongSlot() bool {
 	select {
-	case io.long <- struct{}{}:
+	case io.long.tokens <- struct{}{}:
 		io.holding = true
-		io.lowered = lowerPriority()
+		io.lowered = lowerPriority(io.long.cgroup)
 		return true
 	case <-io.done:
 		return false
@@ -94,10 +109,10 @@ func (io *invocationIO) takeLongSlot() bool {
 func (io *invocationIO) releaseLongSlot() {
 	if io.holding {
 		if io.lowered {
-			restorePriority()
+			restorePriority(io.long.cgroup)
 			io.lowered = false
 		}
-		<-io.long
+		<-io.long.tokens
 		io.holding = false
 	}
 }

@@ -41,6 +41,10 @@ type Config struct {
 	// CacheDir keeps compiled WASM machine code across restarts ("" = the
 	// user cache dir's sluice/compiled folder).
 	CacheDir string
+	// LongGuestCgroup is runtime.Config.LongGuestCgroup: a cgroup (marked
+	// idle, or of low weight) that guests running long take their CPU in,
+	// so that they cannot take it from a Postgres on the same machine.
+	LongGuestCgroup string
 	// ShutdownGrace is how long Stop lets running batches finish before
 	// releasing their leases (default 30s).
 	ShutdownGrace time.Duration
@@ -181,7 +185,7 @@ func (s *Server) open(ctx context.Context) error {
 	if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
 		return fmt.Errorf("server: wasm cache folder: %w", err)
 	}
-	if s.runtime, err = runtime.New(ctx, runtime.Config{CompilationCacheDir: cfg.CacheDir, Logger: s.log}); err != nil {
+	if s.runtime, err = runtime.New(ctx, runtime.Config{CompilationCacheDir: cfg.CacheDir, Logger: s.log, LongGuestCgroup: cfg.LongGuestCgroup}); err != nil {
 		return err
 	}
 	if s.registry, err = functions.NewRegistry(s.pool, cfg.Schema, s.validateModule); err != nil {

@@ -18,6 +18,7 @@ import (
 // serveFlags are the flags `sluice serve` and `sluice dev` share.
 type serveFlags struct {
 	addr, schema, cacheDir, logLevel, logFormat string
+	longGuestCgroup                             string
 	metricsAddr                                 string
 	metricsSeries                               int
 	limits                                      server.AccountLimits
@@ -29,6 +30,7 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.StringVar(&f.addr, "addr", envOr("SLUICE_ADDR", defaultAddr), "HTTP API address (empty: no HTTP) [SLUICE_ADDR]")
 	fs.StringVar(&f.schema, "schema", envOr("SLUICE_SCHEMA", "sluice"), "database schema [SLUICE_SCHEMA]")
 	fs.StringVar(&f.cacheDir, "cache-dir", os.Getenv("SLUICE_CACHE_DIR"), "compiled WASM cache folder [SLUICE_CACHE_DIR]")
+	fs.StringVar(&f.longGuestCgroup, "long-guest-cgroup", os.Getenv("SLUICE_LONG_GUEST_CGROUP"), "cgroup (marked idle) that guests running past 20 ms take their CPU in, so they leave it to a Postgres on the same machine; see docs/function-abi.md (empty: none) [SLUICE_LONG_GUEST_CGROUP]")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGTERM, how long running batches may finish")
 	fs.IntVar(&f.maxConns, "max-conns", 20, "database connection pool size")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", os.Getenv("SLUICE_METRICS_ADDR"), "second listener serving every account's /metrics without a key, for the operator (empty: none) [SLUICE_METRICS_ADDR]")
@@ -49,7 +51,8 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 func (f *serveFlags) config(databaseURL string, logger zerolog.Logger) server.Config {
 	return server.Config{
 		DatabaseURL: databaseURL, Schema: f.schema, HTTPAddr: f.addr, CacheDir: f.cacheDir,
-		ShutdownGrace: f.grace, MaxConns: int32(f.maxConns), Logger: logger,
+		LongGuestCgroup: f.longGuestCgroup,
+		ShutdownGrace:   f.grace, MaxConns: int32(f.maxConns), Logger: logger,
 		WebhookReads: f.webhookReads, AuthFailuresPerMinute: f.authFailures,
 		MetricsAddr: f.metricsAddr, MetricsSeriesPerAccount: f.metricsSeries, Limits: f.limits,
 	}
