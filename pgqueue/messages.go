@@ -412,9 +412,14 @@ func (c *Client) receiveDelete(ctx context.Context, account, queue string, max i
 	return msgs, nil
 }
 
+// scanMessages reads the messages rows returns, of which there are at
+// most capacity. The slice grows with the rows: a receive asking for up
+// to 1,000 messages mostly gets a few (a trigger's claim on a queue
+// receiving one message at a time), and 1,000 Messages of room is 144 KiB
+// per call for the garbage collector.
 func scanMessages(rows pgx.Rows, capacity int) ([]Message, error) {
 	defer rows.Close()
-	msgs := make([]Message, 0, max(0, min(capacity, maxStatement)))
+	msgs := make([]Message, 0, max(0, min(capacity, initialRows)))
 	// The scan targets escape (Scan takes them as interfaces): declared
 	// once, they cost one allocation per call instead of one per row.
 	var m Message
@@ -435,6 +440,9 @@ func scanMessages(rows pgx.Rows, capacity int) ([]Message, error) {
 	}
 	return msgs, rows.Err()
 }
+
+// initialRows is the room scanMessages starts with.
+const initialRows = 16
 
 // Delete deletes (acknowledges) one message. A non-zero receipt fences the
 // delete: ErrStaleReceipt if the message was received again since, leaving
