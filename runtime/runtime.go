@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	goruntime "runtime"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -135,31 +134,24 @@ type compiledModule struct {
 
 // New returns a Runtime. Close it to free its compiled code.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
+	long, err := newLongSlots(cfg.LongGuestCgroup)
+	if err != nil {
+		return nil, err
+	}
 	var fuelDir, ctxDir string
 	if d := cfg.CompilationCacheDir; d != "" {
 		fuelDir, ctxDir = filepath.Join(d, "fuel"), filepath.Join(d, "ctx")
 	}
 	fuel, host, err := newEngine(ctx, fuelDir, false)
 	if err != nil {
+		_ = long.close()
 		return nil, err
 	}
 	ctxEngine, _, err := newEngine(ctx, ctxDir, true)
 	if err != nil {
 		_ = fuel.close(ctx)
+		_ = long.close()
 		return nil, err
-	}
-	long := &longSlots{tokens: make(chan struct{}, max(1, goruntime.GOMAXPROCS(0)-1))}
-	if dir := cfg.LongGuestCgroup; dir != "" {
-		if long.cgroup, err = openThreadCgroup(dir); err == nil {
-			if err = probeCgroup(long.cgroup); err != nil {
-				_ = long.cgroup.close()
-			}
-		}
-		if err != nil {
-			_ = fuel.close(ctx)
-			_ = ctxEngine.close(ctx)
-			return nil, fmt.Errorf("runtime: long guest cgroup %s: %w", dir, err)
-		}
 	}
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	return &Runtime{
@@ -338,9 +330,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 	if cerr := r.ctx.close(ctx); err == nil {
 		err = cerr
 	}
-	if r.long.cgroup != nil {
-		err = errors.Join(err, r.long.cgroup.close())
-	}
+	err = errors.Join(err, r.long.close())
 	if err != nil {
 		return fmt.Errorf("runtime: close: %w", err)
 	}

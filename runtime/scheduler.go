@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	goruntime "runtime"
 	"time"
 
@@ -90,6 +91,34 @@ type longSlots struct {
 	// cgroup, when not nil, is where the thread of a guest holding a
 	// slot runs (Config.LongGuestCgroup).
 	cgroup *threadCgroup
+}
+
+// newLongSlots returns the long slots of a runtime, whose threads run in
+// cgroupDir while they hold one, if not "" (Config.LongGuestCgroup).
+func newLongSlots(cgroupDir string) (*longSlots, error) {
+	s := &longSlots{tokens: make(chan struct{}, max(1, goruntime.GOMAXPROCS(0)-1))}
+	if cgroupDir == "" {
+		return s, nil
+	}
+	cg, err := openThreadCgroup(cgroupDir)
+	if err == nil {
+		if err = probeCgroup(cg); err != nil {
+			_ = cg.close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("runtime: long guest cgroup %s: %w", cgroupDir, err)
+	}
+	s.cgroup = cg
+	return s, nil
+}
+
+// close closes the cgroup's files, if any.
+func (s *longSlots) close() error {
+	if s.cgroup == nil {
+		return nil
+	}
+	return s.cgroup.close()
 }
 
 // takeLongSlot waits for a long slot; it reports false, without one, if
