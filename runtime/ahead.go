@@ -94,9 +94,7 @@ func (f *Function) startAhead() bool {
 		s.inst.io.releaseLongSlot() // on this goroutine, which took it
 		s.deadline.Stop()
 		cancel(nil)
-		f.mu.Lock()
-		f.live--
-		f.mu.Unlock()
+		f.countLive(-1)
 		s.err = err
 		close(s.ended)
 	}()

@@ -79,6 +79,14 @@ func (f *Function) Stats() Stats {
 	return st
 }
 
+// countLive adds n to the instances alive (Stats.Instances), for a change
+// made outside a section that holds f.mu already.
+func (f *Function) countLive(n int) {
+	f.mu.Lock()
+	f.live += n
+	f.mu.Unlock()
+}
+
 var (
 	errTimeout        = errors.New("timeout")
 	errOutputTooLarge = errors.New("output too large")
@@ -246,14 +254,8 @@ func (f *Function) runCommand(ctx context.Context, iio *invocationIO, hc *hostCa
 		}
 	}
 	inst := f.newInstance(iio, false)
-	f.mu.Lock()
-	f.live++
-	f.mu.Unlock()
-	defer func() {
-		f.mu.Lock()
-		f.live--
-		f.mu.Unlock()
-	}()
+	f.countLive(1)
+	defer f.countLive(-1)
 	stdin := &batchInput{io: iio}
 	stdin.Reset(input)
 	return inst, iio.stdout, f.runStart(ctx, inst, stdin)

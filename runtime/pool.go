@@ -68,9 +68,7 @@ func (f *Function) getInstance(ctx context.Context, iio *invocationIO) (*instanc
 		if mod != nil {
 			_ = mod.Close(context.Background())
 		}
-		f.mu.Lock()
-		f.live--
-		f.mu.Unlock()
+		f.countLive(-1)
 		return inst, err
 	}
 	inst.mod = mod
