@@ -23,25 +23,11 @@ const cpuHierarchy = "/sys/fs/cgroup/cpu"
 func TestLongGuestCgroup(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(cpuHierarchy, fmt.Sprintf("sluice-test-%d", os.Getpid()))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Skipf("needs a cgroup of its own in cgroup v1's cpu hierarchy (root): %v", err)
-	}
-	t.Cleanup(func() {
-		if err := os.Remove(dir); err != nil {
-			t.Errorf("remove the test's cgroup: %v", err)
-		}
-	})
+	makeCgroup(t, dir, "in cgroup v1's cpu hierarchy")
 	if err := os.WriteFile(filepath.Join(dir, "cpu.idle"), []byte("1"), 0); err != nil {
 		t.Fatal(err)
 	}
-	tid := spinInCgroup(t, dir, "tasks")
-	// The thread, if it still exists, is back in the process's cgroup.
-	own := ownCgroup(t, "/proc/self/cgroup", "cpu")
-	if _, err := os.Stat("/proc/self/task/" + tid); err == nil {
-		if got := ownCgroup(t, "/proc/self/task/"+tid+"/cgroup", "cpu"); got != own {
-			t.Fatalf("guest thread %s in cpu cgroup %s after the batch, want the process's %s", tid, got, own)
-		}
-	}
+	wantBackHome(t, spinInCgroup(t, dir, "tasks"), "cpu")
 }
 
 // TestLongGuestCgroupV2 does the same with a threaded child of the
@@ -51,23 +37,36 @@ func TestLongGuestCgroup(t *testing.T) {
 func TestLongGuestCgroupV2(t *testing.T) {
 	t.Parallel()
 	mount := cgroup2Mount(t)
-	own := ownCgroup(t, "/proc/self/cgroup", "")
-	dir := filepath.Join(mount, own, fmt.Sprintf("sluice-test-v2-%d", os.Getpid()))
+	dir := filepath.Join(mount, ownCgroup(t, "/proc/self/cgroup", ""), fmt.Sprintf("sluice-test-v2-%d", os.Getpid()))
+	makeCgroup(t, dir, "under the process's cgroup v2")
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.type"), []byte("threaded"), 0); err != nil {
+		t.Skipf("cannot make %s threaded (a parent with domain controllers enabled refuses): %v", dir, err)
+	}
+	wantBackHome(t, spinInCgroup(t, dir, "cgroup.threads"), "")
+}
+
+// makeCgroup makes the cgroup dir, removed when the test ends, or skips
+// the test where the process may not (it needs root), saying where.
+func makeCgroup(t *testing.T, dir, where string) {
+	t.Helper()
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Skipf("needs a cgroup of its own under the process's cgroup v2 (root): %v", err)
+		t.Skipf("needs a cgroup of its own %s (root): %v", where, err)
 	}
 	t.Cleanup(func() {
 		if err := os.Remove(dir); err != nil {
 			t.Errorf("remove the test's cgroup: %v", err)
 		}
 	})
-	if err := os.WriteFile(filepath.Join(dir, "cgroup.type"), []byte("threaded"), 0); err != nil {
-		t.Skipf("cannot make %s threaded (a parent with domain controllers enabled refuses): %v", dir, err)
-	}
-	tid := spinInCgroup(t, dir, "cgroup.threads")
+}
+
+// wantBackHome fails the test unless thread tid, if it still exists, is
+// in the process's cgroup of controller's hierarchy ("" for v2's).
+func wantBackHome(t *testing.T, tid, controller string) {
+	t.Helper()
+	own := ownCgroup(t, "/proc/self/cgroup", controller)
 	if _, err := os.Stat("/proc/self/task/" + tid); err == nil {
-		if got := ownCgroup(t, "/proc/self/task/"+tid+"/cgroup", ""); got != own {
-			t.Fatalf("guest thread %s in cgroup %s after the batch, want the process's %s", tid, got, own)
+		if got := ownCgroup(t, "/proc/self/task/"+tid+"/cgroup", controller); got != own {
+			t.Fatalf("guest thread %s in cgroup %s (controller %q) after the batch, want the process's %s", tid, got, controller, own)
 		}
 	}
 }
