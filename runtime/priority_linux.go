@@ -14,17 +14,24 @@ const longNice = 10
 // canRenice reports, once per process, whether a thread's nice value can
 // be raised and put back: putting it back needs CAP_SYS_NICE (root, or a
 // container granted it) or an RLIMIT_NICE that allows it. The probe runs
-// on a thread of its own, which it ends whatever happens.
+// on a thread of its own.
 var canRenice = sync.OnceValue(func() bool {
-	ok := make(chan bool)
+	return onThreadOfItsOwn(func(tid int) bool {
+		return syscall.Setpriority(syscall.PRIO_PROCESS, tid, longNice) == nil &&
+			syscall.Setpriority(syscall.PRIO_PROCESS, tid, 0) == nil
+	})
+})
+
+// onThreadOfItsOwn runs fn on a thread that no other goroutine runs on,
+// which ends with fn whatever fn did to it, and returns fn's result.
+func onThreadOfItsOwn[T any](fn func(tid int) T) T {
+	result := make(chan T)
 	go func() {
 		goruntime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		tid := syscall.Gettid()
-		ok <- syscall.Setpriority(syscall.PRIO_PROCESS, tid, longNice) == nil &&
-			syscall.Setpriority(syscall.PRIO_PROCESS, tid, 0) == nil
+		result <- fn(syscall.Gettid())
 	}()
-	return <-ok
-})
+	return <-result
+}
 
 // lowerPriority pins the calling goroutine to its thread and lowers the
 // thread's claim on the CPU: nice longNice where the process may put it
@@ -62,17 +69,12 @@ func restorePriority(cg *threadCgroup) {
 
 // probeCgroup moves a thread of its own into cg and back, so that a
 // cgroup the process may not use is refused by New, not met by every
-// long guest. The thread ends with the probe.
+// long guest.
 func probeCgroup(cg *threadCgroup) error {
-	errc := make(chan error)
-	go func() {
-		goruntime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		tid := syscall.Gettid()
-		err := cg.enter(tid)
-		if err == nil {
-			err = cg.leave(tid)
+	return onThreadOfItsOwn(func(tid int) error {
+		if err := cg.enter(tid); err != nil {
+			return err
 		}
-		errc <- err
-	}()
-	return <-errc
+		return cg.leave(tid)
+	})
 }
