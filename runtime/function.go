@@ -154,7 +154,8 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	// instance ahead: one loaded for a single batch (sluice invoke, the
 	// invoke API) is closed right after it.
 	seasoned := f.completed.Load()
-	if ahead != nil && f.confined(start) {
+	confined := f.confined(start)
+	if ahead != nil && confined {
 		ahead.discard() // a confined batch starts in a long slot
 		ahead = nil
 	}
@@ -200,7 +201,7 @@ func (f *Function) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 		inst   *instance
 	)
 	switch {
-	case f.confined(start) && !iio.takeLongSlot():
+	case confined && !iio.takeLongSlot():
 		runErr = context.Cause(tctx) // timed out waiting for its turn
 	case f.kind == Command:
 		inst, out, runErr = f.runCommand(hctx, iio, hc, input, ahead)
