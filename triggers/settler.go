@@ -102,8 +102,9 @@ func (d *dispatcher) commitTogether(ctx context.Context, group []*settlement) er
 
 // commitByID commits plan p, a settlement of the trigger's queue without
 // emits, and the invocation records recs, whose counts are set (it notes
-// that they emitted nothing), as one statement: settle_invocations (migration 007), called by the queue's id
-// through pgqueue.Client.SettleByID. On Citus that call is delegated to
+// that they emitted nothing), as one statement: settle_invocations
+// (migration 007), called by the queue's id through
+// pgqueue.Client.SettleByID. On Citus that call is delegated to
 // the worker holding the queue's shard, where the invocation log of the
 // queue is too (triggers/citus.sql), and commits there alone. Like the
 // batch it replaces, it takes effect whole or not at all: a lease no
