@@ -16,6 +16,13 @@
 //
 //	cd bench && go run . -systems sluice-reactor,sluice-command,river -batch 1,10,100,1000 -n 50000
 //
+// -systems queue measures the queue core alone, with no trigger or
+// function: a consumer loop of receive and ack as users write by hand,
+// and the latency of a send's commit, the wake-up and a receive, which
+// is the floor under the Sluice systems' latency:
+//
+//	cd bench && go run . -systems queue,sluice-reactor,river -batch 10 -n 10000 -rate 500 -duration 10s
+//
 // With -citus the Sluice schemas are distributed after migrating (what
 // `sluice migrate --citus` does), for a -db that is a Citus coordinator;
 // -cpu-nodes then reports each node's CPU during the drain (and per
@@ -70,7 +77,7 @@ func main() {
 	flag.IntVar(&c.concurrency, "concurrency", 4, "Sluice trigger concurrency (parallel batches)")
 	flag.IntVar(&c.rate, "rate", 500, "messages per second for the latency test")
 	flag.DurationVar(&c.duration, "duration", 15*time.Second, "length of the latency test")
-	flag.StringVar(&systems, "systems", "sluice-reactor,sluice-command,river", "what to measure (also: idle)")
+	flag.StringVar(&systems, "systems", "sluice-reactor,sluice-command,river", "what to measure (also: queue, the queue core alone with no function; idle)")
 	flag.IntVar(&c.idleQueues, "idle-queues", 100, "queue triggers of the idle test")
 	groupsList := flag.String("groups", "0", "comma-separated ordered-group counts of the Sluice drain backlog, each measured in turn (0: no groups)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
@@ -189,13 +196,15 @@ func runAll(ctx context.Context, pool *pgxpool.Pool, c config, runs []string) er
 			r, err = benchSluice(ctx, pool, c, false)
 		case "river":
 			r, err = benchRiver(ctx, pool, c)
+		case "queue":
+			r, err = benchQueue(ctx, pool, c)
 		case "idle":
 			if err := benchIdle(ctx, pool, c.idleQueues, c.duration, c.citus, c.nodes); err != nil {
 				return fmt.Errorf("idle: %w", err)
 			}
 			continue
 		default:
-			return fmt.Errorf("unknown system %q: use sluice-reactor, sluice-command or river", sys)
+			return fmt.Errorf("unknown system %q: use sluice-reactor, sluice-command, queue or river", sys)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", sys, err)
@@ -221,7 +230,7 @@ func runAll(ctx context.Context, pool *pgxpool.Pool, c config, runs []string) er
 		return nil
 	}
 	for _, r := range results {
-		if strings.HasPrefix(r.system, "sluice-") {
+		if strings.HasPrefix(r.system, "sluice-") || r.system == "queue" {
 			fmt.Printf("%-26s drain %5.2f× River (batch %d)\n", r.system, r.drainPerSec/results[i].drainPerSec, c.batch)
 		}
 	}

@@ -76,20 +76,8 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool
 	}
 
 	// Preload the backlog before any trigger exists.
-	body := json.RawMessage(`{"n":1}`)
-	batch := make([]pgqueue.NewMessage, 1000)
-	for i := range batch {
-		batch[i] = pgqueue.NewMessage{Body: body}
-	}
-	for sent := 0; sent < c.n; sent += len(batch) {
-		if c.groups > 0 {
-			for i := range batch {
-				batch[i].Group = strconv.Itoa((sent + i) % c.groups)
-			}
-		}
-		if _, err := qc.SendBatch(ctx, account, "drain", batch[:min(len(batch), c.n-sent)]); err != nil {
-			return result{}, err
-		}
+	if err := preload(ctx, qc, c); err != nil {
+		return result{}, err
 	}
 
 	var pr probe
@@ -148,9 +136,32 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool
 		}
 	}
 	defer eng.Stop(context.WithoutCancel(ctx))
-	small := []pgqueue.NewMessage{{Body: body}}
+	small := []pgqueue.NewMessage{{Body: benchBody}}
 	return pr.run(ctx, c, func() error { return eng.Start(ctx) }, func() error {
 		_, err := qc.SendBatch(ctx, account, "latency", small)
 		return err
 	})
+}
+
+// benchBody is the body of every message the Sluice systems send.
+var benchBody = json.RawMessage(`{"n":1}`)
+
+// preload sends c.n messages to the queue "drain", in c.groups ordered
+// groups when c.groups > 0.
+func preload(ctx context.Context, qc *pgqueue.Client, c config) error {
+	batch := make([]pgqueue.NewMessage, 1000)
+	for i := range batch {
+		batch[i] = pgqueue.NewMessage{Body: benchBody}
+	}
+	for sent := 0; sent < c.n; sent += len(batch) {
+		if c.groups > 0 {
+			for i := range batch {
+				batch[i].Group = strconv.Itoa((sent + i) % c.groups)
+			}
+		}
+		if _, err := qc.SendBatch(ctx, account, "drain", batch[:min(len(batch), c.n-sent)]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
