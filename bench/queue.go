@@ -36,12 +36,7 @@ func benchQueue(ctx context.Context, pool *pgxpool.Pool, c config) (result, erro
 	if err != nil {
 		return result{}, err
 	}
-	for _, q := range []string{"drain", "latency"} {
-		if _, err := qc.CreateQueue(ctx, account, q, pgqueue.Settings{}); err != nil {
-			return result{}, err
-		}
-	}
-	if err := preload(ctx, qc, c); err != nil {
+	if err := makeQueues(ctx, qc, c); err != nil {
 		return result{}, err
 	}
 

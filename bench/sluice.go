@@ -69,14 +69,8 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool
 	if _, err := reg.Deploy(ctx, account, "noop", module, functions.Config{MemoryMiB: 64, Timeout: 30 * time.Second}, ""); err != nil {
 		return result{}, err
 	}
-	for _, q := range []string{"drain", "latency"} {
-		if _, err := qc.CreateQueue(ctx, account, q, pgqueue.Settings{}); err != nil {
-			return result{}, err
-		}
-	}
-
-	// Preload the backlog before any trigger exists.
-	if err := preload(ctx, qc, c); err != nil {
+	// The backlog goes in before any trigger exists.
+	if err := makeQueues(ctx, qc, c); err != nil {
 		return result{}, err
 	}
 
@@ -146,9 +140,14 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool
 // benchBody is the body of every message the Sluice systems send.
 var benchBody = json.RawMessage(`{"n":1}`)
 
-// preload sends c.n messages to the queue "drain", in c.groups ordered
-// groups when c.groups > 0.
-func preload(ctx context.Context, qc *pgqueue.Client, c config) error {
+// makeQueues creates the queues "drain" and "latency" and sends c.n
+// messages to "drain", in c.groups ordered groups when c.groups > 0.
+func makeQueues(ctx context.Context, qc *pgqueue.Client, c config) error {
+	for _, q := range []string{"drain", "latency"} {
+		if _, err := qc.CreateQueue(ctx, account, q, pgqueue.Settings{}); err != nil {
+			return err
+		}
+	}
 	batch := make([]pgqueue.NewMessage, 1000)
 	for i := range batch {
 		batch[i] = pgqueue.NewMessage{Body: benchBody}
