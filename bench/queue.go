@@ -24,18 +24,11 @@ func benchQueue(ctx context.Context, pool *pgxpool.Pool, c config) (result, erro
 	if err := migrateSluice(ctx, pool, schema, c.citus); err != nil {
 		return result{}, err
 	}
-	listener, err := pgqueue.NewListener(pool, pgqueue.ListenerOptions{Schema: schema})
+	listener, qc, stopListener, err := listen(ctx, pool, schema)
 	if err != nil {
 		return result{}, err
 	}
-	if err := listener.Start(ctx); err != nil {
-		return result{}, err
-	}
-	defer listener.Stop(context.WithoutCancel(ctx))
-	qc, err := pgqueue.New(pool, pgqueue.Options{Schema: schema, Listener: listener})
-	if err != nil {
-		return result{}, err
-	}
+	defer stopListener()
 	if err := makeQueues(ctx, qc, c); err != nil {
 		return result{}, err
 	}

@@ -75,18 +75,11 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool
 	}
 
 	var pr probe
-	listener, err := pgqueue.NewListener(pool, pgqueue.ListenerOptions{Schema: schema})
+	listener, lqc, stopListener, err := listen(ctx, pool, schema)
 	if err != nil {
 		return result{}, err
 	}
-	if err := listener.Start(ctx); err != nil {
-		return result{}, err
-	}
-	defer listener.Stop(context.WithoutCancel(ctx))
-	lqc, err := pgqueue.New(pool, pgqueue.Options{Schema: schema, Listener: listener})
-	if err != nil {
-		return result{}, err
-	}
+	defer stopListener()
 	cacheDir, err := os.MkdirTemp("", "sluice-bench-cache-")
 	if err != nil {
 		return result{}, err
@@ -163,4 +156,23 @@ func makeQueues(ctx context.Context, qc *pgqueue.Client, c config) error {
 		}
 	}
 	return nil
+}
+
+// listen starts a Listener on schema and returns it with a queue client
+// it wakes, and the func that stops it.
+func listen(ctx context.Context, pool *pgxpool.Pool, schema string) (*pgqueue.Listener, *pgqueue.Client, func(), error) {
+	listener, err := pgqueue.NewListener(pool, pgqueue.ListenerOptions{Schema: schema})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := listener.Start(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	stop := func() { _ = listener.Stop(context.WithoutCancel(ctx)) }
+	qc, err := pgqueue.New(pool, pgqueue.Options{Schema: schema, Listener: listener})
+	if err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	return listener, qc, stop, nil
 }
