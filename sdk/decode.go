@@ -240,11 +240,20 @@ func (d *decoder) batch(b *Batch) error {
 	return nil
 }
 
+// minMessageBytes is the length of the shortest message the host writes,
+// {"id":"1","attempt":1,"created_at":"2026-11-30T12:00:00Z","headers":null,"body":1}
+// less a few bytes.
+const minMessageBytes = 64
+
 func (d *decoder) messages(b *Batch) error {
 	if err := d.expect('['); err != nil {
 		return err
 	}
-	b.Messages = make([]Message, 0, 16)
+	// Room for as many messages as the rest of the input could hold, at
+	// most 16 (append grows it beyond): a message the host writes takes
+	// at least minMessageBytes, and a batch of one should not allocate
+	// sixteen.
+	b.Messages = make([]Message, 0, min(16, (len(d.buf)-d.off)/minMessageBytes+1))
 	if d.peek() == ']' {
 		d.off++
 		return nil
