@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/reliability"
@@ -32,14 +29,7 @@ triggers:
   - {queue: work, function: record, batch_size: 50, batch_window: 500ms}
 `, reliability.EnvOptions{})
 	ctx := context.Background()
-	q := func(sql string) int64 {
-		t.Helper()
-		var v int64
-		if err := env.Pool.QueryRow(ctx, strings.ReplaceAll(sql, "{{schema}}", pgx.Identifier{env.Schema}.Sanitize())).Scan(&v); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		return v
-	}
+	q := func(sql string) int64 { t.Helper(); return env.Int(t, sql) }
 	outCount := func() int64 {
 		t.Helper()
 		st, err := env.Queue.Stats(ctx, pgqueue.DefaultAccount, "out")

@@ -194,6 +194,17 @@ func withAppName(url string) string {
 	return url + sep + "application_name=" + AppName
 }
 
+// Int runs sql, a query of one integer in which {{schema}} stands for the
+// scenario's schema, and returns its value; a failed query fails t.
+func (e *Env) Int(t testing.TB, sql string) int64 {
+	t.Helper()
+	var v int64
+	if err := e.Pool.QueryRow(context.Background(), strings.ReplaceAll(sql, "{{schema}}", pgx.Identifier{e.Schema}.Sanitize())).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return v
+}
+
 // ServeConns counts the database's client connections that are not the
 // test's own (those of the serve processes).
 func (e *Env) ServeConns(ctx context.Context) (int, error) {

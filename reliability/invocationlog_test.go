@@ -33,14 +33,7 @@ triggers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	acked := func() int64 {
-		t.Helper()
-		var n int64
-		if err := env.Pool.QueryRow(ctx, `SELECT coalesce(sum(acked), 0) FROM `+env.Schema+`.invocations`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	acked := func() int64 { return env.Int(t, `SELECT coalesce(sum(acked), 0) FROM {{schema}}.invocations`) }
 
 	node := env.StartNode("a")
 	// The kill comes once a third is acked; the wait is bounded by the
