@@ -230,7 +230,7 @@ func runAll(ctx context.Context, pool *pgxpool.Pool, c config, runs []string) er
 		return nil
 	}
 	for _, r := range results {
-		if strings.HasPrefix(r.system, "sluice-") || r.system == "queue" {
+		if r.system != "river" {
 			fmt.Printf("%-26s drain %5.2f× River (batch %d)\n", r.system, r.drainPerSec/results[i].drainPerSec, c.batch)
 		}
 	}

@@ -37,7 +37,6 @@ func benchQueue(ctx context.Context, pool *pgxpool.Pool, c config) (result, erro
 	runCtx, stop := context.WithCancel(ctx)
 	var consumers sync.WaitGroup
 	failed := make(chan error, 1) // the first consumer's error
-	defer func() { stop(); consumers.Wait() }()
 	consume := func(queue string, latency bool) error {
 		sub, err := listener.Subscribe(runCtx, account, queue)
 		if err != nil {
