@@ -77,7 +77,7 @@ func main() {
 	flag.IntVar(&c.concurrency, "concurrency", 4, "Sluice trigger concurrency (parallel batches)")
 	flag.IntVar(&c.rate, "rate", 500, "messages per second for the latency test")
 	flag.DurationVar(&c.duration, "duration", 15*time.Second, "length of the latency test")
-	flag.StringVar(&systems, "systems", "sluice-reactor,sluice-command,river", "what to measure (also: queue, the queue core alone with no function; idle)")
+	flag.StringVar(&systems, "systems", "sluice-reactor,sluice-command,river", "what to measure (also: sluice-command-c and sluice-command-rust, the C and Rust triage examples as commands; queue, the queue core alone with no function; idle)")
 	flag.IntVar(&c.idleQueues, "idle-queues", 100, "queue triggers of the idle test")
 	groupsList := flag.String("groups", "0", "comma-separated ordered-group counts of the Sluice drain backlog, each measured in turn (0: no groups)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
@@ -190,10 +190,11 @@ func runAll(ctx context.Context, pool *pgxpool.Pool, c config, runs []string) er
 		var r result
 		var err error
 		switch sys {
-		case "sluice-reactor":
-			r, err = benchSluice(ctx, pool, c, true)
-		case "sluice-command":
-			r, err = benchSluice(ctx, pool, c, false)
+		case "sluice-reactor", "sluice-command", "sluice-command-c", "sluice-command-rust":
+			var module []byte
+			if module, err = guests[sys](ctx); err == nil {
+				r, err = benchSluice(ctx, pool, c, module)
+			}
 		case "river":
 			r, err = benchRiver(ctx, pool, c)
 		case "queue":
@@ -204,7 +205,7 @@ func runAll(ctx context.Context, pool *pgxpool.Pool, c config, runs []string) er
 			}
 			continue
 		default:
-			return fmt.Errorf("unknown system %q: use sluice-reactor, sluice-command, queue or river", sys)
+			return fmt.Errorf("unknown system %q: use sluice-reactor, sluice-command, sluice-command-c, sluice-command-rust, queue or river", sys)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", sys, err)

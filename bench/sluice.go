@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -34,9 +37,59 @@ func migrateSluice(ctx context.Context, pool *pgxpool.Pool, schema string, onCit
 	return nil
 }
 
-// benchSluice drains c.n messages through the noop example (reactor or
-// command build), then measures send-to-start latency at c.rate msg/s.
-func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool) (result, error) {
+// guests are the functions the Sluice systems drain through, by system
+// name: the Go noop example as a reactor and as a command, and the C and
+// Rust triage examples as commands (a command module in a language with no
+// runtime to start; each parses its batch and acks every message of the
+// bench's). Build the C and Rust ones' toolchains with scripts/toolchains.
+var guests = map[string]func(context.Context) ([]byte, error){
+	"sluice-reactor":      goNoop(wasmbuild.Reactor),
+	"sluice-command":      goNoop(wasmbuild.Command),
+	"sluice-command-c":    buildScript("c-triage", "MODE=command"),
+	"sluice-command-rust": buildScript("rust-triage"),
+}
+
+// goNoop builds the Go noop example in mode.
+func goNoop(mode wasmbuild.Mode) func(context.Context) ([]byte, error) {
+	return func(ctx context.Context) ([]byte, error) {
+		path, err := wasmbuild.Build(ctx, "noop", mode)
+		if err != nil {
+			return nil, err
+		}
+		return os.ReadFile(path)
+	}
+}
+
+// buildScript builds examples/<dir> with its build.sh, env added to the
+// environment.
+func buildScript(dir string, env ...string) func(context.Context) ([]byte, error) {
+	return func(ctx context.Context) ([]byte, error) {
+		root, err := wasmbuild.Root()
+		if err != nil {
+			return nil, err
+		}
+		// Cargo keeps its build state there between runs (the examples'
+		// tests share it).
+		target, err := wasmbuild.TreeCacheDir(dir + "-target")
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(target, 0o755); err != nil {
+			return nil, err
+		}
+		out := filepath.Join(target, "bench.wasm")
+		cmd := exec.CommandContext(ctx, filepath.Join(root, "examples", dir, "build.sh"), out)
+		cmd.Env = append(append(os.Environ(), env...), "CARGO_TARGET_DIR="+target)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("build examples/%s (scripts/toolchains installs its toolchain): %w\n%s", dir, err, b)
+		}
+		return os.ReadFile(out)
+	}
+}
+
+// benchSluice drains c.n messages through the function module (see
+// guests), then measures send-to-start latency at c.rate msg/s.
+func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, module []byte) (result, error) {
 	schema, drop := freshSchema(ctx, pool, "bench_sluice")
 	defer drop()
 	if err := migrateSluice(ctx, pool, schema, c.citus); err != nil {
@@ -54,19 +107,7 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool
 	if err != nil {
 		return result{}, err
 	}
-	mode := wasmbuild.Command
-	if reactor {
-		mode = wasmbuild.Reactor
-	}
-	path, err := wasmbuild.Build(ctx, "noop", mode)
-	if err != nil {
-		return result{}, err
-	}
-	module, err := os.ReadFile(path)
-	if err != nil {
-		return result{}, err
-	}
-	if _, err := reg.Deploy(ctx, account, "noop", module, functions.Config{MemoryMiB: 64, Timeout: 30 * time.Second}, ""); err != nil {
+	if _, err := reg.Deploy(ctx, account, "bench", module, functions.Config{MemoryMiB: 64, Timeout: 30 * time.Second}, ""); err != nil {
 		return result{}, err
 	}
 	// The backlog goes in before any trigger exists.
@@ -109,14 +150,14 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, reactor bool
 		return result{}, err
 	}
 	// Compile the module before the clock starts (a warm process).
-	if fn, err := rt.Load(ctx, module, runtime.FunctionConfig{Name: "noop", Version: 1}); err == nil {
+	if fn, err := rt.Load(ctx, module, runtime.FunctionConfig{Name: "bench", Version: 1}); err == nil {
 		_ = fn.Close(ctx)
 	}
 	for _, t := range []triggers.Trigger{
 		{Queue: "drain", BatchSize: c.batch, Concurrency: c.concurrency},
 		{Queue: "latency", BatchSize: 10, Concurrency: c.concurrency},
 	} {
-		t.Account, t.Kind, t.Function, t.Enabled, t.LeaseExtension = account, triggers.KindQueue, "noop", true, true
+		t.Account, t.Kind, t.Function, t.Enabled, t.LeaseExtension = account, triggers.KindQueue, "bench", true, true
 		t.Name = t.DerivedName()
 		if _, err := store.Put(ctx, t); err != nil {
 			return result{}, err
