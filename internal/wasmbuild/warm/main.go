@@ -10,7 +10,13 @@
 // suite's packages each met those compiles. This program is built without
 // -race; scripts/test runs it before the suite. The cache key is the
 // module's bytes after the runtime's own rewrites, so the tests hit it only
-// because this loads each module through runtime.Load exactly as they do.
+// because this loads each module through runtime.Load exactly as they do,
+// with the default memory limit (a module loaded under another limit
+// compiles again). wazero files the code under its version, which test
+// binaries cannot read from their build information and call "dev": so
+// scripts/test links this program with that version
+// (-X github.com/tetratelabs/wazero/internal/version.version=dev), and
+// the program fails if the code went anywhere else.
 //
 // The modules are every Go main package under examples/, runtime/testdata/
 // and docs/testdata/, each as a command and as a reactor (some are loaded
@@ -18,7 +24,7 @@
 // effort: a module that does not build is reported and skipped, and the
 // test that needs it reports the error itself.
 //
-//	go run ./internal/wasmbuild/warm
+//	go run -ldflags=-X=github.com/tetratelabs/wazero/internal/version.version=dev ./internal/wasmbuild/warm
 package main
 
 import (
@@ -28,6 +34,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,6 +91,10 @@ func main() {
 	}
 	close(jobs)
 	wg.Wait()
+	if elsewhere := filedElsewhere(dir, began); elsewhere != "" {
+		fmt.Fprintf(os.Stderr, "warm: wazero filed compiled code in %s, not under version \"dev\" where test binaries look: link this program with -ldflags=-X=github.com/tetratelabs/wazero/internal/version.version=dev (scripts/test does)\n", elsewhere)
+		os.Exit(1)
+	}
 	fmt.Printf("warm: %d Go guest modules built and compiled into %s in %s", 2*len(names)-failed, dir, time.Since(began).Round(100*time.Millisecond))
 	if failed > 0 {
 		fmt.Printf(" (%d did not build)", failed)
@@ -109,6 +120,18 @@ func warm(ctx context.Context, rt *runtime.Runtime, name string, mode wasmbuild.
 		return f.Close(ctx)
 	}
 	return nil
+}
+
+// filedElsewhere returns a folder of wazero's cache under dir, other than
+// those of version "dev", that changed since t, or "".
+func filedElsewhere(dir string, t time.Time) string {
+	folders, _ := filepath.Glob(filepath.Join(dir, "*", "wazero-*"))
+	for _, f := range folders {
+		if st, err := os.Stat(f); err == nil && !strings.HasPrefix(filepath.Base(f), "wazero-dev-") && st.ModTime().After(t) {
+			return f
+		}
+	}
+	return ""
 }
 
 // modules returns the names (as wasmbuild.Build takes them) of the Go main
