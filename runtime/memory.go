@@ -81,20 +81,24 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 var linearMemories memoryPool
 
 // memoryPool keeps the arrays of freed linear memories for the next
-// instances, by power-of-two size from 1 MiB, in sync.Pools (which let the
+// instances, by power-of-two size from one page (64 KiB), in sync.Pools
+// (which let the
 // garbage collector have what stays unused). An instance gets one cleared,
 // where a fresh allocation would come from pages the kernel must fault in
 // one at a time: on a virtual machine that made growing a memory bomb's
 // memory cost about 4 ms per MiB, against well under 1 ms to clear a MiB
 // already in use; and the churn of fresh arrays of tens of MiB made the
-// whole process collect garbage again and again.
+// whole process collect garbage again and again. Small memories are pooled
+// too: a C command starts with two pages and grows at once, and fresh
+// arrays for it made each of its instances cost 0.77 ms where a Rust
+// command's, whose 17 pages were pooled, cost 0.15 ms (BENCHMARKS.md).
 type memoryPool struct {
 	classes [maxPoolClass - minPoolClass + 1]sync.Pool // of *pooledMemory
 }
 
-// The sizes memoryPool keeps: 1 MiB to 4 GiB.
+// The sizes memoryPool keeps: 64 KiB to 4 GiB.
 const (
-	minPoolClass = 20
+	minPoolClass = 16
 	maxPoolClass = 32
 )
 
@@ -115,7 +119,7 @@ func poolClass(n int) int {
 // get returns an all-zero array of at least n bytes.
 func (p *memoryPool) get(n int) []byte {
 	k := poolClass(n)
-	if k < 0 || n < 1<<minPoolClass/2 {
+	if k < 0 {
 		return make([]byte, n)
 	}
 	if v := p.classes[k-minPoolClass].Get(); v != nil {

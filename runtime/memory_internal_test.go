@@ -71,7 +71,7 @@ func TestMemoryPoolClears(t *testing.T) {
 		}
 		p.put(c, 0)
 	}
-	if small := p.get(100); len(small) != 100 {
-		t.Fatalf("get(100) gave %d bytes, want exactly 100 (not pooled)", len(small))
+	if small := p.get(100); len(small) != 64<<10 {
+		t.Fatalf("get(100) gave %d bytes, want the one-page class (64 KiB)", len(small))
 	}
 }
