@@ -16,6 +16,12 @@
 //
 //	cd bench && go run . -systems sluice-reactor,sluice-command,river -batch 1,10,100,1000 -n 50000
 //
+// sluice-command-c and sluice-command-rust drain through the C and Rust
+// triage examples built as commands (their toolchains: scripts/toolchains),
+// command modules with no language runtime to start:
+//
+//	cd bench && go run . -systems sluice-command-c,sluice-command-rust,sluice-command,river -batch 10 -n 50000
+//
 // -systems queue measures the queue core alone, with no trigger or
 // function: a consumer loop of receive and ack as users write by hand,
 // and the latency of a send's commit, the wake-up and a receive, which
