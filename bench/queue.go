@@ -108,10 +108,7 @@ func consumeQueue(ctx context.Context, qc *pgqueue.Client, sub *pgqueue.Subscrip
 			continue
 		}
 		got(msgs, at)
-		acks := make([]pgqueue.Ack, len(msgs))
-		for i, m := range msgs {
-			acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
-		}
+		acks := pgqueue.Leases(msgs)
 		if _, err := qc.Ack(context.WithoutCancel(ctx), account, queue, acks); err != nil {
 			return err
 		}

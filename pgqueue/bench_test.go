@@ -366,10 +366,7 @@ func receiveDeleteFrom(b *testing.B, e benchEnv, queue func() string, clients, b
 		if len(msgs) != batch {
 			return fmt.Errorf("received %d messages, want %d", len(msgs), batch)
 		}
-		acks := make([]pgqueue.Ack, len(msgs))
-		for i, m := range msgs {
-			acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
-		}
+		acks := pgqueue.Leases(msgs)
 		acked, err := e.c.Ack(ctx, acct, q, acks)
 		if err != nil {
 			return err
@@ -426,10 +423,7 @@ func BenchmarkSustained(b *testing.B) {
 				if err != nil {
 					return err
 				}
-				acks := make([]pgqueue.Ack, len(got))
-				for i, m := range got {
-					acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
-				}
+				acks := pgqueue.Leases(got)
 				_, err = e.c.Ack(ctx, acct, q, acks)
 				return err
 			})

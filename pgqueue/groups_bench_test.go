@@ -120,10 +120,7 @@ func drain(b *testing.B, e benchEnv, q string, clients, batch int) {
 					time.Sleep(100 * time.Microsecond)
 					continue
 				}
-				acks := make([]pgqueue.Ack, len(msgs))
-				for i, m := range msgs {
-					acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
-				}
+				acks := pgqueue.Leases(msgs)
 				if _, err := e.c.Ack(ctx, acct, q, acks); err != nil {
 					errs <- err
 					return

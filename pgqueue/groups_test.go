@@ -701,10 +701,7 @@ func TestGroupsKeepTheirGroupInADeadLetterQueue(t *testing.T) {
 	if more := e.receive("parked", pgqueue.ReceiveOptions{Max: 10}); len(more) != 0 {
 		t.Fatalf("received %d more while a's and b's heads are in flight, want 0", len(more))
 	}
-	acks := make([]pgqueue.Ack, len(first))
-	for i, m := range first {
-		acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
-	}
+	acks := pgqueue.Leases(first)
 	if done, err := e.c.Ack(e.ctx, acct, "parked", acks); err != nil || len(done) != 2 {
 		t.Fatalf("ack the heads: %v %v", done, err)
 	}

@@ -107,6 +107,17 @@ type Ack struct {
 	Receipt  Receipt
 }
 
+// Leases returns the Acks naming msgs as a receive returned them (each
+// one's sequence and receipt), in order: what Ack and Release take to
+// settle or give back those deliveries.
+func Leases(msgs []Message) []Ack {
+	acks := make([]Ack, len(msgs))
+	for i, m := range msgs {
+		acks[i] = Ack{Sequence: m.Sequence, Receipt: m.Receipt}
+	}
+	return acks
+}
+
 // Nack returns one message to its queue for a retry.
 type Nack struct {
 	Sequence int64

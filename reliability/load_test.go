@@ -149,10 +149,7 @@ functions:
 			if err != nil || len(got) == 0 {
 				t.Fatalf("receive: %d messages, %v", len(got), err)
 			}
-			acks := make([]pgqueue.Ack, len(got))
-			for i, m := range got {
-				acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
-			}
+			acks := pgqueue.Leases(got)
 			if _, err := q.Ack(ctx, acct, "backlog", acks); err != nil {
 				t.Fatal(err)
 			}

@@ -352,10 +352,7 @@ func (d *dispatcher) waitForSlot(ctx context.Context, runSlots chan struct{}, ba
 // delivery, so a message gives up no attempt, and one claimed on its final
 // lease is not dead-lettered without having run.
 func (d *dispatcher) giveBack(ctx context.Context, batch []pgqueue.Message) {
-	leases := make([]pgqueue.Ack, len(batch))
-	for i, m := range batch {
-		leases[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
-	}
+	leases := pgqueue.Leases(batch)
 	if _, err := d.e.cfg.Queue.Release(ctx, d.a.Account, d.a.Queue, leases); err != nil {
 		d.log.Error().Err(err).Int("messages", len(batch)).Msg("giving back claimed messages failed; their leases will expire instead")
 	}

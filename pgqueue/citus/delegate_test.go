@@ -74,10 +74,7 @@ func TestHotPathRunsOnTheWorkers(t *testing.T) {
 		t.Fatalf("receive: %d messages, %v", len(got), err)
 	}
 	delegated("client receive", "queue_receive")
-	acks := make([]pgqueue.Ack, len(got))
-	for i, m := range got {
-		acks[i] = pgqueue.Ack{Sequence: m.Sequence, Receipt: m.Receipt}
-	}
+	acks := pgqueue.Leases(got)
 	if done, err := c.Ack(ctx, acct, "q", acks); err != nil || len(done) != 10 {
 		t.Fatalf("ack: %v %v", done, err)
 	}
