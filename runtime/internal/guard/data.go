@@ -209,6 +209,12 @@ func constSegments(content []byte, size uint64) (segs []dataSegment, ok bool) {
 // usesDataIndex reports whether any function body in a code section's
 // content holds memory.init or data.drop.
 func usesDataIndex(code []byte) (bool, error) {
+	return usesFC(code, 8, 9)
+}
+
+// usesFC reports whether any function body in a code section's content
+// holds an instruction of prefix 0xfc with one of the sub-opcodes subs.
+func usesFC(code []byte, subs ...uint32) (bool, error) {
 	bodies, err := readBodies(code)
 	if err != nil {
 		return false, err
@@ -229,7 +235,7 @@ func usesDataIndex(code []byte) (bool, error) {
 			}
 			if op == 0xfc {
 				sub := reader{b: body, off: br.off}
-				if s, err := sub.u32(); err == nil && (s == 8 || s == 9) {
+				if s, err := sub.u32(); err == nil && slices.Contains(subs, s) {
 					return true, nil
 				}
 			}

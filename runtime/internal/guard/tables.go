@@ -34,7 +34,12 @@ func (e *TableError) Error() string {
 // importing a table or whose tables' initial sizes add up to more than
 // budget; otherwise it lowers the maximum of each table (setting one where
 // none is declared) to its initial size plus an equal share of what the
-// budget leaves. It returns wasm itself when no maximum needs lowering.
+// budget leaves. A module whose code holds no table.grow cannot grow a
+// table (the host grows none), so each of its tables gets its initial size
+// as maximum instead: the result is then the same whatever the budget, and
+// so is the code compiled from it, which the runtime shares between the
+// functions and memory limits that load the same module. It returns wasm
+// itself when no maximum needs lowering.
 func CapTables(wasm []byte, budget uint64) ([]byte, error) {
 	m, err := parseModule(wasm)
 	if err != nil {
@@ -43,10 +48,13 @@ func CapTables(wasm []byte, budget uint64) ([]byte, error) {
 	if m.importedTable != "" {
 		return nil, &TableError{Import: m.importedTable}
 	}
-	at := -1
+	at, code := -1, -1
 	for i, sec := range m.sections {
-		if sec.id == 4 {
+		switch sec.id {
+		case 4:
 			at = i
+		case 10:
+			code = i
 		}
 	}
 	if at < 0 {
@@ -65,6 +73,15 @@ func CapTables(wasm []byte, budget uint64) ([]byte, error) {
 		}
 	}
 	share := (budget - total) / uint64(len(tables))
+	grows := false
+	if code >= 0 {
+		if grows, err = usesFC(m.sections[code].content, 15); err != nil { // table.grow
+			return nil, err
+		}
+	}
+	if !grows {
+		share = 0
+	}
 	changed := false
 	for i := range tables {
 		t := &tables[i]

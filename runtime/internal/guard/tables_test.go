@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -22,31 +23,52 @@ func TestCapTables(t *testing.T) {
 	// Tables: 10 entries without a maximum; 5 with maximum 5; a table of
 	// 2 with maximum 1000 and an initializer (ref.null func).
 	tables := []byte{4, 3, 0x70, 0x00, 10, 0x70, 0x01, 5, 5, 0x40, 0x00, 0x70, 0x01, 2, 0xe8, 0x07, 0xd0, 0x70, 0x0b}
-	in := mod(tables)
-	out, err := CapTables(in, 100)
-	if err != nil {
-		t.Fatal(err)
+	// One function of type () -> (), whose body is given.
+	withCode := func(body ...byte) [][]byte {
+		return [][]byte{{1, 1, 0x60, 0, 0}, {3, 1, 0}, tables, append([]byte{10, 1, byte(len(body))}, body...)}
 	}
-	m, err := parseModule(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := parseTables(m.sections[0].content)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// 83 entries left, 27 each.
-	for i, want := range [][2]uint32{{10, 37}, {5, 5}, {2, 29}} {
-		if g := got[i]; !g.hasMax || g.min != want[0] || g.max != want[1] {
-			t.Errorf("table %d: %+v, want min %d max %d", i, g, want[0], want[1])
-		}
-	}
+	// ref.null func; i32.const 1; table.grow 0; drop; end
+	grow := withCode(0x00, 0xd0, 0x70, 0x41, 0x01, 0xfc, 0x0f, 0x00, 0x1a, 0x0b)
+	// i32.const 0; table.size 0; drop; drop; end
+	noGrow := withCode(0x00, 0x41, 0x00, 0xfc, 0x10, 0x00, 0x1a, 0x1a, 0x0b)
 	ctx := context.Background()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	defer r.Close(ctx)
-	if _, err := r.CompileModule(ctx, out); err != nil {
-		t.Fatalf("capped module does not compile: %v", err)
+	capped := func(in []byte, budget uint64, want [][2]uint32) []byte {
+		t.Helper()
+		out, err := CapTables(in, budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := parseModule(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(m.sections, func(s section) bool { return s.id == 4 })
+		got, err := parseTables(m.sections[i].content)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range want {
+			if g := got[i]; !g.hasMax || g.min != want[0] || g.max != want[1] {
+				t.Errorf("budget %d, table %d: %+v, want min %d max %d", budget, i, g, want[0], want[1])
+			}
+		}
+		if _, err := r.CompileModule(ctx, out); err != nil {
+			t.Fatalf("capped module does not compile: %v", err)
+		}
+		return out
 	}
+	// A module that grows tables: 83 entries left, 27 each.
+	in := mod(grow...)
+	out := capped(in, 100, [][2]uint32{{10, 37}, {5, 5}, {2, 29}})
+	// One that cannot (no table.grow; no code at all): each table's
+	// maximum is its initial size, whatever the budget.
+	fixed := capped(mod(noGrow...), 100, [][2]uint32{{10, 10}, {5, 5}, {2, 2}})
+	if other := capped(mod(noGrow...), 5000, [][2]uint32{{10, 10}, {5, 5}, {2, 2}}); !bytes.Equal(other, fixed) {
+		t.Error("a module without table.grow capped differently for another budget")
+	}
+	capped(mod(tables), 100, [][2]uint32{{10, 10}, {5, 5}, {2, 2}})
 	// Within budget and all maxima low enough: the same bytes.
 	if again, err := CapTables(out, 100); err != nil || !bytes.Equal(again, out) || &again[0] != &out[0] {
 		t.Fatalf("second pass: err %v, changed %v", err, !bytes.Equal(again, out))
