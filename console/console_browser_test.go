@@ -99,7 +99,15 @@ func artifacts(t *testing.T) string {
 	return dir
 }
 
-// page drives one tab with a deadline and names each step in failures.
+// stepTimeout bounds each step of a page (an action and what it waits
+// for, an evaluation, a screenshot), not a whole test: on a loaded machine
+// a flow of a hundred steps takes long without any one step hanging
+// (TestBrowserQueuesAndMessages ran out of a 2-minute deadline for the
+// whole page in a run that compiled modules beside it).
+const stepTimeout = time.Minute
+
+// page drives one tab, each step with a deadline (stepTimeout), and names
+// each step in failures.
 type page struct {
 	t   *testing.T
 	ctx context.Context
@@ -109,7 +117,9 @@ type page struct {
 
 func (p *page) do(step string, actions ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
-	if err := chromedp.Do(p.ctx, actions...); err != nil {
+	ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
 		p.shot("failed")
 		p.t.Fatalf("%s: %v", step, err)
 	}
@@ -125,12 +135,14 @@ func (p *page) confirm(step, sel string) {
 func (p *page) wait(step, predicate string) {
 	p.t.Helper()
 	p.do(step, chromedp.Poll[chromedp.Void](predicate, chromedp.WithPollingInterval(100*time.Millisecond),
-		chromedp.WithPollingTimeout(0))) // the page's deadline applies
+		chromedp.WithPollingTimeout(0))) // the step's deadline applies
 }
 
 func (p *page) eval(js string) string {
 	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](js))
+	ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
 	if err != nil {
 		p.t.Fatalf("evaluate %s: %v", js, err)
 	}
@@ -152,7 +164,9 @@ func (p *page) text(sel string) string {
 
 func (p *page) shot(name string) {
 	p.t.Helper()
-	b, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
+	ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
+	defer cancel()
+	b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		p.t.Logf("screenshot %s: %v", name, err)
 		return
@@ -165,9 +179,7 @@ func (p *page) shot(name string) {
 }
 
 func newPage(t *testing.T) *page {
-	ctx, cancel := context.WithTimeout(newBrowser(t), 2*time.Minute)
-	t.Cleanup(cancel)
-	return &page{t: t, ctx: ctx, dir: artifacts(t)}
+	return &page{t: t, ctx: newBrowser(t), dir: artifacts(t)}
 }
 
 // setup starts a server (the console mounted by server.Handler, the

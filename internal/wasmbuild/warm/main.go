@@ -10,9 +10,10 @@
 // suite's packages each met those compiles. This program is built without
 // -race; scripts/test runs it before the suite. The cache key is the
 // module's bytes after the runtime's own rewrites, so the tests hit it only
-// because this loads each module through runtime.Load exactly as they do,
-// with the default memory limit (a module loaded under another limit
-// compiles again). wazero files the code under its version, which test
+// because this loads each module through runtime.Load exactly as they do
+// (with the default memory limit, which changes the bytes only of a module
+// that grows its tables: guard.CapTables). wazero files the code under its
+// version, which test
 // binaries cannot read from their build information and call "dev": so
 // scripts/test links this program with that version
 // (-X github.com/tetratelabs/wazero/internal/version.version=dev), and
@@ -36,6 +37,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/wasmbuild"
@@ -43,22 +45,25 @@ import (
 )
 
 func main() {
-	ctx := context.Background()
+	if err := run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "warm:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
 	began := time.Now()
 	names, err := modules()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "warm:", err)
-		os.Exit(1)
+		return err
 	}
 	dir, err := wasmbuild.CompiledCacheDir()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "warm:", err)
-		os.Exit(1)
+		return err
 	}
 	rt, err := runtime.New(ctx, runtime.Config{CompilationCacheDir: dir})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "warm:", err)
-		os.Exit(1)
+		return err
 	}
 	defer rt.Close(ctx)
 
@@ -68,17 +73,14 @@ func main() {
 	}
 	jobs := make(chan job)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	failed := 0
+	var failed atomic.Int32
 	for range goruntime.NumCPU() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
 				if err := warm(ctx, rt, j.name, j.mode); err != nil {
-					mu.Lock()
-					failed++
-					mu.Unlock()
+					failed.Add(1)
 					fmt.Fprintf(os.Stderr, "warm: %s (%s): %v\n", j.name, j.mode, err)
 				}
 			}
@@ -92,14 +94,14 @@ func main() {
 	close(jobs)
 	wg.Wait()
 	if elsewhere := filedElsewhere(dir, began); elsewhere != "" {
-		fmt.Fprintf(os.Stderr, "warm: wazero filed compiled code in %s, not under version \"dev\" where test binaries look: link this program with -ldflags=-X=github.com/tetratelabs/wazero/internal/version.version=dev (scripts/test does)\n", elsewhere)
-		os.Exit(1)
+		return fmt.Errorf("wazero filed compiled code in %s, not under version \"dev\" where test binaries look: link this program with -ldflags=-X=github.com/tetratelabs/wazero/internal/version.version=dev (scripts/test does)", elsewhere)
 	}
-	fmt.Printf("warm: %d Go guest modules built and compiled into %s in %s", 2*len(names)-failed, dir, time.Since(began).Round(100*time.Millisecond))
-	if failed > 0 {
-		fmt.Printf(" (%d did not build)", failed)
+	fmt.Printf("warm: %d Go guest modules built and compiled into %s in %s", 2*len(names)-int(failed.Load()), dir, time.Since(began).Round(100*time.Millisecond))
+	if n := failed.Load(); n > 0 {
+		fmt.Printf(" (%d did not build)", n)
 	}
 	fmt.Println()
+	return nil
 }
 
 // warm builds name in mode and loads it with the runtime's defaults, which
