@@ -73,16 +73,21 @@ func TestTTLAndSweep(t *testing.T) {
 	t.Parallel()
 	s, row := newStores(t)
 	ctx := context.Background()
-	if err := s.Set(ctx, acct, "s", []byte("short"), []byte("x"), 50*time.Millisecond); err != nil {
+	// The short key must be read until its TTL has passed and not after:
+	// each check counts from before the Set, so that a slow machine (a Get
+	// that comes late) cannot make either fail.
+	const ttl = time.Second
+	set := time.Now()
+	if err := s.Set(ctx, acct, "s", []byte("short"), []byte("x"), ttl); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Set(ctx, acct, "s", []byte("long"), []byte("y"), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, found, _ := s.Get(ctx, acct, "s", []byte("short")); !found {
-		t.Fatal("short-lived key gone at once")
+	if _, found, _ := s.Get(ctx, acct, "s", []byte("short")); !found && time.Since(set) < ttl {
+		t.Fatal("short-lived key gone before its TTL")
 	}
-	time.Sleep(150 * time.Millisecond)
+	time.Sleep(time.Until(set.Add(ttl + 100*time.Millisecond)))
 	if _, found, _ := s.Get(ctx, acct, "s", []byte("short")); found {
 		t.Error("expired key still read")
 	}
