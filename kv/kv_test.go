@@ -73,21 +73,22 @@ func TestTTLAndSweep(t *testing.T) {
 	t.Parallel()
 	s, row := newStores(t)
 	ctx := context.Background()
-	// The short key must be read until its TTL has passed and not after:
-	// each check counts from before the Set, so that a slow machine (a Get
-	// that comes late) cannot make either fail.
+	// The short key must be read until its TTL has passed and not after.
+	// It expires between before+ttl and after+ttl (the Set's transaction
+	// ran in between), so a slow machine cannot make either check fail.
 	const ttl = time.Second
-	set := time.Now()
+	before := time.Now()
 	if err := s.Set(ctx, acct, "s", []byte("short"), []byte("x"), ttl); err != nil {
 		t.Fatal(err)
 	}
+	after := time.Now()
 	if err := s.Set(ctx, acct, "s", []byte("long"), []byte("y"), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, found, _ := s.Get(ctx, acct, "s", []byte("short")); !found && time.Since(set) < ttl {
+	if _, found, _ := s.Get(ctx, acct, "s", []byte("short")); !found && time.Since(before) < ttl {
 		t.Fatal("short-lived key gone before its TTL")
 	}
-	time.Sleep(time.Until(set.Add(ttl + 100*time.Millisecond)))
+	time.Sleep(time.Until(after.Add(ttl + 10*time.Millisecond)))
 	if _, found, _ := s.Get(ctx, acct, "s", []byte("short")); found {
 		t.Error("expired key still read")
 	}
