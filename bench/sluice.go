@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -60,8 +60,9 @@ func goNoop(mode wasmbuild.Mode) func(context.Context) ([]byte, error) {
 	}
 }
 
-// buildScript builds examples/<dir> with its build.sh, env added to the
-// environment.
+// buildScript builds examples/<dir> with its build.sh, env (NAME=value
+// words) added to its environment, through wasmbuild.RunCommand (what
+// `sluice deploy` runs a manifest's build command with).
 func buildScript(dir string, env ...string) func(context.Context) ([]byte, error) {
 	return func(ctx context.Context) ([]byte, error) {
 		root, err := wasmbuild.Root()
@@ -78,13 +79,18 @@ func buildScript(dir string, env ...string) func(context.Context) ([]byte, error
 			return nil, err
 		}
 		out := filepath.Join(target, "bench.wasm")
-		cmd := exec.CommandContext(ctx, filepath.Join(root, "examples", dir, "build.sh"), out)
-		cmd.Env = append(append(os.Environ(), env...), "CARGO_TARGET_DIR="+target)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("build examples/%s (scripts/toolchains installs its toolchain): %w\n%s", dir, err, b)
+		command := strings.Join(append(env, "CARGO_TARGET_DIR="+quote(target), "./build.sh", quote(out)), " ")
+		module, err := wasmbuild.RunCommand(ctx, filepath.Join(root, "examples", dir), command, out)
+		if err != nil {
+			return nil, fmt.Errorf("build examples/%s (scripts/toolchains installs its toolchain): %w", dir, err)
 		}
-		return os.ReadFile(out)
+		return module, nil
 	}
+}
+
+// quote quotes s as one word for sh.
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // benchSluice drains c.n messages through the function module (see
