@@ -45,6 +45,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"runtime/pprof"
 	"slices"
@@ -196,11 +197,6 @@ func runAll(ctx context.Context, pool *pgxpool.Pool, c config, runs []string) er
 		var r result
 		var err error
 		switch sys {
-		case "sluice-reactor", "sluice-command", "sluice-command-c", "sluice-command-rust":
-			var module []byte
-			if module, err = guests[sys](ctx); err == nil {
-				r, err = benchSluice(ctx, pool, c, module)
-			}
 		case "river":
 			r, err = benchRiver(ctx, pool, c)
 		case "queue":
@@ -211,7 +207,14 @@ func runAll(ctx context.Context, pool *pgxpool.Pool, c config, runs []string) er
 			}
 			continue
 		default:
-			return fmt.Errorf("unknown system %q: use sluice-reactor, sluice-command, sluice-command-c, sluice-command-rust, queue or river", sys)
+			build, ok := guests[sys]
+			if !ok {
+				return fmt.Errorf("unknown system %q: use %s, queue or river", sys, strings.Join(slices.Sorted(maps.Keys(guests)), ", "))
+			}
+			var module []byte
+			if module, err = build(ctx); err == nil {
+				r, err = benchSluice(ctx, pool, c, module)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", sys, err)
