@@ -111,6 +111,26 @@ BEGIN
 END
 $$;
 
+-- Migration 016 keeps the claims' generic plan (plan_cache_mode =
+-- force_generic_plan), which Citus cannot make of a distributed UPDATE
+-- ("could not create distributed plan"): on Citus they are planned on
+-- every call, as before 016.
+DO $$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOREACH f IN ARRAY ARRAY[
+        'queue_receive(bigint, text, text, integer, integer)',
+        'queue_receive_delete(bigint, text, text, integer)'
+    ]::regprocedure[] LOOP
+        IF EXISTS (SELECT 1 FROM pg_proc p, unnest(p.proconfig) c
+                    WHERE p.oid = f AND c LIKE 'plan\_cache\_mode=%') THEN
+            EXECUTE format('ALTER FUNCTION %s RESET plan_cache_mode', f);
+        END IF;
+    END LOOP;
+END
+$$;
+
 -- The hot path keyed by queue id (migration 014) is delegated to the node
 -- holding the queue's shard: distributed by p_queue_id, co-located with
 -- messages, a call `SELECT ... FROM queue_receive(id, ...)` outside a

@@ -1,0 +1,66 @@
+package pgqueue_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/pgqueue"
+)
+
+// The claims of queue_receive and queue_receive_delete run with the plan
+// cache's generic plan on plain Postgres (migration 016), and that one
+// plan honours each call's limit: receives of 1, 7, 10 and 3 messages,
+// over many more calls than the plan cache needs to keep a plan, each get
+// exactly that many (or what is left), oldest first, none twice.
+func TestClaimKeepsItsPlan(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, f := range []string{
+		"queue_receive(bigint, text, text, integer, integer)",
+		"queue_receive_delete(bigint, text, text, integer)",
+	} {
+		config := e.one(`SELECT coalesce(array_to_string(proconfig, ','), '') FROM pg_proc WHERE oid = $1::regprocedure`, f)
+		if !strings.Contains(config.(string), "plan_cache_mode=force_generic_plan") {
+			t.Errorf("%s runs with %q, not plan_cache_mode=force_generic_plan: a migration replaced it without setting it again", f, config)
+		}
+	}
+
+	for _, del := range []bool{false, true} {
+		queue := fmt.Sprintf("claims-delete-%t", del)
+		if _, err := e.c.CreateQueue(e.ctx, acct, queue, pgqueue.Settings{}); err != nil {
+			t.Fatal(err)
+		}
+		const n = 150
+		batch := make([]pgqueue.NewMessage, n)
+		for i := range batch {
+			batch[i] = pgqueue.NewMessage{Body: body(i)}
+		}
+		sent, err := e.c.SendBatch(e.ctx, acct, queue, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		limits := []int{1, 7, 10, 3}
+		got := 0
+		for call := 0; got < n; call++ {
+			limit := limits[call%len(limits)]
+			msgs, err := e.c.Receive(e.ctx, acct, queue, pgqueue.ReceiveOptions{Max: limit, Delete: del})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := min(limit, n-got); len(msgs) != want {
+				t.Fatalf("delete=%t: call %d with limit %d got %d messages, want %d", del, call, limit, len(msgs), want)
+			}
+			for _, m := range msgs {
+				if m.Sequence != sent[got] {
+					t.Fatalf("delete=%t: call %d: message %d is sequence %d, want %d (oldest first, none twice)",
+						del, call, got, m.Sequence, sent[got])
+				}
+				got++
+			}
+		}
+		if msgs, err := e.c.Receive(e.ctx, acct, queue, pgqueue.ReceiveOptions{Max: 10, Delete: del}); err != nil || len(msgs) != 0 {
+			t.Fatalf("delete=%t: a receive after all %d got %d messages (%v)", del, n, len(msgs), err)
+		}
+	}
+}

@@ -1,0 +1,32 @@
+-- The claim of queue_receive and queue_receive_delete keeps one plan on
+-- plain Postgres (issue #18; BENCHMARKS.md, "Migration 016").
+--
+-- Each claim is `... WHERE c.visible_at <= now() ORDER BY c.visible_at,
+-- c.sequence LIMIT p_max_messages FOR UPDATE SKIP LOCKED`. With the limit a
+-- parameter, every custom plan (LIMIT 10 known) looks cheaper than the
+-- generic one, so plpgsql's plan cache plans the claim again on every
+-- call (012 tried `LIMIT (SELECT p_max_messages)`, which Citus cannot
+-- plan). Planning is not the small cost it looks: to estimate
+-- `visible_at <= now()` the planner reads the ready index's actual last
+-- entry for the queue (get_actual_variable_range), and the last entries
+-- of a busy queue are the messages leased (visible_at in the future) and
+-- then acked, dead until vacuum gets to them: every receive walked all of
+-- those. In one backend, receive of 10 + ack from a backlog of 100,000
+-- cost 770-810 µs of CPU planned every call against 257-260 µs with the
+-- generic plan, and the same UPDATE and DELETE written by hand 233-240 µs.
+--
+-- So the two functions run with plan_cache_mode = force_generic_plan. The
+-- generic plan is the plan every custom one was: the ready index in
+-- (visible_at, sequence) order under the limit, then the primary key; the
+-- sort of a whole queue it could choose instead would cost a third of the
+-- queue's rows at the estimate the planner makes for an unknown limit
+-- (checked with one queue of 1,000,000 messages, in and out of order).
+--
+-- Citus cannot plan the claim generically inside its distributed UPDATE
+-- ("could not create distributed plan"): pgqueue/citus/distribute.sql
+-- resets the setting before it distributes the functions. A migration that
+-- replaces either function must set it again (CREATE OR REPLACE FUNCTION
+-- drops what ALTER FUNCTION set); pgqueue's TestClaimKeepsItsPlan checks.
+
+ALTER FUNCTION queue_receive(bigint, text, text, integer, integer) SET plan_cache_mode = force_generic_plan;
+ALTER FUNCTION queue_receive_delete(bigint, text, text, integer) SET plan_cache_mode = force_generic_plan;
