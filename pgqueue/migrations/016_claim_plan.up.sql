@@ -6,21 +6,21 @@
 -- parameter, every custom plan (LIMIT 10 known) looks cheaper than the
 -- generic one, so plpgsql's plan cache plans the claim again on every
 -- call (012 tried `LIMIT (SELECT p_max_messages)`, which Citus cannot
--- plan). Planning is not the small cost it looks: to estimate
--- `visible_at <= now()` the planner reads the ready index's actual last
--- entry for the queue (get_actual_variable_range), and the last entries
--- of a busy queue are the messages leased (visible_at in the future) and
--- then acked, dead until vacuum gets to them: every receive walked all of
--- those. In one backend, receive of 10 + ack from a backlog of 100,000
--- cost 770-810 µs of CPU planned every call against 257-260 µs with the
--- generic plan, and the same UPDATE and DELETE written by hand 233-240 µs.
+-- plan). That planning costs as much as running the claim: EXPLAIN's Planning
+-- Time for the claim (the UPDATE of messages with its subquery, under
+-- the CTE that sorts its rows) is 0.26-0.49 ms per call here, against
+-- 0.01 ms for the cached generic plan and 0.37-0.44 ms to run it. In one
+-- backend, receive of 10 + ack from a backlog of 100,000 cost 690-1,090
+-- µs of CPU planned every call, 263-483 µs with the generic plan, and the
+-- same UPDATE and DELETE written by hand 240-407 µs (BENCHMARKS.md,
+-- "Migration 016 (the claims' generic plan)").
 --
 -- So the two functions run with plan_cache_mode = force_generic_plan. The
 -- generic plan is the plan every custom one was: the ready index in
--- (visible_at, sequence) order under the limit, then the primary key; the
--- sort of a whole queue it could choose instead would cost a third of the
--- queue's rows at the estimate the planner makes for an unknown limit
--- (checked with one queue of 1,000,000 messages, in and out of order).
+-- (visible_at, sequence) order under the limit, then the primary key, also
+-- for one queue of 1,000,000 messages with visible_at in and out of heap
+-- order (the planner takes an unknown limit for a tenth of the rows, and
+-- sorting all of a queue's rows costs more than reading a tenth in order).
 --
 -- Citus cannot plan the claim generically inside its distributed UPDATE
 -- ("could not create distributed plan"): pgqueue/citus/distribute.sql
