@@ -82,13 +82,13 @@ var linearMemories memoryPool
 
 // memoryPool keeps the arrays of freed linear memories for the next
 // instances, by power-of-two size from one page (64 KiB), in sync.Pools
-// (which let the
-// garbage collector have what stays unused). An instance gets one cleared,
-// where a fresh allocation would come from pages the kernel must fault in
-// one at a time: on a virtual machine that made growing a memory bomb's
-// memory cost about 4 ms per MiB, against well under 1 ms to clear a MiB
-// already in use; and the churn of fresh arrays of tens of MiB made the
-// whole process collect garbage again and again. Small memories are pooled
+// (which let the garbage collector have what stays unused). An instance
+// gets one cleared, where a fresh allocation would come from pages the
+// kernel must fault in one at a time: on a virtual machine that made
+// growing a memory bomb's memory cost about 4 ms per MiB, against well
+// under 1 ms to clear a MiB already in use; and the churn of fresh arrays
+// of tens of MiB made the whole process collect garbage again and again.
+// Small memories are pooled
 // too: a C command starts with two pages and grows at once, and fresh
 // arrays for it made each of its instances cost 0.77 ms where a Rust
 // command's, whose 17 pages were pooled, cost 0.15 ms (BENCHMARKS.md).
