@@ -14,7 +14,13 @@ import (
 // first asks to fail until its second delivery, the second succeeds.
 func Example() {
 	ctx := context.Background()
-	rt, err := runtime.New(ctx, runtime.Config{})
+	// Compiled machine code is kept in a folder across processes (here the
+	// one the test suite shares), so a module compiles once per machine.
+	cache, err := wasmbuild.CompiledCacheDir()
+	if err != nil {
+		panic(err)
+	}
+	rt, err := runtime.New(ctx, runtime.Config{CompilationCacheDir: cache})
 	if err != nil {
 		panic(err)
 	}

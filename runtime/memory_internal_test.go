@@ -30,7 +30,13 @@ func TestCopyPreemptibly(t *testing.T) {
 // the guest), its call-depth counter is back to zero.
 func TestCallDepthBalanced(t *testing.T) {
 	t.Parallel()
-	rt := benchRuntime(t, "")
+	// The suite's shared compilation cache: compiling the two modules here
+	// took ~70 s under -race.
+	cache, err := wasmbuild.CompiledCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := benchRuntime(t, cache)
 	for _, name := range []string{"echo", "runtime/testdata/hostile"} {
 		f := benchLoad(t, rt, name, wasmbuild.Reactor, FunctionConfig{PoolSize: 1})
 		for _, body := range []string{`{"do":"ack"}`, `{"do":"stderr"}`, `{"do":"unknown"}`, `{"do":"bigresult"}`, `{"x":[1,2,{"y":"z"}]}`} {
