@@ -79,7 +79,9 @@ func BenchmarkAckLarge(b *testing.B) {
 	}
 }
 
-// fillQueue sends n small messages to queue in one statement.
+// fillQueue inserts n small ready messages into queue in one statement
+// (benchQueue does too, but analyzes the table after: these benchmarks
+// choose when it is analyzed).
 func fillQueue(b *testing.B, pool *pgxpool.Pool, schema, queue string, n int) {
 	b.Helper()
 	mustExec(b, pool, `INSERT INTO `+pgx.Identifier{schema, "messages"}.Sanitize()+` (queue_id, visible_at, body)
