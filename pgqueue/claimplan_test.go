@@ -73,3 +73,52 @@ func TestClaimKeepsItsPlan(t *testing.T) {
 		}
 	}
 }
+
+// The settling functions run with random_page_cost = 1.1 (migration 017),
+// on Postgres and on Citus alike, so that a settlement of many messages
+// looks each up by its key instead of hashing its whole queue; and one
+// settlement of 1,000 settles exactly the 1,000 messages it names.
+func TestSettlingFunctionsCostReadsInMemory(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, f := range []string{
+		"queue_ack(bigint, text, text, bigint[], uuid[], boolean)",
+		"queue_nack(bigint, text, text, bigint[], uuid[], integer[], text[])",
+		"queue_fail(bigint, text, text, bigint[], uuid[], text[], text[])",
+		"queue_release(bigint, text, text, bigint[], uuid[])",
+	} {
+		config := e.one(`SELECT coalesce(array_to_string(proconfig, ','), '') FROM pg_proc WHERE oid = $1::regprocedure`, f)
+		if !strings.Contains(config.(string), "random_page_cost=1.1") {
+			t.Errorf("%s runs with %q, not random_page_cost=1.1: a migration replaced it without setting it again", f, config)
+		}
+	}
+
+	const queue, n = "settle-many", 1000
+	if _, err := e.c.CreateQueue(e.ctx, acct, queue, pgqueue.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	batch := make([]pgqueue.NewMessage, n)
+	for i := range batch {
+		batch[i] = pgqueue.NewMessage{Body: body(i)}
+	}
+	for range 3 { // 2,000 the ack does not name
+		if _, err := e.c.SendBatch(e.ctx, acct, queue, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs, err := e.c.Receive(e.ctx, acct, queue, pgqueue.ReceiveOptions{Max: n})
+	if err != nil || len(msgs) != n {
+		t.Fatalf("receive of %d: %d messages, %v", n, len(msgs), err)
+	}
+	acked, err := e.c.Ack(e.ctx, acct, queue, pgqueue.Leases(msgs))
+	if err != nil || len(acked) != n {
+		t.Fatalf("ack of %d: %d acked, %v", n, len(acked), err)
+	}
+	s, err := e.c.Stats(e.ctx, acct, queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Ready != 2*n || s.Inflight != 0 {
+		t.Fatalf("after acking %d of %d: %d ready and %d in flight, want %d and 0", n, 3*n, s.Ready, s.Inflight, 2*n)
+	}
+}
