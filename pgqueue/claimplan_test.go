@@ -25,8 +25,8 @@ func TestClaimKeepsItsPlan(t *testing.T) {
 		"queue_receive(bigint, text, text, integer, integer)",
 		"queue_receive_delete(bigint, text, text, integer)",
 	} {
-		config := e.one(`SELECT coalesce(array_to_string(proconfig, ','), '') FROM pg_proc WHERE oid = $1::regprocedure`, f)
-		generic := strings.Contains(config.(string), "plan_cache_mode=force_generic_plan")
+		config := functionSettings(e, f)
+		generic := strings.Contains(config, "plan_cache_mode=force_generic_plan")
 		switch {
 		case onCitus && generic:
 			t.Errorf("%s runs with %q on Citus: distribute.sql did not reset plan_cache_mode", f, config)
@@ -87,8 +87,8 @@ func TestSettlingFunctionsCostReadsInMemory(t *testing.T) {
 		"queue_fail(bigint, text, text, bigint[], uuid[], text[], text[])",
 		"queue_release(bigint, text, text, bigint[], uuid[])",
 	} {
-		config := e.one(`SELECT coalesce(array_to_string(proconfig, ','), '') FROM pg_proc WHERE oid = $1::regprocedure`, f)
-		if !strings.Contains(config.(string), "random_page_cost=1.1") {
+		config := functionSettings(e, f)
+		if !strings.Contains(config, "random_page_cost=1.1") {
 			t.Errorf("%s runs with %q, not random_page_cost=1.1: a migration replaced it without setting it again", f, config)
 		}
 	}
@@ -121,4 +121,10 @@ func TestSettlingFunctionsCostReadsInMemory(t *testing.T) {
 	if s.Ready != 2*n || s.Inflight != 0 {
 		t.Fatalf("after acking %d of %d: %d ready and %d in flight, want %d and 0", n, 3*n, s.Ready, s.Inflight, 2*n)
 	}
+}
+
+// functionSettings returns the settings function f (a regprocedure, such
+// as "queue_ack(bigint, ...)") runs with, comma-separated.
+func functionSettings(e *env, f string) string {
+	return e.one(`SELECT coalesce(array_to_string(proconfig, ','), '') FROM pg_proc WHERE oid = $1::regprocedure`, f).(string)
 }
