@@ -70,15 +70,15 @@ func (b *logBuffer) events(t testing.TB) []map[string]any {
 	return evs
 }
 
-// compileCacheDir is a wazero compilation cache shared by the tests of
-// every run, next to the built modules.
+// compileCacheDir is the wazero compilation cache shared by the tests of
+// every run (wasmbuild.CompiledCacheDir).
 func compileCacheDir(t testing.TB) string {
 	t.Helper()
-	dir, err := wasmbuild.CacheDir()
+	dir, err := wasmbuild.CompiledCacheDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(dir, "wazero")
+	return dir
 }
 
 // newRuntime returns a Runtime closed when the test ends, logging into the
