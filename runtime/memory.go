@@ -88,10 +88,10 @@ var linearMemories memoryPool
 // growing a memory bomb's memory cost about 4 ms per MiB, against well
 // under 1 ms to clear a MiB already in use; and the churn of fresh arrays
 // of tens of MiB made the whole process collect garbage again and again.
-// Small memories are pooled
-// too: a C command starts with two pages and grows at once, and fresh
-// arrays for it made each of its instances cost 0.77 ms where a Rust
-// command's, whose 17 pages were pooled, cost 0.15 ms (BENCHMARKS.md).
+// Small memories are pooled too: a C command starts with two pages and
+// grows at once, and fresh arrays for it made each of its instances cost
+// 0.77 ms where a Rust command's, whose 17 pages were pooled, cost 0.15
+// ms (BENCHMARKS.md).
 type memoryPool struct {
 	classes [maxPoolClass - minPoolClass + 1]sync.Pool // of *pooledMemory
 }

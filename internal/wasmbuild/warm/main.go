@@ -14,8 +14,7 @@
 // (with the default memory limit, which changes the bytes only of a module
 // that grows its tables: guard.CapTables). wazero files the code under its
 // version, which test binaries cannot read from their build information
-// and call "dev": so
-// scripts/test links this program with that version
+// and call "dev": so scripts/test links this program with that version
 // (-X github.com/tetratelabs/wazero/internal/version.version=dev), and
 // the program fails if the code went anywhere else.
 //
