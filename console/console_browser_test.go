@@ -131,6 +131,16 @@ func (p *page) confirm(step, sel string) {
 	p.do(step, chromedp.Click(chromedp.CSS(sel)), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
 }
 
+// openQueue clicks queue name in the list once its live counts are in:
+// the list renders the names first and re-renders every row when the
+// counts arrive, and a click between the two finds its link gone ("Could
+// not find node with given id").
+func (p *page) openQueue(step, name, waitSel string) {
+	p.t.Helper()
+	p.wait(step+": counts listed", fmt.Sprintf(`document.getElementById("stats-updated").textContent.startsWith("Counts as of") && !document.getElementById("stats-updated").textContent.includes("refreshing") && !!document.querySelector('tr[data-queue=%q] a')`, name))
+	p.do(step, chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-queue=%q] a`, name))), chromedp.WaitVisible(chromedp.CSS(waitSel)))
+}
+
 // wait polls a JavaScript predicate until it holds.
 func (p *page) wait(step, predicate string) {
 	p.t.Helper()
@@ -278,7 +288,7 @@ func TestBrowserQueuesAndMessages(t *testing.T) {
 	p.shot("queues-created")
 
 	// Send a message from the queue page; the ready count changes.
-	p.do("open the queue", chromedp.Click(chromedp.CSS(`tr[data-queue="orders"] a`)), chromedp.WaitVisible(chromedp.CSS("#overview-charts")))
+	p.openQueue("open the queue", "orders", "#overview-charts")
 	p.do("messages tab", chromedp.Click(chromedp.CSS("#tab-messages")), chromedp.WaitVisible(chromedp.CSS("#message-body")))
 	p.fill("#message-body", `{"order": `)
 	if got := p.eval(`String(document.getElementById("send-message").disabled)`); got != "true" {
@@ -320,7 +330,7 @@ func TestBrowserQueuesAndMessages(t *testing.T) {
 	p.wait("inflight 1", `(document.querySelector('tr[data-queue="orders"] td[data-stat="inflight"]') || {}).textContent === "1"`)
 
 	// Purge asks first: cancel keeps the messages, confirm purges.
-	p.do("open the queue again", chromedp.Click(chromedp.CSS(`tr[data-queue="orders"] a`)), chromedp.WaitVisible(chromedp.CSS("#tab-messages")))
+	p.openQueue("open the queue again", "orders", "#tab-messages")
 	p.do("messages tab again", chromedp.Click(chromedp.CSS("#tab-messages")), chromedp.WaitVisible(chromedp.CSS("#message-body")))
 	p.wait("ready 2", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "2"`)
 	p.wait("two peeked", `document.querySelectorAll("#messages tr[data-sequence]").length === 2`)
@@ -822,7 +832,7 @@ func TestBrowserOverviewChart(t *testing.T) {
 
 	p := newPage(t)
 	p.signIn(srv.URL, account, token)
-	p.do("open the queue", chromedp.Click(chromedp.CSS(`tr[data-queue="charted"] a`)), chromedp.WaitVisible(chromedp.CSS("#chart-throughput")))
+	p.openQueue("open the queue", "charted", "#chart-throughput")
 	if got := p.eval(`document.querySelector("#tab-overview").getAttribute("aria-current") || ""`); got != "page" {
 		t.Errorf("the default tab is not Overview")
 	}
