@@ -3,7 +3,7 @@ package sdk
 import (
 	"encoding/json"
 	"errors"
-	"strconv"
+	"time"
 	"unsafe"
 )
 
@@ -84,75 +84,122 @@ func (d *decoder) str() (string, error) {
 	return "", errSlowPath
 }
 
-// int reads a JSON integer.
+// int reads a JSON integer of up to 18 digits.
 func (d *decoder) int() (int, error) {
 	d.ws()
-	start := d.off
-	if d.off < len(d.buf) && d.buf[d.off] == '-' {
+	neg := d.off < len(d.buf) && d.buf[d.off] == '-'
+	if neg {
 		d.off++
 	}
+	start, n := d.off, 0
 	for d.off < len(d.buf) && d.buf[d.off] >= '0' && d.buf[d.off] <= '9' {
+		n = n*10 + int(d.buf[d.off]-'0')
 		d.off++
 	}
-	n, err := strconv.Atoi(string(d.buf[start:d.off]))
-	if err != nil || d.off-start > 1 && (d.buf[start] == '0' || d.buf[start] == '-' && d.buf[start+1] == '0') {
+	if digits := d.off - start; digits == 0 || digits > 18 || digits > 1 && d.buf[start] == '0' {
 		return 0, errSlowPath
+	}
+	if neg {
+		n = -n
 	}
 	return n, nil
 }
 
-// raw skips one JSON value and returns it; the scan is shallow, so the
-// value is then checked with validJSON.
-func (d *decoder) raw() (json.RawMessage, error) {
+// time reads a timestamp. The host writes UTC in RFC 3339 with up to nine
+// digits of fraction ("2026-11-30T12:00:00.123456Z"), which parseUTC reads;
+// any other form goes to time.Time's own parser (encoding/json's).
+func (d *decoder) time() (time.Time, error) {
 	d.ws()
 	start := d.off
-	depth := 0
-	for d.off < len(d.buf) {
-		c := d.buf[d.off]
-		switch c {
-		case '"':
-			d.off++
-			for d.off < len(d.buf) && d.buf[d.off] != '"' {
-				if d.buf[d.off] == '\\' {
-					d.off++
-				}
-				d.off++
-			}
-			if d.off >= len(d.buf) {
-				return nil, errSlowPath
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return d.finishRaw(start)
-			}
-			depth--
-		case ',':
-			if depth == 0 {
-				return d.finishRaw(start)
-			}
-		}
-		d.off++
-		if depth == 0 && (c == '}' || c == ']' || c == '"') {
-			return d.finishRaw(start)
-		}
+	s, err := d.str()
+	if err != nil {
+		return time.Time{}, err
 	}
-	return d.finishRaw(start)
+	if t, ok := parseUTC(s); ok {
+		return t, nil
+	}
+	var t time.Time
+	err = t.UnmarshalJSON(d.buf[start:d.off])
+	return t, err
 }
 
-func (d *decoder) finishRaw(start int) (json.RawMessage, error) {
-	v := d.buf[start:d.off]
-	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\n' || v[len(v)-1] == '\t' || v[len(v)-1] == '\r') {
-		v = v[:len(v)-1]
+// parseUTC parses "2006-01-02T15:04:05Z" with an optional fraction of one
+// to nine digits, for years 1 to 9999, to the time time.Time's parser
+// returns for it; ok is false for anything else.
+func parseUTC(s string) (t time.Time, ok bool) {
+	if len(s) < len("2006-01-02T15:04:05Z") || s[4] != '-' || s[7] != '-' || s[10] != 'T' ||
+		s[13] != ':' || s[16] != ':' || s[len(s)-1] != 'Z' {
+		return time.Time{}, false
 	}
-	if len(v) == 0 || !validJSON(v) {
+	num := func(s string) int {
+		n := 0
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				ok = false
+				return 0
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	ok = true
+	year, month, day := num(s[0:4]), num(s[5:7]), num(s[8:10])
+	hour, minute, sec := num(s[11:13]), num(s[14:16]), num(s[17:19])
+	nsec := 0
+	if frac := s[19 : len(s)-1]; frac != "" {
+		if len(frac) < 2 || len(frac) > 10 || frac[0] != '.' {
+			return time.Time{}, false
+		}
+		nsec = num(frac[1:])
+		for range 10 - len(frac) {
+			nsec *= 10
+		}
+	}
+	if !ok || year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
+		hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	// Days since 1970-01-01 of the proleptic Gregorian date, counting
+	// years from March so that a leap day ends its year (Howard Hinnant's
+	// days_from_civil).
+	y := year
+	if month <= 2 {
+		y--
+	}
+	era := y / 400
+	yoe := y - era*400
+	mp := (month + 9) % 12
+	doy := (153*mp+2)/5 + day - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	days := era*146097 + doe - 719468
+	return time.Unix(int64(days)*86400+int64(hour*3600+minute*60+sec), int64(nsec)).UTC(), true
+}
+
+// daysIn is the number of days of a month (1 to 12) of a year.
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// raw reads one JSON value and returns it, aliasing d.buf.
+func (d *decoder) raw() (json.RawMessage, error) {
+	d.ws()
+	p := jsonValidator{b: d.buf, i: d.off}
+	if !p.value(0) {
 		return nil, errSlowPath
 	}
-	if string(v) == "null" {
-		return json.RawMessage("null"), nil
-	}
-	return v[:len(v):len(v)], nil
+	v := d.buf[d.off:p.i:p.i]
+	d.off = p.i
+	return v, nil
 }
 
 // next advances to the next key of an object whose '{' was consumed
@@ -283,12 +330,7 @@ func (d *decoder) message(m *Message) error {
 		case "attempt":
 			m.Attempt, err = d.int()
 		case "created_at":
-			d.ws()
-			start := d.off
-			if _, err = d.str(); err == nil {
-				// The same parser encoding/json uses.
-				err = m.CreatedAt.UnmarshalJSON(d.buf[start:d.off])
-			}
+			m.CreatedAt, err = d.time()
 		case "headers":
 			m.Headers, err = d.raw()
 		case "body":

@@ -2,9 +2,11 @@ package sdk
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const sampleBatch = `{"version":1,"function":{"name":"send","version":2},"trigger":{"type":"queue","source":"emails"},"messages":[` +
@@ -53,6 +55,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add(sampleBatch)
 	f.Add(`{"version":1,"function":{"name":"","version":0},"trigger":{"type":"","source":""},"messages":[]}`)
 	f.Add(`{"version":01,"function":{},"trigger":{},"messages":[{"body":tru}]}`)
+	f.Add(`{"version":1,"function":{},"trigger":{},"messages":[{"attempt":-0,"created_at":"2024-02-29T23:59:59.000000001Z"}]}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		var fast Batch
 		d := decoder{buf: []byte(in)}
@@ -117,4 +120,66 @@ func FuzzValidJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkDecodeHostBatch decodes a batch of 1,000 messages as the host
+// writes them (runtime/invocation.go): the guest's fixed cost per message.
+func BenchmarkDecodeHostBatch(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"version":1,"function":{"name":"noop","version":1},"trigger":{"type":"queue","source":"drain"},"messages":[`)
+	for i := range 1000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"id":"%d","attempt":1,"created_at":"2026-12-03T04:05:06.%06dZ","headers":null,"body":{"n":1}}`, 1000000+i, i*997)
+	}
+	sb.WriteString(`]}`)
+	in := []byte(sb.String())
+	for b.Loop() {
+		var bt Batch
+		if err := decodeBatch(in, &bt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/message")
+}
+
+// TestParseUTC checks the fast timestamp parser against time.Time's own
+// (encoding/json's) on the host's form and on forms it must leave to it.
+func TestParseUTC(t *testing.T) {
+	t.Parallel()
+	check := func(s string) {
+		t.Helper()
+		var want time.Time
+		wantErr := want.UnmarshalJSON([]byte(`"` + s + `"`))
+		got, ok := parseUTC(s)
+		switch {
+		case ok && wantErr != nil:
+			t.Errorf("parseUTC(%q) = %v, time.Time refuses it: %v", s, got, wantErr)
+		case ok && !reflect.DeepEqual(got, want):
+			t.Errorf("parseUTC(%q) = %#v, time.Time parses %#v", s, got, want)
+		}
+	}
+	for _, s := range []string{
+		"2026-11-30T12:00:00Z", "2026-11-30T12:00:00.5Z", "2026-11-30T12:00:00.123456789Z",
+		"2026-11-30T12:00:00.1234567891Z", "2026-11-30T12:00:00.Z", "2026-11-30T12:00:00+02:00",
+		"2024-02-29T00:00:00Z", "2025-02-29T00:00:00Z", "2000-02-29T23:59:59Z", "1900-02-29T00:00:00Z",
+		"2026-04-31T00:00:00Z", "2026-12-31T24:00:00Z", "2026-12-31T23:60:00Z", "2026-12-31T23:59:60Z",
+		"2026-00-10T00:00:00Z", "2026-13-10T00:00:00Z", "2026-01-00T00:00:00Z", "0000-01-01T00:00:00Z",
+		"0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999999Z", "1969-12-31T23:59:59.9Z",
+		"2026-11-30t12:00:00Z", "2026-11-30T12:00:00z", "2026-1-30T12:00:00Z", "2026-11-30T12:00:0aZ",
+	} {
+		check(s)
+	}
+	if _, ok := parseUTC("2026-12-03T04:05:06.123456Z"); !ok {
+		t.Error("parseUTC refuses the host's form")
+	}
+	// Every day of four years (a leap year among them) at odd times.
+	for d := time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() < 2027; d = d.Add(24*time.Hour + 37*time.Minute + 13*time.Second + 1234567) {
+		s := d.Format(time.RFC3339Nano)
+		if _, ok := parseUTC(s); !ok {
+			t.Errorf("parseUTC(%q) refused", s)
+		}
+		check(s)
+	}
 }
