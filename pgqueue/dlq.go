@@ -49,7 +49,8 @@ func (c *Client) receiveDLQ(ctx context.Context, queue, query string, args ...an
 		var d DeadLetter
 		var count int32
 		var lastErr, group *string
-		if err := rows.Scan(&d.Sequence, &d.Body, &d.Headers, &count, &d.CreatedAt, &d.FailedAt, &d.Reason, &lastErr, &group); err != nil {
+		// As in scanMessages: the JSON as it is, not through encoding/json.
+		if err := rows.Scan(&d.Sequence, (*[]byte)(&d.Body), (*[]byte)(&d.Headers), &count, &d.CreatedAt, &d.FailedAt, &d.Reason, &lastErr, &group); err != nil {
 			return nil, convertError("receive dlq of queue "+quote(queue), err)
 		}
 		d.ReceiveCount = int(count)

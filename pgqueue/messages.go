@@ -439,7 +439,10 @@ func scanMessages(rows pgx.Rows, capacity int) ([]Message, error) {
 	var group pgtype.Text
 	for rows.Next() {
 		m, receipt, group = Message{}, pgtype.UUID{}, pgtype.Text{}
-		if err := rows.Scan(&m.Sequence, &m.Body, &m.Headers, &count, &m.CreatedAt, &m.VisibleAt, &receipt, &group); err != nil {
+		// Body and Headers as []byte: pgx copies a jsonb value into a
+		// *[]byte as it is, where a *json.RawMessage (a json.Unmarshaler)
+		// goes through encoding/json, which scans it again.
+		if err := rows.Scan(&m.Sequence, (*[]byte)(&m.Body), (*[]byte)(&m.Headers), &count, &m.CreatedAt, &m.VisibleAt, &receipt, &group); err != nil {
 			return nil, err
 		}
 		m.Group = group.String
