@@ -6,13 +6,20 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/sluicehq/sluice/pgqueue/internal/coalesce"
 )
 
+// TestCoalescesConcurrentCalls runs in a synctest bubble: synctest.Wait
+// returns once every request is blocked (the first in Run, the others
+// waiting for it), however slow the machine.
 func TestCoalescesConcurrentCalls(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testCoalescesConcurrentCalls)
+}
+
+func testCoalescesConcurrentCalls(t *testing.T) {
 	var runs, biggest atomic.Int64
 	release := make(chan struct{})
 	g := &coalesce.Group[int, int]{
@@ -39,7 +46,7 @@ func TestCoalescesConcurrentCalls(t *testing.T) {
 	results := make([]int, 120)
 	errs := make([]error, 120)
 	wg.Go(func() { results[0], errs[0] = g.Do(context.Background(), "k", 0) })
-	time.Sleep(20 * time.Millisecond)
+	synctest.Wait()
 	for i := 1; i < len(results); i++ {
 		req := i
 		if i == 77 {
@@ -47,7 +54,7 @@ func TestCoalescesConcurrentCalls(t *testing.T) {
 		}
 		wg.Go(func() { results[i], errs[i] = g.Do(context.Background(), "k", req) })
 	}
-	time.Sleep(50 * time.Millisecond)
+	synctest.Wait()
 	close(release)
 	wg.Wait()
 	for i := range results {
@@ -72,15 +79,23 @@ func TestCoalescesConcurrentCalls(t *testing.T) {
 func TestCancelledWaiterReturns(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
+	started := make(chan struct{}, 1)
 	g := &coalesce.Group[int, int]{
 		MaxInFlight: 1,
 		Run: func(_ context.Context, _ string, reqs []int) ([]int, error) {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
 			<-release
 			return reqs, nil
 		},
 	}
 	go g.Do(context.Background(), "k", 1)
-	time.Sleep(10 * time.Millisecond)
+	// The first request runs (and holds k's one slot) before the second
+	// comes: a sleep here let a slow machine run the cancelled request
+	// first, which then waited on release for ever.
+	<-started
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := g.Do(ctx, "k", 2); !errors.Is(err, context.Canceled) {
