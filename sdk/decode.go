@@ -419,20 +419,9 @@ func (d *decoder) hostMessage(m *Message) (err error) {
 // to encoding/json.
 const maxDepth = 200
 
-// validJSON reports whether v is exactly one JSON value, accepting what
+// jsonValidator reads one JSON value from b at i, accepting what
 // encoding/json's scanner accepts (bytes >= 0x20 inside strings, no UTF-8
-// check). It may reject valid but deeply nested input; callers then fall
-// back to encoding/json.
-func validJSON(v []byte) bool {
-	p := jsonValidator{b: v}
-	p.ws()
-	if !p.value(0) {
-		return false
-	}
-	p.ws()
-	return p.i == len(p.b)
-}
-
+// check) and refusing values nested deeper than maxDepth.
 type jsonValidator struct {
 	b []byte
 	i int
