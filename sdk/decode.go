@@ -246,10 +246,11 @@ func (d *decoder) object(field func(key string) error) error {
 // batch reads a batch: as the host writes it (hostBatch), or else in any
 // order and spacing, as long as it holds nothing unexpected.
 func (d *decoder) batch(b *Batch) error {
+	start := d.off
 	if d.hostBatch(b) == nil {
 		return nil
 	}
-	*b, d.off = Batch{}, 0
+	*b, d.off = Batch{}, start
 	seen := 0
 	err := d.object(func(k string) (err error) {
 		seen++
