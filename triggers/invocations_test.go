@@ -181,3 +181,22 @@ func TestInvocationLogCompression(t *testing.T) {
 		t.Fatalf("a record of 1,000 message ids read back %d ids summing to %d (%v)", n, sum, err)
 	}
 }
+
+// The engine deletes the invocation records that started longer ago than
+// InvocationRetention (`sluice serve --invocation-retention`), the first
+// time as it starts and then once a minute, and keeps the others.
+func TestInvocationRetention(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	expired := e.insertInvocation(acct, nil, "success", time.Now().Add(-2*time.Hour), 5)
+	kept := e.insertInvocation(acct, nil, "failure", time.Now().Add(-50*time.Minute), 5)
+	e.startEngine(func(c *triggers.Config) { c.InvocationRetention = time.Hour })
+	count := func(id int64) int64 {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE id = $1`, id)
+	}
+	// The first prune runs at the engine's first reload (200 ms here).
+	e.waitFor("the record older than the retention to be deleted", 30*time.Second, func() bool { return count(expired) == 0 })
+	if count(kept) != 1 {
+		t.Fatalf("record %d, within the retention, was deleted too", kept)
+	}
+}

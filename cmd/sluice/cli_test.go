@@ -286,6 +286,16 @@ func TestCLIUsageErrors(t *testing.T) {
 	if code := run(context.Background(), []string{"mq"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "missing sub-command: use send, receive") {
 		t.Errorf("mq: exit %d, %q", code, stderr.String())
 	}
+	// The server's own flags (no --config): refused before anything starts.
+	for _, tt := range []struct{ args, want string }{
+		{"serve --invocation-retention 30s", "--invocation-retention 30s: give at least 1m"},
+		{"dev --invocation-retention -1h", "--invocation-retention -1h0m0s: give at least 1m"},
+	} {
+		stderr.Reset()
+		if code := run(context.Background(), strings.Fields(tt.args), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("sluice %s: exit %d, stderr %q; want exit 2 and %q", tt.args, code, stderr.String(), tt.want)
+		}
+	}
 	// Without a login or env, the verbs say how to log in.
 	stderr.Reset()
 	code := run(context.Background(), []string{"queues", "list", "--config", filepath.Join(t.TempDir(), "none.json")}, &stdout, &stderr)

@@ -35,6 +35,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q: sluice dev [-f sluice.yaml] [--addr 127.0.0.1:8080]", fs.Arg(0))
 	}
+	if err := f.check(); err != nil {
+		return err
+	}
 	logger, err := f.logger(stderr)
 	if err != nil {
 		return err

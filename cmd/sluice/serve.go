@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/server"
+	"github.com/sluicehq/sluice/triggers"
 )
 
 // serveFlags are the flags `sluice serve` and `sluice dev` share.
@@ -22,7 +23,7 @@ type serveFlags struct {
 	metricsAddr                                 string
 	metricsSeries                               int
 	limits                                      server.AccountLimits
-	grace                                       time.Duration
+	grace, invocationRetention                  time.Duration
 	maxConns, webhookReads, authFailures        int
 }
 
@@ -33,6 +34,7 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.StringVar(&f.longGuestCgroup, "long-guest-cgroup", os.Getenv("SLUICE_LONG_GUEST_CGROUP"), "cgroup (marked idle) that guests running past 20 ms take their CPU in, so they leave it to a Postgres on the same machine; see docs/function-abi.md (empty: none) [SLUICE_LONG_GUEST_CGROUP]")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGTERM, how long running batches may finish")
 	fs.IntVar(&f.maxConns, "max-conns", 20, "database connection pool size")
+	fs.DurationVar(&f.invocationRetention, "invocation-retention", 7*24*time.Hour, "how long invocation records are kept (sluice invocations, sluice logs, the console); older ones are deleted once a minute (at least 1m)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", os.Getenv("SLUICE_METRICS_ADDR"), "second listener serving every account's /metrics without a key, for the operator (empty: none) [SLUICE_METRICS_ADDR]")
 	fs.IntVar(&f.metricsSeries, "metrics-series-per-account", 100, "queue and function label values per account in the metrics; the rest are summed under ~other")
 	d := server.DefaultLimits
@@ -48,8 +50,17 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.StringVar(&f.logFormat, "log-format", envOr("SLUICE_LOG_FORMAT", defaultLogFormat), "json or console [SLUICE_LOG_FORMAT]")
 }
 
+// check reports a flag value the server cannot run with.
+func (f *serveFlags) check() error {
+	if f.invocationRetention < time.Minute {
+		return usageErrorf("--invocation-retention %s: give at least 1m (e.g. 24h or 168h, the default)", f.invocationRetention)
+	}
+	return nil
+}
+
 func (f *serveFlags) config(databaseURL string, logger zerolog.Logger) server.Config {
 	return server.Config{
+		Engine:      triggers.Config{InvocationRetention: f.invocationRetention},
 		DatabaseURL: databaseURL, Schema: f.schema, HTTPAddr: f.addr, CacheDir: f.cacheDir,
 		LongGuestCgroup: f.longGuestCgroup,
 		ShutdownGrace:   f.grace, MaxConns: int32(f.maxConns), Logger: logger,
@@ -90,6 +101,9 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := f.check(); err != nil {
+		return err
 	}
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {
