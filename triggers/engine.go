@@ -45,7 +45,7 @@ type Config struct {
 	// processes expiring).
 	PollMin, PollMax time.Duration
 	// InvocationRetention bounds how long invocation records are kept
-	// (default 7 days).
+	// (default DefaultInvocationRetention).
 	InvocationRetention time.Duration
 	// Node names this process in cron claims (default host:pid).
 	Node string
@@ -134,7 +134,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		cfg.PollMax = max(5*time.Second, cfg.PollMin)
 	}
 	if cfg.InvocationRetention <= 0 {
-		cfg.InvocationRetention = 7 * 24 * time.Hour
+		cfg.InvocationRetention = DefaultInvocationRetention
 	}
 	if cfg.Node == "" {
 		host, _ := os.Hostname()

@@ -12,6 +12,10 @@ import (
 	"github.com/sluicehq/sluice/internal/namedsql"
 )
 
+// DefaultInvocationRetention is how long the engine keeps invocation
+// records unless Config.InvocationRetention says otherwise.
+const DefaultInvocationRetention = 7 * 24 * time.Hour
+
 // Invocation is one row of the invocation log: one batch (or cron tick)
 // a function ran.
 type Invocation struct {

@@ -34,7 +34,7 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.StringVar(&f.longGuestCgroup, "long-guest-cgroup", os.Getenv("SLUICE_LONG_GUEST_CGROUP"), "cgroup (marked idle) that guests running past 20 ms take their CPU in, so they leave it to a Postgres on the same machine; see docs/function-abi.md (empty: none) [SLUICE_LONG_GUEST_CGROUP]")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGTERM, how long running batches may finish")
 	fs.IntVar(&f.maxConns, "max-conns", 20, "database connection pool size")
-	fs.DurationVar(&f.invocationRetention, "invocation-retention", 7*24*time.Hour, "how long invocation records are kept (sluice invocations, sluice logs, the console); older ones are deleted once a minute (at least 1m)")
+	fs.DurationVar(&f.invocationRetention, "invocation-retention", triggers.DefaultInvocationRetention, "how long invocation records are kept (sluice invocations, sluice logs, the console); older ones are deleted once a minute (at least 1m)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", os.Getenv("SLUICE_METRICS_ADDR"), "second listener serving every account's /metrics without a key, for the operator (empty: none) [SLUICE_METRICS_ADDR]")
 	fs.IntVar(&f.metricsSeries, "metrics-series-per-account", 100, "queue and function label values per account in the metrics; the rest are summed under ~other")
 	d := server.DefaultLimits
