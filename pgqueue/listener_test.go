@@ -232,6 +232,70 @@ func TestSweeperService(t *testing.T) {
 	}
 }
 
+// A sweep in progress when Stop comes finishes, and OnSweep hears of it:
+// the database moved the message, so the count says so too. The sweep is
+// held in progress by a lock on the DLQ table that Stop waits behind.
+func TestSweeperStopWaitsForSweepInProgress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{MaxReceiveCount: 1, VisibilityTimeout: time.Second})
+	seq := e.send("q", `1`)
+	if m := e.receive("q", pgqueue.ReceiveOptions{}); len(m) != 1 {
+		t.Fatal("nothing received")
+	}
+	// SHARE blocks the sweep's insert into dead_letters, not the reads of
+	// the sweeper's statistics.
+	lock := e.schemaTx()
+	defer lock.Rollback(e.ctx)
+	if _, err := lock.Exec(e.ctx, "LOCK TABLE dead_letters IN SHARE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	var swept atomic.Int64
+	s := pgqueue.NewSweeper(e.c, pgqueue.SweeperOptions{
+		Interval: 50 * time.Millisecond,
+		OnError:  func(err error) { t.Error(err) },
+		OnSweep:  func(n int64) { swept.Add(n) },
+	})
+	if err := s.Start(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Once the lease has expired, a sweep waits for the lock.
+	waiting := "SELECT count(*) FROM pg_locks WHERE relation = '" + e.schema + ".dead_letters'::regclass AND NOT granted"
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var n int
+		if err := e.pool.QueryRow(e.ctx, waiting).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no sweep waited for the lock on dead_letters")
+		}
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.Stop(e.ctx) }()
+	// Let Stop begin before the sweep can go on; had it not begun yet, the
+	// sweep would simply finish as any other.
+	time.Sleep(200 * time.Millisecond)
+	if err := lock.Commit(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	dl, err := e.c.ReceiveDLQ(e.ctx, acct, "q", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dl) != 1 || dl[0].Sequence != seq {
+		t.Fatalf("DLQ holds %v, want message %d", dl, seq)
+	}
+	if swept.Load() != 1 {
+		t.Fatalf("OnSweep heard of %d moves, want 1 (the database made one)", swept.Load())
+	}
+}
+
 // When the LISTEN connection dies, the listener reconnects, wakes every
 // subscriber (notifications may have been missed) and keeps delivering.
 func TestListenerReconnects(t *testing.T) {

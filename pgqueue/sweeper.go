@@ -18,8 +18,9 @@ type SweeperOptions struct {
 	// going.
 	OnError func(error)
 	// OnSweep, when set, is told how many messages each sweep moved or
-	// removed, for every sweep that committed (also the one Stop cut
-	// short after its commit).
+	// removed, for every sweep that committed, also one in progress when
+	// Stop came (unless Stop had to cut it short: it then did not
+	// commit).
 	OnSweep func(n int64)
 	// VacuumThreshold is the number of dead rows in the messages table
 	// above which the sweeper runs VACUUM on it itself (checked every 10
@@ -47,9 +48,14 @@ type Sweeper struct {
 
 	mu      sync.Mutex
 	running bool
-	cancel  context.CancelFunc
+	cancel  context.CancelFunc // stops the loop; a sweep in progress goes on
+	abort   context.CancelFunc // cuts a sweep in progress short
 	done    chan struct{}
 }
+
+// stopGrace is how long Stop lets a sweep in progress finish, so that its
+// result reaches OnSweep, before cutting it short.
+const stopGrace = 5 * time.Second
 
 // NewSweeper returns a Sweeper over client's pool and schema; call Start.
 func NewSweeper(client *Client, opts SweeperOptions) *Sweeper {
@@ -69,16 +75,20 @@ func (s *Sweeper) Start(ctx context.Context) error {
 	if s.running {
 		return fmt.Errorf("pgqueue: start sweeper on schema %s: already running", s.client.schema)
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.running, s.cancel, s.done = true, cancel, make(chan struct{})
+	// A sweep runs under work, which Stop cancels only once the sweep
+	// had stopGrace to finish: a sweep whose commit reached the database
+	// also reaches OnSweep. The loop runs under stop.
+	work, abort := context.WithCancel(context.WithoutCancel(ctx))
+	stop, cancel := context.WithCancel(work)
+	s.running, s.cancel, s.abort, s.done = true, cancel, abort, make(chan struct{})
 	s.client.counts.on.Store(true)
-	go s.run(runCtx, s.done)
+	go s.run(stop, work, s.done)
 	return nil
 }
 
-// Stop stops sweeping, waiting for a sweep in progress to end or for ctx,
-// and stores the sends and acks counted since the last minute. Stop is
-// idempotent.
+// Stop stops sweeping, waiting for a sweep in progress to end (it is cut
+// short after five seconds, or when ctx is done), and stores the sends and
+// acks counted since the last minute. Stop is idempotent.
 func (s *Sweeper) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.running {
@@ -87,8 +97,11 @@ func (s *Sweeper) Stop(ctx context.Context) error {
 	}
 	s.running = false
 	s.cancel()
-	done := s.done
+	abort, done := s.abort, s.done
 	s.mu.Unlock()
+	grace := time.AfterFunc(stopGrace, abort)
+	defer grace.Stop()
+	defer abort()
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -109,34 +122,37 @@ func (s *Sweeper) report(ctx context.Context, err error) {
 // returning at least this many rows probably left work behind.
 const sweepBatch = 10000
 
-func (s *Sweeper) run(ctx context.Context, done chan struct{}) {
+// run sweeps until stop is done. Vacuum and statistics run under stop (a
+// Stop cuts them short); sweeps run under work (see Start).
+func (s *Sweeper) run(stop, work context.Context, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(s.opts.Interval)
 	defer t.Stop()
 	var statsMinute int64
 	for i := 0; ; i++ {
 		if i%10 == 0 && s.opts.VacuumThreshold > 0 {
-			s.report(ctx, s.vacuum(ctx))
+			s.report(stop, s.vacuum(stop))
 		}
 		if m := time.Now().Unix() / 60; m != statsMinute {
 			statsMinute = m
-			s.report(ctx, s.client.recordStats(ctx, false))
+			s.report(stop, s.client.recordStats(stop, false))
 		}
-		n, err := s.client.Sweep(ctx)
-		if err == nil && s.opts.OnSweep != nil {
-			s.opts.OnSweep(n) // committed, even when Stop came meanwhile
-		}
-		if ctx.Err() != nil {
+		if stop.Err() != nil {
 			return
 		}
-		if err != nil && s.opts.OnError != nil {
-			s.opts.OnError(err)
+		n, err := s.client.Sweep(work)
+		if err == nil && s.opts.OnSweep != nil {
+			s.opts.OnSweep(n)
+		}
+		s.report(work, err)
+		if stop.Err() != nil {
+			return
 		}
 		if n >= sweepBatch {
 			continue
 		}
 		select {
-		case <-ctx.Done():
+		case <-stop.Done():
 			return
 		case <-t.C:
 		}
