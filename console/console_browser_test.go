@@ -139,6 +139,9 @@ func (p *page) openQueue(step, name, waitSel string) {
 	p.t.Helper()
 	p.wait(step+": counts listed", fmt.Sprintf(`document.getElementById("stats-updated").textContent.startsWith("Counts as of") && !document.getElementById("stats-updated").textContent.includes("refreshing") && !!document.querySelector('tr[data-queue=%q] a')`, name))
 	p.do(step, chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-queue=%q] a`, name))), chromedp.WaitVisible(chromedp.CSS(waitSel)))
+	// A click lands where the page was when chromedp measured it: wait for
+	// the header's counts so that nothing moves under the next one.
+	p.wait(step+": header loaded", `!!document.getElementById("queue-counts")`)
 }
 
 // wait polls a JavaScript predicate until it holds.

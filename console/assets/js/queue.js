@@ -10,6 +10,8 @@ import { invocationTable } from "./invocations.js";
 const TABS = [["overview", "Overview"], ["messages", "Messages"], ["dlq", "DLQ"], ["triggers", "Triggers"], ["settings", "Settings"], ["api", "API"]];
 const TAB_VIEWS = { overview: overviewTab, messages: messagesTab, dlq: dlqTab, triggers: triggersTab, settings: settingsTab, api: apiTab };
 const REFRESH_MS = 30000;
+// The header's counts: stats field, label.
+const COUNTS = [["ready", "Ready"], ["inflight", "Inflight"], ["delayed", "Delayed"], ["dlq", "DLQ"]];
 
 /**
  * checkMessage validates the send editor's text: a JSON object (one
@@ -66,7 +68,12 @@ export function checkSendOptions(delay, ttl, headerText, dedupKey, count) {
 export function mount(root, name, tab) {
   if (!TABS.some(([t]) => t === tab)) tab = "overview";
   let alive = true;
-  const header = h("div", { class: "panel", id: "queue-header" }, h("span", { class: "muted" }, "Loading…"));
+  // Until the queue loads, a header of the same shape keeps the tabs where
+  // they will be (a click on a tab must not land on the header instead).
+  const header = h("div", { class: "panel", id: "queue-header" },
+    h("div", { class: "counts" }, [...COUNTS.map(([, label]) => label), "Oldest ready"].map((label) =>
+      h("div", {}, h("span", { class: "muted small" }, label), h("b", {}, "…")))),
+    h("p", { class: "muted small" }, "Loading…"));
   const body = h("div");
   replace(root,
     h("div", { class: "row" }, h("a", { href: "#/queues" }, "← Queues")),
@@ -83,7 +90,7 @@ export function mount(root, name, tab) {
       const s = q.stats || {};
       replace(header,
         h("div", { class: "counts", id: "queue-counts" },
-          [["ready", "Ready"], ["inflight", "Inflight"], ["delayed", "Delayed"], ["dlq", "DLQ"]].map(([k, label]) =>
+          COUNTS.map(([k, label]) =>
             h("div", { "data-stat": k }, h("span", { class: "muted small" }, label), h("b", {}, num(s[k])))),
           h("div", { "data-stat": "oldest_ready_age_seconds" }, h("span", { class: "muted small" }, "Oldest ready"),
             h("b", {}, s.ready ? age(s.oldest_ready_age_seconds) : "–")),
