@@ -260,13 +260,8 @@ func TestSweeperStopWaitsForSweepInProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Once the lease has expired, a sweep waits for the lock.
-	waiting := "SELECT count(*) FROM pg_locks WHERE relation = '" + e.schema + ".dead_letters'::regclass AND NOT granted"
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var n int
-		if err := e.pool.QueryRow(e.ctx, waiting).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
+		if e.one("SELECT count(*) FROM pg_locks WHERE relation = 'dead_letters'::regclass AND NOT granted").(int64) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
