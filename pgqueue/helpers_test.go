@@ -159,6 +159,24 @@ func (e *env) sweep() int64 {
 	return n
 }
 
+// startSweeper starts a sweeper on the test's client with o and stops it
+// at cleanup (again, if the test stopped it); a sweep that fails fails the
+// test.
+func (e *env) startSweeper(o pgqueue.SweeperOptions) *pgqueue.Sweeper {
+	e.t.Helper()
+	o.OnError = func(err error) { e.t.Error(err) }
+	s := pgqueue.NewSweeper(e.c, o)
+	if err := s.Start(e.ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		if err := s.Stop(e.ctx); err != nil {
+			e.t.Error(err)
+		}
+	})
+	return s
+}
+
 func seqs(msgs []pgqueue.Message) []int64 {
 	out := make([]int64, len(msgs))
 	for i, m := range msgs {

@@ -191,15 +191,10 @@ func TestSweeperService(t *testing.T) {
 	// Several sweepers at once (as in several processes) are safe.
 	var sweepers []*pgqueue.Sweeper
 	for range 3 {
-		s := pgqueue.NewSweeper(e.c, pgqueue.SweeperOptions{
+		sweepers = append(sweepers, e.startSweeper(pgqueue.SweeperOptions{
 			Interval: 100 * time.Millisecond,
-			OnError:  func(err error) { t.Error(err) },
 			OnSweep:  func(n int64) { swept.Add(n) },
-		})
-		if err := s.Start(e.ctx); err != nil {
-			t.Fatal(err)
-		}
-		sweepers = append(sweepers, s)
+		}))
 	}
 	m := e.receive("q", pgqueue.ReceiveOptions{})
 	if len(m) != 1 {
@@ -251,14 +246,10 @@ func TestSweeperStopWaitsForSweepInProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	var swept atomic.Int64
-	s := pgqueue.NewSweeper(e.c, pgqueue.SweeperOptions{
+	s := e.startSweeper(pgqueue.SweeperOptions{
 		Interval: 50 * time.Millisecond,
-		OnError:  func(err error) { t.Error(err) },
 		OnSweep:  func(n int64) { swept.Add(n) },
 	})
-	if err := s.Start(e.ctx); err != nil {
-		t.Fatal(err)
-	}
 	// Once the lease has expired, a sweep waits for the lock.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if e.one("SELECT count(*) FROM pg_locks WHERE relation = 'dead_letters'::regclass AND NOT granted").(int64) > 0 {
@@ -360,15 +351,10 @@ func TestSweeperVacuums(t *testing.T) {
 	if _, err := e.c.Purge(e.ctx, acct, "q"); err != nil {
 		t.Fatal(err)
 	}
-	s := pgqueue.NewSweeper(e.c, pgqueue.SweeperOptions{
+	e.startSweeper(pgqueue.SweeperOptions{
 		Interval:        50 * time.Millisecond,
 		VacuumThreshold: 100,
-		OnError:         func(err error) { t.Error(err) },
 	})
-	if err := s.Start(e.ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop(e.ctx)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		if e.messagesVacuumed("q") {

@@ -17,22 +17,6 @@ func awayFromMinuteEnd() {
 	}
 }
 
-// startSweeper starts a sweeper that sweeps only when asked (its interval
-// is an hour) and stops it at cleanup.
-func (e *env) startSweeper() *pgqueue.Sweeper {
-	e.t.Helper()
-	s := pgqueue.NewSweeper(e.c, pgqueue.SweeperOptions{Interval: time.Hour, OnError: func(err error) { e.t.Error(err) }})
-	if err := s.Start(e.ctx); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() {
-		if err := s.Stop(e.ctx); err != nil {
-			e.t.Error(err)
-		}
-	})
-	return s
-}
-
 func ptr(p *int64) any {
 	if p == nil {
 		return nil
@@ -46,7 +30,7 @@ func TestMinuteStats(t *testing.T) {
 	e := newEnv(t)
 	e.queue("q", pgqueue.Settings{MaxReceiveCount: 1})
 	e.queue("other", pgqueue.Settings{})
-	sw := e.startSweeper()
+	sw := e.startSweeper(pgqueue.SweeperOptions{Interval: time.Hour}) // sweeps only when asked
 
 	seqs := e.sendN("q", 6)
 	e.send("q", `{"one":1}`)
@@ -133,8 +117,8 @@ func TestMinuteStatsCountOnlyWhileASweeperRuns(t *testing.T) {
 	awayFromMinuteEnd()
 	e := newEnv(t)
 	e.queue("q", pgqueue.Settings{})
-	e.send("q", `{"before":1}`) // no sweeper yet: not counted
-	sw := e.startSweeper()
+	e.send("q", `{"before":1}`)                                       // no sweeper yet: not counted
+	sw := e.startSweeper(pgqueue.SweeperOptions{Interval: time.Hour}) // sweeps only when asked
 	// The sweeper samples the depth when it starts, the first in this
 	// minute.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
