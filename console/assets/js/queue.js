@@ -12,6 +12,12 @@ const TAB_VIEWS = { overview: overviewTab, messages: messagesTab, dlq: dlqTab, t
 const REFRESH_MS = 30000;
 // The header's counts: stats field, label.
 const COUNTS = [["ready", "Ready"], ["inflight", "Inflight"], ["delayed", "Delayed"], ["dlq", "DLQ"]];
+const OLDEST_READY = ["oldest_ready_age_seconds", "Oldest ready"];
+
+/** stat renders one figure of the queue header, its label above its value; key names it for tests and scripts. */
+function stat(key, label, value) {
+  return h("div", key ? { "data-stat": key } : {}, h("span", { class: "muted small" }, label), h("b", {}, value));
+}
 
 /**
  * checkMessage validates the send editor's text: a JSON object (one
@@ -71,8 +77,7 @@ export function mount(root, name, tab) {
   // Until the queue loads, a header of the same shape keeps the tabs where
   // they will be (a click on a tab must not land on the header instead).
   const header = h("div", { class: "panel", id: "queue-header" },
-    h("div", { class: "counts" }, [...COUNTS.map(([, label]) => label), "Oldest ready"].map((label) =>
-      h("div", {}, h("span", { class: "muted small" }, label), h("b", {}, "…")))),
+    h("div", { class: "counts" }, [...COUNTS, OLDEST_READY].map(([, label]) => stat(null, label, "…"))),
     h("p", { class: "muted small" }, "Loading…"));
   const body = h("div");
   replace(root,
@@ -90,15 +95,12 @@ export function mount(root, name, tab) {
       const s = q.stats || {};
       replace(header,
         h("div", { class: "counts", id: "queue-counts" },
-          COUNTS.map(([k, label]) =>
-            h("div", { "data-stat": k }, h("span", { class: "muted small" }, label), h("b", {}, num(s[k])))),
-          h("div", { "data-stat": "oldest_ready_age_seconds" }, h("span", { class: "muted small" }, "Oldest ready"),
-            h("b", {}, s.ready ? age(s.oldest_ready_age_seconds) : "–")),
+          COUNTS.map(([k, label]) => stat(k, label, num(s[k]))),
+          stat(...OLDEST_READY, s.ready ? age(s.oldest_ready_age_seconds) : "–"),
           // Ordered groups: shown on a fifo queue, or once a queue has groups.
           ...(q.fifo || s.groups || s.grouped_waiting ?
             [["groups", "Groups"], ["groups_inflight", "Groups in flight"], ["groups_blocked", "Groups blocked"],
-              ["grouped_waiting", "Waiting in groups"]].map(([k, label]) =>
-              h("div", { "data-stat": k }, h("span", { class: "muted small" }, label), h("b", {}, num(s[k] || 0)))) : [])),
+              ["grouped_waiting", "Waiting in groups"]].map(([k, label]) => stat(k, label, num(s[k] || 0))) : [])),
         h("p", { class: "muted small" },
           `visibility timeout ${q.visibility_timeout_seconds}s · max receive count ${q.max_receive_count} · ` +
           `delay ${q.delay_seconds}s · retention ${age(q.retention_seconds)} · max message ${num(q.max_message_bytes)} bytes · ` +
