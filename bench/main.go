@@ -1,7 +1,9 @@
 // Command bench measures Sluice's trigger runtime against River on the
 // same Postgres, in one run: drain throughput of a preloaded backlog
 // through a no-op function (Sluice reactor and command modes, River with a
-// no-op worker), and send-to-start latency at a steady rate.
+// no-op worker), and send-to-start latency at a steady rate. Each Sluice
+// system runs what `sluice serve` runs beside its triggers: a listener and
+// a sweeper (from before the backlog is sent).
 //
 //	cd bench && go run . -n 100000 -rate 500 -duration 20s
 //

@@ -116,6 +116,14 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, module []byt
 	if _, err := reg.Deploy(ctx, account, "bench", module, functions.Config{MemoryMiB: 64, Timeout: 30 * time.Second}, ""); err != nil {
 		return result{}, err
 	}
+	// The sweeper runs from the start, as in `sluice serve`, which sends
+	// expired leases to DLQs and keeps the messages table vacuumed and its
+	// statistics current while the backlog goes in and drains.
+	sweeper := pgqueue.NewSweeper(qc, pgqueue.SweeperOptions{OnError: func(err error) { fmt.Fprintln(os.Stderr, "sweeper:", err) }})
+	if err := sweeper.Start(ctx); err != nil {
+		return result{}, err
+	}
+	defer sweeper.Stop(context.WithoutCancel(ctx))
 	// The backlog goes in before any trigger exists.
 	if err := makeQueues(ctx, qc, c); err != nil {
 		return result{}, err

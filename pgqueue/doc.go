@@ -144,6 +144,12 @@
 // servers where autovacuum is off or behind. That is what keeps receive
 // cost flat as the backlog grows (see BENCHMARKS.md).
 //
+// Statistics. An ack of many messages looks each up by its key only while
+// the planner knows how large their queue is; taking a large queue for a
+// small one, it hashes the whole queue instead. A table filled faster than
+// autovacuum analyzes it (or never analyzed, autovacuum off) is planned
+// so; the Sweeper runs ANALYZE on it then (SweeperOptions.AnalyzeThreshold).
+//
 // Long polling. One Listener per process holds the only LISTEN connection
 // and fans wake-ups out to subscribers per queue (Client long polls and,
 // through Subscribe, anything else such as a dispatcher). NOTIFY takes a

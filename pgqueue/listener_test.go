@@ -357,7 +357,7 @@ func TestSweeperVacuums(t *testing.T) {
 	})
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if e.messagesVacuumed("q") {
+		if e.messagesMaintained("q", "last_vacuum") {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -367,27 +367,64 @@ func TestSweeperVacuums(t *testing.T) {
 	}
 }
 
-// messagesVacuumed reports whether the messages of queue were vacuumed
-// where they live: the messages table on plain Postgres; with the schema
-// distributed on Citus (pgtest.CitusEnvVar), the queue's shard, read on
-// its worker.
-func (e *env) messagesVacuumed(queue string) bool {
+// The sweeper analyzes a messages table that was filled before it was ever
+// analyzed, and only once it holds AnalyzeThreshold rows.
+func TestSweeperAnalyzes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{})
+	send := func(n int) {
+		batch := make([]pgqueue.NewMessage, n)
+		for i := range batch {
+			batch[i] = pgqueue.NewMessage{Body: body(i)}
+		}
+		if _, err := e.c.SendBatch(e.ctx, acct, "q", batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(100)
+	e.startSweeper(pgqueue.SweeperOptions{
+		Interval:         50 * time.Millisecond,
+		VacuumThreshold:  -1,
+		AnalyzeThreshold: 300,
+	})
+	// Under the threshold nothing is analyzed. The table's live rows
+	// reach the statistics views within a second of their commit.
+	time.Sleep(2 * time.Second)
+	if e.messagesMaintained("q", "last_analyze") {
+		t.Fatal("the sweeper analyzed a table of 100 rows (threshold 300)")
+	}
+	send(300)
+	deadline := time.Now().Add(15 * time.Second)
+	for !e.messagesMaintained("q", "last_analyze") {
+		if time.Now().After(deadline) {
+			t.Fatal("the sweeper did not analyze a table of 400 rows never analyzed (threshold 300)")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// messagesMaintained reports whether the messages of queue were vacuumed
+// (what is "last_vacuum") or analyzed ("last_analyze") where they live: the
+// messages table on plain Postgres; with the schema distributed on Citus
+// (pgtest.CitusEnvVar), the queue's shard, read on its worker.
+func (e *env) messagesMaintained(queue, what string) bool {
 	e.t.Helper()
 	table := pgxIdent(e.schema) + ".messages"
-	query := `SELECT coalesce((SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relid = to_regclass($1)), false)`
+	query := `SELECT coalesce((SELECT ` + what + ` IS NOT NULL FROM pg_stat_user_tables WHERE relid = to_regclass($1)), false)`
 	args := []any{table}
 	if os.Getenv(pgtest.CitusEnvVar) == "1" {
 		query = `
 SELECT coalesce(bool_and(s.success AND s.result::boolean), false)
   FROM run_command_on_shards(to_regclass($1),
-           $c$SELECT coalesce((SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relid = to_regclass('%s')), false)$c$) s
+           $c$SELECT coalesce((SELECT ` + what + ` IS NOT NULL FROM pg_stat_user_tables WHERE relid = to_regclass('%s')), false)$c$) s
  WHERE s.shardid = get_shard_id_for_distribution_column(to_regclass($1),
            (SELECT id FROM ` + pgxIdent(e.schema) + `.queues WHERE account = $2 AND name = $3))`
 		args = append(args, acct, queue)
 	}
-	var vacuumed bool
-	if err := e.pool.QueryRow(e.ctx, query, args...).Scan(&vacuumed); err != nil {
-		e.t.Fatalf("was %s vacuumed: %v", table, err)
+	var done bool
+	if err := e.pool.QueryRow(e.ctx, query, args...).Scan(&done); err != nil {
+		e.t.Fatalf("%s of %s: %v", what, table, err)
 	}
-	return vacuumed
+	return done
 }

@@ -239,6 +239,27 @@ SELECT coalesce((SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = to_reg
                             $cmd$SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables WHERE relid = to_regclass('%s')$cmd$) s
                   WHERE s.success), 0)
 
+-- name: statistics_age
+-- The messages table ($1) as the planner's statistics last saw it and as it
+-- is now: whether it was ever analyzed, the rows it had then, the rows it
+-- has now and the rows written since (inserted, updated or deleted).
+SELECT c.reltuples >= 0, greatest(c.reltuples, 0)::bigint, s.n_live_tup, s.n_mod_since_analyze
+  FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+ WHERE s.relid = to_regclass($1)
+
+-- name: statistics_age_citus
+-- Citus only: the same, summed over the table's shards, read on the node
+-- holding each; the table counts as analyzed once every shard was.
+SELECT coalesce(bool_and(split_part(s.result, ',', 1)::boolean), false),
+       coalesce(sum(split_part(s.result, ',', 2)::bigint), 0),
+       coalesce(sum(split_part(s.result, ',', 3)::bigint), 0),
+       coalesce(sum(split_part(s.result, ',', 4)::bigint), 0)
+  FROM run_command_on_shards(to_regclass($1),
+           $cmd$SELECT coalesce((SELECT concat_ws(',', c.reltuples >= 0, greatest(c.reltuples, 0)::bigint, s.n_live_tup, s.n_mod_since_analyze)
+                                   FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+                                  WHERE s.relid = to_regclass('%s')), 'false,0,0,0')$cmd$) s
+ WHERE s.success
+
 -- name: get_queues
 -- Many queues by (account, name) in one statement; missing ones yield no row.
 SELECT q.id, q.account, q.name, q.visibility_timeout_seconds, q.max_receive_count, q.delay_seconds,

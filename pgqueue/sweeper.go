@@ -29,6 +29,17 @@ type SweeperOptions struct {
 	// keeps the queue's index heads clean where autovacuum is off or
 	// behind, which is what keeps receive cost flat.
 	VacuumThreshold int64
+	// AnalyzeThreshold keeps the planner's statistics of the messages
+	// table close enough for the settling statements' plans: the sweeper
+	// runs ANALYZE on the table when it was never analyzed and holds at
+	// least this many rows (checked every sweep), or when more rows were
+	// written since its last ANALYZE than this and than the table held
+	// then (checked every 10 sweeps); 0 means 10,000, negative disables.
+	// Without it a table filled faster than autovacuum analyzes it (or
+	// with autovacuum off) is planned as if its queues were small, and an
+	// ack of many messages hashes its whole queue instead of looking each
+	// message up (BENCHMARKS.md, "Statistics of a filled table").
+	AnalyzeThreshold int64
 }
 
 // Sweeper calls the sweep SQL function every interval: messages whose last
@@ -64,6 +75,9 @@ func NewSweeper(client *Client, opts SweeperOptions) *Sweeper {
 	}
 	if opts.VacuumThreshold == 0 {
 		opts.VacuumThreshold = 20000
+	}
+	if opts.AnalyzeThreshold == 0 {
+		opts.AnalyzeThreshold = 10000
 	}
 	return &Sweeper{client: client, opts: opts}
 }
@@ -133,6 +147,9 @@ func (s *Sweeper) run(stop, work context.Context, done chan struct{}) {
 		if i%10 == 0 && s.opts.VacuumThreshold > 0 {
 			s.report(stop, s.vacuum(stop))
 		}
+		if s.opts.AnalyzeThreshold > 0 {
+			s.report(stop, s.analyze(stop, i%10 == 0))
+		}
 		if m := time.Now().Unix() / 60; m != statsMinute {
 			statsMinute = m
 			s.report(stop, s.client.recordStats(stop, false))
@@ -161,34 +178,67 @@ func (s *Sweeper) run(stop, work context.Context, done chan struct{}) {
 
 // vacuum runs VACUUM on the messages table when it has more dead rows than
 // the threshold. SKIP_LOCKED makes a process skip it while another one
-// vacuums. On Citus the rows, dead ones included, live in the table's
-// shards on the workers: the count sums theirs, and the VACUUM of the
-// distributed table, run on the coordinator, is run by Citus on every
-// shard.
+// vacuums. On Citus the VACUUM of the distributed table, run on the
+// coordinator, is run by Citus on every shard.
 func (s *Sweeper) vacuum(ctx context.Context) error {
-	c := s.client
-	table := pgx.Identifier{c.schema, "messages"}.Sanitize()
-	var citus bool
-	if err := c.pool.QueryRow(ctx, c.q.get("citus_installed")).Scan(&citus); err != nil {
-		return fmt.Errorf("pgqueue: sweeper on schema %s: look for the citus extension: %w", c.schema, err)
-	}
-	query := "dead_tuples"
-	if citus {
-		query = "dead_tuples_citus"
-	}
 	var dead int64
-	err := c.pool.QueryRow(ctx, c.q.get(query), table).Scan(&dead)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
+	table, found, err := s.readMessagesTable(ctx, "dead_tuples", &dead)
+	if err != nil || !found || dead < s.opts.VacuumThreshold {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("pgqueue: sweeper on schema %s: read dead rows: %w", c.schema, err)
-	}
-	if dead < s.opts.VacuumThreshold {
-		return nil
-	}
-	if _, err := c.pool.Exec(ctx, "VACUUM (SKIP_LOCKED) "+table); err != nil {
-		return fmt.Errorf("pgqueue: sweeper on schema %s: vacuum %d dead rows: %w", c.schema, dead, err)
+	if _, err := s.client.pool.Exec(ctx, "VACUUM (SKIP_LOCKED) "+table); err != nil {
+		return fmt.Errorf("pgqueue: sweeper on schema %s: vacuum %d dead rows: %w", s.client.schema, dead, err)
 	}
 	return nil
+}
+
+// analyze runs ANALYZE on the messages table when its statistics are too
+// far off (SweeperOptions.AnalyzeThreshold); periodic says whether the
+// check of rows written since the last ANALYZE is due. On Citus the
+// ANALYZE of the distributed table is run on every shard.
+func (s *Sweeper) analyze(ctx context.Context, periodic bool) error {
+	var (
+		analyzed                   bool
+		analyzedRows, rows, writes int64
+	)
+	table, found, err := s.readMessagesTable(ctx, "statistics_age", &analyzed, &analyzedRows, &rows, &writes)
+	if err != nil || !found {
+		return err
+	}
+	threshold := s.opts.AnalyzeThreshold
+	due := !analyzed && rows >= threshold ||
+		analyzed && periodic && writes >= max(threshold, analyzedRows)
+	if !due {
+		return nil
+	}
+	if _, err := s.client.pool.Exec(ctx, "ANALYZE (SKIP_LOCKED) "+table); err != nil {
+		return fmt.Errorf("pgqueue: sweeper on schema %s: analyze (%d rows, %d written since the last analyze): %w",
+			s.client.schema, rows, writes, err)
+	}
+	return nil
+}
+
+// readMessagesTable scans into dest the row of the named query
+// (queries.sql) about the messages table, whose quoted name it returns;
+// found is false when the statistics views have no row for it. On Citus
+// the rows live in the table's shards on the workers: the query's _citus
+// form sums what the nodes holding them say.
+func (s *Sweeper) readMessagesTable(ctx context.Context, query string, dest ...any) (table string, found bool, err error) {
+	c := s.client
+	table = pgx.Identifier{c.schema, "messages"}.Sanitize()
+	var citus bool
+	if err := c.pool.QueryRow(ctx, c.q.get("citus_installed")).Scan(&citus); err != nil {
+		return table, false, fmt.Errorf("pgqueue: sweeper on schema %s: look for the citus extension: %w", c.schema, err)
+	}
+	if citus {
+		query += "_citus"
+	}
+	err = c.pool.QueryRow(ctx, c.q.get(query), table).Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return table, false, nil
+	}
+	if err != nil {
+		return table, false, fmt.Errorf("pgqueue: sweeper on schema %s: read %s of the messages table: %w", c.schema, query, err)
+	}
+	return table, true, nil
 }
