@@ -241,9 +241,11 @@ SELECT coalesce((SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = to_reg
 
 -- name: statistics_age
 -- The messages table ($1) as the planner's statistics last saw it and as it
--- is now: whether it was ever analyzed, the rows it had then, the rows it
--- has now and the rows written since (inserted, updated or deleted).
-SELECT c.reltuples >= 0, greatest(c.reltuples, 0)::bigint, s.n_live_tup, s.n_mod_since_analyze
+-- is now: whether it was ever analyzed, the rows it had when last counted
+-- (by ANALYZE or VACUUM), the rows it has now and the rows written since
+-- its last ANALYZE (inserted, updated or deleted).
+SELECT coalesce(s.last_analyze, s.last_autoanalyze) IS NOT NULL, greatest(c.reltuples, 0)::bigint,
+       s.n_live_tup, s.n_mod_since_analyze
   FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
  WHERE s.relid = to_regclass($1)
 
@@ -255,7 +257,7 @@ SELECT coalesce(bool_and(split_part(s.result, ',', 1)::boolean), false),
        coalesce(sum(split_part(s.result, ',', 3)::bigint), 0),
        coalesce(sum(split_part(s.result, ',', 4)::bigint), 0)
   FROM run_command_on_shards(to_regclass($1),
-           $cmd$SELECT coalesce((SELECT concat_ws(',', c.reltuples >= 0, greatest(c.reltuples, 0)::bigint, s.n_live_tup, s.n_mod_since_analyze)
+           $cmd$SELECT coalesce((SELECT concat_ws(',', coalesce(s.last_analyze, s.last_autoanalyze) IS NOT NULL, greatest(c.reltuples, 0)::bigint, s.n_live_tup, s.n_mod_since_analyze)
                                    FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
                                   WHERE s.relid = to_regclass('%s')), 'false,0,0,0')$cmd$) s
  WHERE s.success
