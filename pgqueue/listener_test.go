@@ -341,13 +341,7 @@ func TestSweeperVacuums(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.queue("q", pgqueue.Settings{})
-	batch := make([]pgqueue.NewMessage, 200)
-	for i := range batch {
-		batch[i] = pgqueue.NewMessage{Body: body(i)}
-	}
-	if _, err := e.c.SendBatch(e.ctx, acct, "q", batch); err != nil {
-		t.Fatal(err)
-	}
+	e.sendN("q", 200)
 	if _, err := e.c.Purge(e.ctx, acct, "q"); err != nil {
 		t.Fatal(err)
 	}
@@ -373,16 +367,7 @@ func TestSweeperAnalyzes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.queue("q", pgqueue.Settings{})
-	send := func(n int) {
-		batch := make([]pgqueue.NewMessage, n)
-		for i := range batch {
-			batch[i] = pgqueue.NewMessage{Body: body(i)}
-		}
-		if _, err := e.c.SendBatch(e.ctx, acct, "q", batch); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send(100)
+	e.sendN("q", 100)
 	e.startSweeper(pgqueue.SweeperOptions{
 		Interval:         50 * time.Millisecond,
 		VacuumThreshold:  -1,
@@ -394,7 +379,7 @@ func TestSweeperAnalyzes(t *testing.T) {
 	if e.messagesMaintained("q", "last_analyze") {
 		t.Fatal("the sweeper analyzed a table of 100 rows (threshold 300)")
 	}
-	send(300)
+	e.sendN("q", 300)
 	deadline := time.Now().Add(15 * time.Second)
 	for !e.messagesMaintained("q", "last_analyze") {
 		if time.Now().After(deadline) {
