@@ -143,12 +143,23 @@ func (s *Sweeper) run(stop, work context.Context, done chan struct{}) {
 	t := time.NewTicker(s.opts.Interval)
 	defer t.Stop()
 	var statsMinute int64
+	// Whether the schema is on Citus, looked up every 10 sweeps for the
+	// table maintenance below (not on every sweep's analyze check);
+	// maintenance waits while the lookup fails.
+	var citus, citusKnown bool
+	maintain := s.opts.VacuumThreshold > 0 || s.opts.AnalyzeThreshold > 0
 	for i := 0; ; i++ {
-		if i%10 == 0 && s.opts.VacuumThreshold > 0 {
-			s.report(stop, s.vacuum(stop))
+		periodic := i%10 == 0
+		if periodic && maintain {
+			on, err := s.onCitus(stop)
+			s.report(stop, err)
+			citus, citusKnown = on, err == nil
 		}
-		if s.opts.AnalyzeThreshold > 0 {
-			s.report(stop, s.analyze(stop, i%10 == 0))
+		if citusKnown && periodic && s.opts.VacuumThreshold > 0 {
+			s.report(stop, s.vacuum(stop, citus))
+		}
+		if citusKnown && s.opts.AnalyzeThreshold > 0 {
+			s.report(stop, s.analyze(stop, citus, periodic))
 		}
 		if m := time.Now().Unix() / 60; m != statsMinute {
 			statsMinute = m
@@ -180,9 +191,9 @@ func (s *Sweeper) run(stop, work context.Context, done chan struct{}) {
 // the threshold. SKIP_LOCKED makes a process skip it while another one
 // vacuums. On Citus the VACUUM of the distributed table, run on the
 // coordinator, is run by Citus on every shard.
-func (s *Sweeper) vacuum(ctx context.Context) error {
+func (s *Sweeper) vacuum(ctx context.Context, citus bool) error {
 	var dead int64
-	table, found, err := s.readMessagesTable(ctx, "dead_tuples", &dead)
+	table, found, err := s.readMessagesTable(ctx, citus, "dead_tuples", &dead)
 	if err != nil || !found || dead < s.opts.VacuumThreshold {
 		return err
 	}
@@ -196,12 +207,12 @@ func (s *Sweeper) vacuum(ctx context.Context) error {
 // far off (SweeperOptions.AnalyzeThreshold); periodic says whether the
 // check of rows written since the last ANALYZE is due. On Citus the
 // ANALYZE of the distributed table is run on every shard.
-func (s *Sweeper) analyze(ctx context.Context, periodic bool) error {
+func (s *Sweeper) analyze(ctx context.Context, citus, periodic bool) error {
 	var (
 		analyzed                   bool
 		analyzedRows, rows, writes int64
 	)
-	table, found, err := s.readMessagesTable(ctx, "statistics_age", &analyzed, &analyzedRows, &rows, &writes)
+	table, found, err := s.readMessagesTable(ctx, citus, "statistics_age", &analyzed, &analyzedRows, &rows, &writes)
 	if err != nil || !found {
 		return err
 	}
@@ -218,18 +229,23 @@ func (s *Sweeper) analyze(ctx context.Context, periodic bool) error {
 	return nil
 }
 
+// onCitus reports whether the citus extension is installed.
+func (s *Sweeper) onCitus(ctx context.Context) (bool, error) {
+	var citus bool
+	if err := s.client.pool.QueryRow(ctx, s.client.q.get("citus_installed")).Scan(&citus); err != nil {
+		return false, fmt.Errorf("pgqueue: sweeper on schema %s: look for the citus extension: %w", s.client.schema, err)
+	}
+	return citus, nil
+}
+
 // readMessagesTable scans into dest the row of the named query
 // (queries.sql) about the messages table, whose quoted name it returns;
 // found is false when the statistics views have no row for it. On Citus
 // the rows live in the table's shards on the workers: the query's _citus
 // form sums what the nodes holding them say.
-func (s *Sweeper) readMessagesTable(ctx context.Context, query string, dest ...any) (table string, found bool, err error) {
+func (s *Sweeper) readMessagesTable(ctx context.Context, citus bool, query string, dest ...any) (table string, found bool, err error) {
 	c := s.client
 	table = pgx.Identifier{c.schema, "messages"}.Sanitize()
-	var citus bool
-	if err := c.pool.QueryRow(ctx, c.q.get("citus_installed")).Scan(&citus); err != nil {
-		return table, false, fmt.Errorf("pgqueue: sweeper on schema %s: look for the citus extension: %w", c.schema, err)
-	}
 	if citus {
 		query += "_citus"
 	}
