@@ -3,7 +3,9 @@
 // through a no-op function (Sluice reactor and command modes, River with a
 // no-op worker), and send-to-start latency at a steady rate. Each Sluice
 // system runs what `sluice serve` runs beside its triggers: a listener and
-// a sweeper (from before the backlog is sent).
+// a sweeper (from before the backlog is sent). The drain's clock starts
+// with the trigger engine, the function already compiled and loaded, as in
+// a process that is serving when the messages arrive.
 //
 //	cd bench && go run . -n 100000 -rate 500 -duration 20s
 //
