@@ -45,7 +45,7 @@ func benchIdle(ctx context.Context, pool *pgxpool.Pool, queues int, d time.Durat
 	if err != nil {
 		return err
 	}
-	if _, err := reg.Deploy(ctx, account, "noop", module, functions.Config{MemoryMiB: 64, Timeout: 30 * time.Second}, ""); err != nil {
+	if _, err := reg.Deploy(ctx, account, "noop", module, functions.Config{MemoryMiB: memoryMiB, Timeout: 30 * time.Second}, ""); err != nil {
 		return err
 	}
 	for i := range queues {

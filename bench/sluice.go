@@ -113,7 +113,7 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, module []byt
 	if err != nil {
 		return result{}, err
 	}
-	if _, err := reg.Deploy(ctx, account, "bench", module, functions.Config{MemoryMiB: 64, Timeout: 30 * time.Second}, ""); err != nil {
+	if _, err := reg.Deploy(ctx, account, "bench", module, functions.Config{MemoryMiB: memoryMiB, Timeout: 30 * time.Second}, ""); err != nil {
 		return result{}, err
 	}
 	// The sweeper runs from the start, as in `sluice serve`, which sends
@@ -169,7 +169,7 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, module []byt
 	// would otherwise read it back from the compilation cache inside the
 	// timed drain (~0.1 s of CPU, 5-8 % of a drain of 100,000 at batch
 	// 1,000; BENCHMARKS.md).
-	warm, err := rt.Load(ctx, module, runtime.FunctionConfig{Name: "bench", Version: 1, MemoryMiB: 64})
+	warm, err := rt.Load(ctx, module, runtime.FunctionConfig{Name: "bench", Version: 1, MemoryMiB: memoryMiB})
 	if err != nil {
 		return result{}, err
 	}
@@ -191,6 +191,11 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, module []byt
 		return err
 	})
 }
+
+// memoryMiB is the memory limit the bench deploys its functions with. The
+// warm-up load uses it too: the runtime caps a module's tables by the
+// limit, so a load with another limit would compile another module.
+const memoryMiB = 64
 
 // benchBody is the body of every message the Sluice systems send.
 var benchBody = json.RawMessage(`{"n":1}`)
