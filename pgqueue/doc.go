@@ -118,9 +118,12 @@
 // like plain SQL. Each PL/pgSQL function pins that path with SET
 // search_path FROM CURRENT, so it works whatever the caller's search_path.
 // Measured cost: about 4 µs per call, against about 60 µs for a batch
-// send; schema-templated SQL was not worth its complexity. The SQL
-// wrappers on the default account use BEGIN ATOMIC bodies, which bind
-// names at creation and need no pinned path.
+// send, and no difference that 8-client pgbench rounds of send_batch
+// with and without it could show (migration 018); schema-templated SQL
+// was not worth its complexity. The SQL-language wrappers on the default
+// account (delete_queue, receive_dlq, send_entries and the like) use
+// BEGIN ATOMIC bodies, which bind names at creation and need no pinned
+// path; the hot ones (send, send_batch, receive, delete) are PL/pgSQL.
 //
 // Sequences. One global bigint sequence (CACHE 1) numbers every message:
 // increasing within each queue, with gaps, and no per-queue counter row
