@@ -2,10 +2,12 @@ package pgqueue_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/pgqueue"
 )
 
@@ -116,6 +118,67 @@ func TestSQLLeanPaths(t *testing.T) {
 		}
 		if got != want {
 			t.Fatalf("call %d: receive('many', %d) returned %d rows", call, want, got)
+		}
+	}
+}
+
+// send_batch inserts a batch of bodies only itself on plain Postgres (one
+// lookup, one INSERT: migration 018) and hands every other batch to
+// queue_send_batch, which owns the errors and the options; on Citus every
+// batch goes through queue_send_batch and its routed inserts. Which path
+// a call took is read from the transaction's own function statistics.
+func TestSendBatchCommonCaseStaysInSendBatch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.exec(`SELECT create_queue('plain')`)
+	e.exec(`SELECT create_queue('small', '{"max_message_bytes": 12}')`)
+	e.exec(`SELECT create_queue('fifo', '{"fifo": true}')`)
+	onCitus := os.Getenv(pgtest.CitusEnvVar) == "1"
+	for _, c := range []struct {
+		call   string
+		common bool // the batch is the common case
+	}{
+		{`send_batch('plain', ARRAY['1', '{"a": 2}']::jsonb[])`, true},
+		{`send_batch('plain', ARRAY['1']::jsonb[], 5)`, true},
+		{`send_batch('plain', ARRAY['1']::jsonb[], NULL)`, true},
+		{`send_batch('plain', ARRAY['1', '2']::jsonb[], 0, 'g')`, false},
+		{`send_batch('fifo', ARRAY['1']::jsonb[], 0, 'g')`, false},
+		{`send_batch('plain', ARRAY[]::jsonb[])`, false},
+		// Each body fits the limit, the batch's JSON text does not
+		// (["12345", "12345"] is 18 bytes), so queue_send_batch checks
+		// them one by one; ["12345"] is 9.
+		{`send_batch('small', ARRAY['"12345"', '"12345"']::jsonb[])`, false},
+		{`send_batch('small', ARRAY['"12345"']::jsonb[])`, true},
+	} {
+		tx := e.schemaTx()
+		if _, err := tx.Exec(e.ctx, "SET LOCAL track_functions = 'pl'"); err != nil {
+			tx.Rollback(e.ctx)
+			t.Fatal(err)
+		}
+		// The session's counts not yet reported, which can include
+		// earlier transactions: read before and after the call.
+		calls := func() int64 {
+			var n int64
+			if err := tx.QueryRow(e.ctx, `SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions
+				WHERE schemaname = $1 AND funcname = 'queue_send_batch'`, e.schema).Scan(&n); err != nil {
+				tx.Rollback(e.ctx)
+				t.Fatal(err)
+			}
+			return n
+		}
+		before := calls()
+		if _, err := tx.Exec(e.ctx, "SELECT * FROM "+c.call); err != nil {
+			tx.Rollback(e.ctx)
+			t.Fatalf("%s: %v", c.call, err)
+		}
+		handedOn := calls() - before
+		tx.Rollback(e.ctx)
+		want := int64(1)
+		if c.common && !onCitus {
+			want = 0
+		}
+		if handedOn != want {
+			t.Errorf("%s called queue_send_batch %d times, want %d (common case %t, Citus %t)", c.call, handedOn, want, c.common, onCitus)
 		}
 	}
 }
