@@ -150,29 +150,7 @@ func TestSendBatchCommonCaseStaysInSendBatch(t *testing.T) {
 		{`send_batch('small', ARRAY['"12345"', '"12345"']::jsonb[])`, false},
 		{`send_batch('small', ARRAY['"12345"']::jsonb[])`, true},
 	} {
-		tx := e.schemaTx()
-		if _, err := tx.Exec(e.ctx, "SET LOCAL track_functions = 'pl'"); err != nil {
-			tx.Rollback(e.ctx)
-			t.Fatal(err)
-		}
-		// The session's counts not yet reported, which can include
-		// earlier transactions: read before and after the call.
-		calls := func() int64 {
-			var n int64
-			if err := tx.QueryRow(e.ctx, `SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions
-				WHERE schemaname = $1 AND funcname = 'queue_send_batch'`, e.schema).Scan(&n); err != nil {
-				tx.Rollback(e.ctx)
-				t.Fatal(err)
-			}
-			return n
-		}
-		before := calls()
-		if _, err := tx.Exec(e.ctx, "SELECT * FROM "+c.call); err != nil {
-			tx.Rollback(e.ctx)
-			t.Fatalf("%s: %v", c.call, err)
-		}
-		handedOn := calls() - before
-		tx.Rollback(e.ctx)
+		handedOn := e.sendBatchHandOns(c.call)
 		want := int64(1)
 		if c.common && !onCitus {
 			want = 0
@@ -181,4 +159,30 @@ func TestSendBatchCommonCaseStaysInSendBatch(t *testing.T) {
 			t.Errorf("%s called queue_send_batch %d times, want %d (common case %t, Citus %t)", c.call, handedOn, want, c.common, onCitus)
 		}
 	}
+}
+
+// sendBatchHandOns runs call (a send_batch) in a transaction it rolls
+// back and returns how many times the call ran queue_send_batch, read
+// from the session's function statistics not yet reported, before and
+// after the call (they can include earlier transactions).
+func (e *env) sendBatchHandOns(call string) int64 {
+	e.t.Helper()
+	tx := e.schemaTx()
+	defer tx.Rollback(e.ctx)
+	if _, err := tx.Exec(e.ctx, "SET LOCAL track_functions = 'pl'"); err != nil {
+		e.t.Fatal(err)
+	}
+	calls := func() int64 {
+		var n int64
+		if err := tx.QueryRow(e.ctx, `SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions
+			WHERE schemaname = $1 AND funcname = 'queue_send_batch'`, e.schema).Scan(&n); err != nil {
+			e.t.Fatal(err)
+		}
+		return n
+	}
+	before := calls()
+	if _, err := tx.Exec(e.ctx, "SELECT * FROM "+call); err != nil {
+		e.t.Fatalf("%s: %v", call, err)
+	}
+	return calls() - before
 }
