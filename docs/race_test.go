@@ -1,0 +1,6 @@
+//go:build race
+
+package docs_test
+
+// raceEnabled: the tests run under the race detector.
+const raceEnabled = true
