@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/client/clienttest"
+	"github.com/sluicehq/sluice/internal/race"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
 )
 
@@ -90,7 +91,7 @@ func TestFirstFunctionWalkthrough(t *testing.T) {
 	for _, variant := range []string{"go", "c"} {
 		t.Run(variant, func(t *testing.T) {
 			t.Parallel()
-			if variant == "go" && raceEnabled {
+			if variant == "go" && race.Enabled {
 				// The server here runs in this race-built process and,
 				// where the shared compilation cache lacks them, compiles
 				// the walkthrough's two versions of a Go module there:

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/race"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
 	"github.com/sluicehq/sluice/wire"
 )
@@ -98,7 +99,7 @@ func TestDeployCapabilities(t *testing.T) {
 // routes.
 func TestFunctionCallsHTTPAndCountsInStore(t *testing.T) {
 	t.Parallel()
-	if raceEnabled {
+	if race.Enabled {
 		// The server compiles the 10 MB Go module itself (no shared
 		// compilation cache), which takes minutes under the race
 		// detector; package runtime tests the host imports under -race.

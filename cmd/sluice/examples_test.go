@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/race"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
 	"github.com/sluicehq/sluice/triggers"
 )
@@ -33,7 +34,7 @@ func TestTriageExamples(t *testing.T) {
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
 			t.Parallel()
-			if tc.lang == "go" && raceEnabled {
+			if tc.lang == "go" && race.Enabled {
 				// Compiling the multi-MB Go module inside this race-built
 				// process takes minutes; scripts/test runs this case
 				// without -race.

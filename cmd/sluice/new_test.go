@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/race"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
 )
 
@@ -52,7 +53,7 @@ func TestNewProjectBuildsInvokesAndDeploys(t *testing.T) {
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
 			t.Parallel()
-			if tc.lang == "go" && raceEnabled {
+			if tc.lang == "go" && race.Enabled {
 				// Compiling the 3.6 MB Go module inside this race-built
 				// process takes many minutes; scripts/test runs this case
 				// without -race.
