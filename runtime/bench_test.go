@@ -53,7 +53,9 @@ func smallBatch(n int) Invocation {
 
 // BenchmarkCompile loads a standard-Go module (echo, ~3.5 MB) into a fresh
 // Runtime: cold compiles it, cache-hit finds it in the on-disk
-// compilation cache.
+// compilation cache. loaded loads it into a Runtime where another Function
+// holds it already (an engine's reload, a deploy's check of a module that
+// runs), and closes the new Function.
 func BenchmarkCompile(b *testing.B) {
 	wasm := wasmbuild.MustRead(b, "echo", wasmbuild.Reactor)
 	ctx := context.Background()
@@ -81,6 +83,23 @@ func BenchmarkCompile(b *testing.B) {
 		}
 		rt.Close(ctx)
 		run(b, dir)
+	})
+	b.Run("loaded", func(b *testing.B) {
+		rt, err := New(ctx, Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rt.Close(ctx)
+		if _, err := rt.Load(ctx, wasm, FunctionConfig{Name: "echo"}); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			f, err := rt.Load(ctx, wasm, FunctionConfig{Name: "echo"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.Close(ctx)
+		}
 	})
 }
 

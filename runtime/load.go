@@ -29,7 +29,8 @@ func (r *Runtime) Check(ctx context.Context, wasm []byte, memoryMiB int) error {
 	return fn.Close(ctx)
 }
 
-// Load compiles wasm (once per distinct module, by SHA-256) and prepares it
+// Load compiles wasm (once per distinct module and memory limit, by
+// SHA-256, while a Function loaded from it is open) and prepares it
 // to run with cfg. It fails when the module imports anything the host does
 // not provide, exports neither a command's nor a reactor's entry points, or
 // needs more memory at start than cfg allows, in its linear memory or its
@@ -40,14 +41,11 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte, cfg FunctionConfig) (*F
 		return nil, fmt.Errorf("load function %s v%d: %w", cfg.Name, cfg.Version, err)
 	}
 	limit := uint64(cfg.MemoryMiB) << 20
-	if wasm, err = capTables(wasm, limit); err != nil {
-		return nil, fmt.Errorf("load function %s v%d: %w", cfg.Name, cfg.Version, err)
-	}
 	outbound, err := newOutboundPolicy(cfg.AllowedOutboundHosts)
 	if err != nil {
 		return nil, fmt.Errorf("load function %s v%d: %w", cfg.Name, cfg.Version, err)
 	}
-	code, err := r.compile(ctx, wasm)
+	code, err := r.compile(ctx, wasm, limit)
 	if err != nil {
 		return nil, fmt.Errorf("load function %s v%d: %w", cfg.Name, cfg.Version, err)
 	}

@@ -66,7 +66,7 @@ type Runtime struct {
 
 	mu        sync.Mutex
 	closed    bool
-	compiled  map[[32]byte]*compiledModule
+	compiled  map[moduleKey]*compiledModule
 	functions map[*Function]struct{}
 }
 
@@ -128,8 +128,17 @@ type compiledModule struct {
 	fuel  bool           // compiled with fuel checks
 	err   error
 	refs  int
+	key   moduleKey
+	hash  string // of the module as given, in hex
+}
+
+// moduleKey names what a compiledModule was compiled from: the module as
+// given to Load (its SHA-256) and the memory limit its tables were capped
+// by (see capTables), so that loading the same module again finds it
+// without rewriting it.
+type moduleKey struct {
 	sum   [32]byte
-	hash  string
+	limit uint64
 }
 
 // New returns a Runtime. Close it to free its compiled code.
@@ -161,36 +170,41 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		ctx:        ctxEngine,
 		log:        cfg.Logger,
 		host:       host,
-		compiled:   map[[32]byte]*compiledModule{},
+		compiled:   map[moduleKey]*compiledModule{},
 		functions:  map[*Function]struct{}{},
 		long:       long,
 	}, nil
 }
 
-// compile returns the compiled module for wasm, compiling it on first use;
-// concurrent loads of the same bytes wait for one compilation. The caller
-// owns one reference and must release it.
-func (r *Runtime) compile(ctx context.Context, wasm []byte) (*compiledModule, error) {
-	sum := sha256.Sum256(wasm)
+// compile returns the compiled module for wasm with its tables capped by
+// limit (capTables), rewriting and compiling it on first use; concurrent
+// loads of the same bytes wait for one compilation. The caller owns one
+// reference and must release it.
+func (r *Runtime) compile(ctx context.Context, wasm []byte, limit uint64) (*compiledModule, error) {
+	key := moduleKey{sum: sha256.Sum256(wasm), limit: limit}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return nil, ErrClosed
 	}
-	c, ok := r.compiled[sum]
+	c, ok := r.compiled[key]
 	if !ok {
-		c = &compiledModule{ready: make(chan struct{}), sum: sum, hash: hex.EncodeToString(sum[:])}
-		r.compiled[sum] = c
+		c = &compiledModule{ready: make(chan struct{}), key: key, hash: hex.EncodeToString(key.sum[:])}
+		r.compiled[key] = c
 	}
 	c.refs++
 	r.mu.Unlock()
 	if !ok {
-		c.err = r.compileRecovered(ctx, c, wasm)
+		var capped []byte
+		if capped, c.err = capTables(wasm, limit); c.err == nil {
+			if c.err = r.compileRecovered(ctx, c, capped); c.err != nil {
+				c.err = fmt.Errorf("compile module %s: %w", c.hash[:12], c.err)
+			}
+		}
 		if c.err != nil {
-			c.err = fmt.Errorf("compile module %s: %w", c.hash[:12], c.err)
 			r.mu.Lock()
-			if r.compiled[sum] == c { // the next load of these bytes tries afresh
-				delete(r.compiled, sum)
+			if r.compiled[key] == c { // the next load of these bytes tries afresh
+				delete(r.compiled, key)
 			}
 			r.mu.Unlock()
 		}
@@ -274,8 +288,8 @@ func (r *Runtime) release(ctx context.Context, c *compiledModule) {
 	r.mu.Lock()
 	c.refs--
 	last := c.refs == 0
-	if last && r.compiled[c.sum] == c {
-		delete(r.compiled, c.sum)
+	if last && r.compiled[c.key] == c {
+		delete(r.compiled, c.key)
 	}
 	r.mu.Unlock()
 	if last {

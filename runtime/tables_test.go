@@ -82,6 +82,16 @@ func TestTablesCountAgainstMemoryLimit(t *testing.T) {
 			t.Errorf("%s: Load error %v, want one containing %q", tc.name, err, tc.want)
 		}
 	}
+	// The runtime keeps a module compiled while a Function holds it, by its
+	// bytes and its limit: the same bytes under a lower limit are capped
+	// (here: refused) again, not found compiled for the higher one.
+	loadBytes(t, rt, bigTable, runtime.FunctionConfig{Name: "tables", MemoryMiB: 512})
+	if f, err := rt.Load(ctx, bigTable, runtime.FunctionConfig{Name: "tables", MemoryMiB: 1}); err == nil || !strings.Contains(err.Error(), "over the 1 MiB limit") {
+		if f != nil {
+			_ = f.Close(ctx)
+		}
+		t.Errorf("50M-entry table at 1 MiB while loaded at 512 MiB: Load error %v, want the table refused", err)
+	}
 	f := loadBytes(t, rt, growTable, runtime.FunctionConfig{Name: "grow", MemoryMiB: 1})
 	for range 2 {
 		if res := invoke(t, f, batch(`1`)); !res.OK() {
