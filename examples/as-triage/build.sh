@@ -9,5 +9,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-"$here/triage.wasm"}
 cd "$here"
 [ -x node_modules/.bin/asc ] || npm ci --no-audit --no-fund --silent
-node_modules/.bin/asc assembly/index.ts --config asconfig.json --outFile "$out"
+# asc's optimizer (binaryen) is itself WebAssembly: after "--", node runs
+# it with V8's baseline compiler only, the same module built in half the
+# CPU (BENCHMARKS.md, "AssemblyScript builds").
+node_modules/.bin/asc assembly/index.ts --config asconfig.json --outFile "$out" -- --liftoff-only
 echo "$out"

@@ -29,7 +29,10 @@ as)
 	as="$here/../as-triage"
 	[ -x "$as/node_modules/.bin/asc" ] || (cd "$as" && npm ci --no-audit --no-fund --silent)
 	cd "$as"
-	node_modules/.bin/asc "$here/host.ts" --config asconfig.json --outFile "$out"
+	# asc's optimizer (binaryen) is itself WebAssembly: after "--", node runs
+	# it with V8's baseline compiler only, the same module built in half the
+	# CPU (BENCHMARKS.md, "AssemblyScript builds").
+	node_modules/.bin/asc "$here/host.ts" --config asconfig.json --outFile "$out" -- --liftoff-only
 	;;
 *)
 	echo "usage: build.sh c|rust|as OUT" >&2
