@@ -26,31 +26,90 @@ import (
 // chromiumPath is Debian's chromium; scripts/test installs it when missing.
 const chromiumPath = "/usr/bin/chromium"
 
-// newBrowser starts a headless chromium with a fresh profile and returns a
-// chromedp context for one tab. The browser stops at cleanup.
+// TestMain stops the browser the tests shared, if any started it.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	shared.stop()
+	os.Exit(code)
+}
+
+// shared is the one headless chromium of the package's browser tests,
+// started by the first test that needs it. Starting chromium costs ~1.8 s
+// of CPU, and the tests run side by side: each gets a tab of its own in a
+// browser context of its own (newBrowser), which shares no cookies,
+// storage or cache with the others.
+var shared sharedBrowser
+
+type sharedBrowser struct {
+	once    sync.Once
+	ctx     context.Context // the browser's first tab; its children open new ones
+	err     error
+	dataDir string
+	stopAll []context.CancelFunc
+}
+
+// start starts chromium once; every later call returns the first call's
+// outcome.
+func (b *sharedBrowser) start() (context.Context, error) {
+	b.once.Do(func() {
+		if _, err := os.Stat(chromiumPath); err != nil {
+			b.err = fmt.Errorf("console browser tests need chromium at %s (%v): install it with `apt-get update && apt-get install -y chromium` (scripts/test does it when run as root)", chromiumPath, err)
+			return
+		}
+		dir, err := os.MkdirTemp("", "sluice-console-chromium-")
+		if err != nil {
+			b.err = fmt.Errorf("chromium profile folder: %w", err)
+			return
+		}
+		b.dataDir = dir
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(chromiumPath),
+			chromedp.Headless,
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.NoFirstRun,
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("disable-dev-shm-usage", true),
+			chromedp.UserDataDir(dir),
+			chromedp.WindowSize(1280, 900),
+		}
+		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel := chromedp.NewContext(allocCtx)
+		b.stopAll = []context.CancelFunc{cancel, cancelAlloc}
+		if err := chromedp.Do(ctx); err != nil { // starts the browser, without a timeout
+			b.err = fmt.Errorf("start chromium: %w", err)
+			return
+		}
+		b.ctx = ctx
+	})
+	return b.ctx, b.err
+}
+
+// stop stops chromium, if it started, and removes its profile.
+func (b *sharedBrowser) stop() {
+	for _, cancel := range b.stopAll {
+		cancel()
+	}
+	if b.dataDir != "" {
+		os.RemoveAll(b.dataDir)
+	}
+}
+
+// newBrowser returns a chromedp context for a new tab of the shared
+// chromium, in a browser context of its own (a fresh profile: no cookies
+// or storage of other tests), closed at cleanup.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("console browser tests need chromium at %s (%v): install it with `apt-get update && apt-get install -y chromium` (scripts/test does it when run as root)", chromiumPath, err)
+	browser, err := shared.start()
+	if err != nil {
+		t.Fatal(err)
 	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil { // starts the browser, without a timeout
-		t.Fatalf("start chromium: %v", err)
+	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil { // opens the tab
+		t.Fatalf("open a chromium tab: %v", err)
 	}
 	// An uncaught exception in the console's JavaScript fails the test.
 	var mu sync.Mutex
@@ -70,7 +129,7 @@ func newBrowser(t *testing.T) context.Context {
 			mu.Unlock()
 		}
 	}()
-	t.Cleanup(func() { // runs before the browser stops
+	t.Cleanup(func() { // runs before the tab closes
 		mu.Lock()
 		defer mu.Unlock()
 		for _, e := range exceptions {
