@@ -84,14 +84,14 @@ func (a *active) backoff(attempt int) time.Duration {
 const maxClaim = 1000
 
 // claimAhead bounds how long the batches a dispatcher claimed ahead of its
-// slots wait for one, at the average batch's pace (claimLimit).
+// workers wait for one, at the average batch's pace (claimLimit).
 const claimAhead = time.Second
 
 // dispatcher feeds one queue trigger's batches to its function, running up
-// to Concurrency batches at once. One receive claims enough messages for
-// every free slot, so a claim is shared by several batches; the batches'
-// settlements are committed by one goroutine, those that are pending
-// together (settler).
+// to Concurrency batches at once, one on each of its workers. One receive
+// claims enough messages for every worker that is free and some ahead, so
+// a claim is shared by several batches; the batches' settlements are
+// committed by the settlers, those that are pending together (settler).
 type dispatcher struct {
 	e   *Engine
 	a   *active
@@ -145,17 +145,47 @@ func (d *dispatcher) run(ctx context.Context) {
 	for range settlerCount {
 		settlers.Go(d.settler)
 	}
-	// Claims run ahead of the batches: those beyond the running ones wait
-	// for a slot (runSlots) holding their leases, so a slot that frees
-	// starts the next batch without waiting for a receive. held counts the
-	// batches claimed and not finished (claimLimit bounds it); finished
-	// wakes the claim loop when one finishes.
-	runSlots := make(chan struct{}, d.a.Concurrency)
+	// Claims run ahead of the batches: a claimed batch waits in queue,
+	// holding its leases, for one of Concurrency workers, so a worker that
+	// finishes a batch starts the next without waiting for a receive. held
+	// counts the batches claimed and not finished (claimLimit bounds it,
+	// and so queue's length: a send never waits); finished wakes the claim
+	// loop when one finishes. The workers live as long as the dispatcher,
+	// where a goroutine per batch cost a message at batch size 1 its
+	// start, its stack's growth and a park and wake-up on the slots
+	// (BENCHMARKS.md, "Workers instead of a goroutine per batch").
+	queue := make(chan queuedBatch, d.a.Concurrency+max(1, 2*maxClaim/d.a.BatchSize))
 	var held atomic.Int64
 	finished := make(chan struct{}, 1)
-	var running sync.WaitGroup
-	// Once no batch runs, the settlers commit what is pending and end.
-	defer func() { running.Wait(); close(d.settles); settlers.Wait() }()
+	done := func() {
+		held.Add(-1)
+		select {
+		case finished <- struct{}{}:
+		default:
+		}
+	}
+	var workers sync.WaitGroup
+	for range d.a.Concurrency {
+		workers.Go(func() {
+			for q := range queue {
+				d.runQueued(ctx, q)
+				done()
+			}
+		})
+	}
+	// Once the claim loop ends, what is still queued is given back at once
+	// (here and by any idle worker), not after the running batches; once no
+	// batch runs, the settlers commit what is pending and end.
+	defer func() {
+		close(queue)
+		for q := range queue {
+			d.giveBack(context.WithoutCancel(ctx), q.msgs)
+			done()
+		}
+		workers.Wait()
+		close(d.settles)
+		settlers.Wait()
+	}()
 	var sub *pgqueue.Subscription
 	if d.e.cfg.Listener != nil {
 		s, err := d.e.cfg.Listener.Subscribe(ctx, d.a.Account, d.a.Queue)
@@ -171,29 +201,8 @@ func (d *dispatcher) run(ctx context.Context) {
 		wake = sub.C()
 	}
 	start := func(batch []pgqueue.Message) {
-		queued := time.Now()
-		running.Add(1)
 		held.Add(1)
-		go func() {
-			defer running.Done()
-			defer func() {
-				held.Add(-1)
-				select {
-				case finished <- struct{}{}:
-				default:
-				}
-			}()
-			if !d.waitForSlot(ctx, runSlots, batch, queued) {
-				return
-			}
-			defer func() { <-runSlots }()
-			began := time.Now()
-			// The batch runs on the engine's context, not the
-			// dispatcher's: a dispatcher that is replaced lets its
-			// batches finish.
-			d.runBatch(d.e.runCtx, batch)
-			d.observe(time.Since(began))
-		}()
+		queue <- queuedBatch{msgs: batch, at: time.Now()}
 	}
 	idle := d.e.cfg.PollMin
 	for {
@@ -256,9 +265,9 @@ func (d *dispatcher) observe(took time.Duration) {
 }
 
 // claimLimit is how many batches may be claimed and not finished: one per
-// slot, and as many more as the slots run in claimAhead at the average
+// worker, and as many more as the workers run in claimAhead at the average
 // batch's pace (none for batches that take that long), so that a batch
-// waiting for a slot neither waits long enough to lose its lease nor keeps
+// waiting for a worker neither waits long enough to lose its lease nor keeps
 // messages from other processes for long; at most 2×maxClaim messages.
 func (d *dispatcher) claimLimit() int {
 	c := d.a.Concurrency
@@ -281,7 +290,7 @@ func (d *dispatcher) claimLimit() int {
 // could lose the race with its commit and leave messages leased by nobody
 // until their visibility timeout. Stopping the dispatcher (ctx) ends the
 // batch window early instead, and what was claimed is released
-// (waitForSlot).
+// (runQueued).
 func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, start func([]pgqueue.Message)) (int, error) {
 	if ctx.Err() != nil {
 		return 0, nil
@@ -328,23 +337,27 @@ func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, 
 	return started + 1, nil
 }
 
-// waitForSlot waits until batch, handed over to run at queued, may run
-// (it takes a slot of runSlots) and reports whether it may. A batch that
-// waited for a slot so long (half a lease) that its lease might expire
-// before its first extension, or whose dispatcher stopped while it waited,
-// is not run: its leases are given back at once (giveBack), so this or
-// another process claims the messages again now.
-func (d *dispatcher) waitForSlot(ctx context.Context, runSlots chan struct{}, batch []pgqueue.Message, queued time.Time) bool {
-	select {
-	case runSlots <- struct{}{}:
-		if ctx.Err() == nil && time.Since(queued) < d.a.lease()/2 {
-			return true
-		}
-		<-runSlots
-	case <-ctx.Done():
+// queuedBatch is a claimed batch waiting for a worker, since at.
+type queuedBatch struct {
+	msgs []pgqueue.Message
+	at   time.Time
+}
+
+// runQueued runs a batch a worker took from the queue. A batch that waited
+// so long (half a lease) that its lease might expire before its first
+// extension, or whose dispatcher stopped (ctx) while it waited, is not
+// run: its leases are given back at once (giveBack), so this or another
+// process claims the messages again now.
+func (d *dispatcher) runQueued(ctx context.Context, q queuedBatch) {
+	if ctx.Err() != nil || time.Since(q.at) >= d.a.lease()/2 {
+		d.giveBack(context.WithoutCancel(ctx), q.msgs)
+		return
 	}
-	d.giveBack(context.WithoutCancel(ctx), batch)
-	return false
+	began := time.Now()
+	// The batch runs on the engine's context, not the dispatcher's: a
+	// dispatcher that is replaced lets its batches finish.
+	d.runBatch(d.e.runCtx, q.msgs)
+	d.observe(time.Since(began))
 }
 
 // giveBack releases the leases of a claimed batch that was never handed to
@@ -413,7 +426,7 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 		triggerType: "queue", source: a.Queue, batchSize: len(msgs), startedAt: started, messageIDs: b.ids,
 	}
 	rec.setResult(res)
-	// The settler commits it, with what else is pending; the slot is free
+	// The settler commits it, with what else is pending; the worker is free
 	// for the next batch meanwhile.
 	d.settles <- &settlement{b: b, rules: rules, plan: plan, res: res, rec: rec}
 }

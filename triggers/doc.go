@@ -21,7 +21,7 @@
 //     the queue core's receive (woken by the Listener's NOTIFY, polling as
 //     a fallback), one receive for several batches of BatchSize and ahead
 //     of the running ones (claimLimit), invokes the function's alias on
-//     each batch through the WASM runtime in up to Concurrency slots,
+//     each batch through the WASM runtime on Concurrency workers,
 //     extends the batch's leases while it runs, and settles every message
 //     by the ack policy: acked, retried after the trigger's backoff, or
 //     moved to the DLQ; its two settlers (settler.go) commit the
