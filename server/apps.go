@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -161,8 +160,8 @@ func (a *api) planApp(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return badRequest("invalid plan request: %s", err)
+	if err := decodeJSON(body, &req); err != nil {
+		return err
 	}
 	m, err := manifest.Parse([]byte(req.Manifest))
 	if err != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/wasmbuild"
@@ -53,4 +54,20 @@ func TestDeployDryRun(t *testing.T) {
 		t.Errorf("dry run of version 1's config again (a new latest): %+v", d)
 	}
 	e.deploy(tok, acct, "f", "?dry_run=maybe", trap).expectError(400, "invalid_argument")
+}
+
+// A plan request with a field the API does not know is refused, naming
+// it, as every other JSON body is (a misspelt "force" must not be
+// ignored).
+func TestPlanRefusesUnknownFields(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct := newAccount()
+	tok := e.key(acct, []string{ScopeAllMQ, ScopeDeploy})
+	plan := "/v1/accounts/" + acct + "/apps/shop/plan"
+	e.do(tok, "POST", plan, `{"manifest":"queues: {orders: {}}"}`).expect(200)
+	msg := e.do(tok, "POST", plan, `{"manifest":"queues: {orders: {}}","forse":true}`).expectError(400, "invalid_argument")
+	if !strings.Contains(msg, `unknown field "forse"`) {
+		t.Errorf("plan with a misspelt field: %q, want it to name the field", msg)
+	}
 }

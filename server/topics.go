@@ -194,8 +194,10 @@ func (a *api) publish(w http.ResponseWriter, r *http.Request, c *call) error {
 		return err
 	}
 	q := r.URL.Query()
-	if _, ok := q["dedup_key"]; ok {
-		return badRequest("dedup_key applies to a queue's send, not a topic's publish")
+	for _, opt := range []string{"dedup_key", "expires_in_seconds", "group"} {
+		if _, ok := q[opt]; ok {
+			return badRequest("%s applies to a queue's send, not a topic's publish: a publish takes delay_seconds only", opt)
+		}
 	}
 	req, err := decodeSend(body, q)
 	if err != nil {

@@ -61,7 +61,13 @@ func TestTopics(t *testing.T) {
 	e.do(tok, "PUT", base+"/orders/subscriptions/missing", "").expectError(404, "queue_not_found")
 	e.do(tok, "PUT", base+"/orders/subscriptions/billing", `{"filter":{"type":1}}`).expectError(400, "invalid_argument")
 	e.do(tok, "PUT", base+"/orders/subscriptions/billing", `{"filter":["type"]}`).expectError(400, "invalid_argument")
-	e.do(tok, "POST", "/"+acct+"/topics/orders/messages?dedup_key=k", `{}`).expectError(400, "invalid_argument")
+	// A queue's send options a publish would drop are refused, naming them.
+	for _, opt := range []string{"dedup_key=k", "expires_in_seconds=60", "group=g"} {
+		msg := e.do(tok, "POST", "/"+acct+"/topics/orders/messages?"+opt, `{}`).expectError(400, "invalid_argument")
+		if name, _, _ := strings.Cut(opt, "="); !strings.Contains(msg, name+" applies to a queue's send") {
+			t.Errorf("publish ?%s: %q, want it to name %s", opt, msg, name)
+		}
+	}
 	e.do(tok, "POST", "/"+acct+"/topics/orders/messages/entries", `{"entries":[]}`).expectError(400, "invalid_argument")
 	e.do(tok, "POST", "/"+acct+"/topics/orders/messages/entries", `{"entries":[{"body":1,"headers":[1]}]}`).expectError(400, "invalid_argument")
 	e.do(tok, "POST", "/"+acct+"/topics/orders/messages/entries", `{"entries":[{"body":1,"delay_seconds":-1}]}`).expectError(400, "invalid_argument")
