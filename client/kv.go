@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -71,7 +73,8 @@ func (s *KVService) Delete(ctx context.Context, store, key string) error {
 
 // List returns up to limit (0: 100) live keys of store starting with
 // prefix and sorting after after; KVList.Next is the after of the next
-// page.
+// page (set from NextBase64 when the key is not UTF-8: a Go string holds
+// the key's bytes as they are).
 func (s *KVService) List(ctx context.Context, store, prefix, after string, limit int) (KVList, error) {
 	var out KVList
 	if err := checkName("store", store); err != nil {
@@ -87,6 +90,15 @@ func (s *KVService) List(ctx context.Context, store, prefix, after string, limit
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
-	err := s.c.do(ctx, request{method: http.MethodGet, path: s.c.managePath("kv", store), query: q}, &out)
-	return out, err
+	if err := s.c.do(ctx, request{method: http.MethodGet, path: s.c.managePath("kv", store), query: q}, &out); err != nil {
+		return out, err
+	}
+	if out.Next == "" && out.NextBase64 != "" {
+		next, err := base64.StdEncoding.DecodeString(out.NextBase64)
+		if err != nil {
+			return out, fmt.Errorf("list store %s: the server's next_base64 %q: %w", store, out.NextBase64, err)
+		}
+		out.Next = string(next)
+	}
+	return out, nil
 }

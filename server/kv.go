@@ -113,7 +113,16 @@ func (a *api) kvList(w http.ResponseWriter, r *http.Request, c *call) error {
 		return err
 	}
 	q := r.URL.Query()
-	es, err := a.s.kv.List(r.Context(), c.account, store, []byte(q.Get("prefix")), []byte(q.Get("after")), int(limit))
+	after := []byte(q.Get("after"))
+	if b64, ok := q["after_base64"]; ok {
+		if _, both := q["after"]; both {
+			return badRequest("give after or after_base64, not both")
+		}
+		if after, err = base64.StdEncoding.DecodeString(b64[0]); err != nil {
+			return badRequest("invalid after_base64 %q: use the next_base64 of the previous page (standard base64)", truncate(b64[0], 90))
+		}
+	}
+	es, err := a.s.kv.List(r.Context(), c.account, store, []byte(q.Get("prefix")), after, int(limit))
 	if err != nil {
 		return err
 	}
@@ -121,8 +130,12 @@ func (a *api) kvList(w http.ResponseWriter, r *http.Request, c *call) error {
 	for i, e := range es {
 		out.Entries[i] = toKVEntry(store, e)
 	}
-	if len(es) == int(limit) && utf8.Valid(es[len(es)-1].Key) {
-		out.Next = string(es[len(es)-1].Key)
+	if len(es) == int(limit) {
+		last := es[len(es)-1].Key
+		out.NextBase64 = base64.StdEncoding.EncodeToString(last)
+		if utf8.Valid(last) {
+			out.Next = string(last)
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

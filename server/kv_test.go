@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,28 @@ func TestKVRoutes(t *testing.T) {
 	if len(list.Entries) != 1 || list.Entries[0].Key != "user/2" {
 		t.Fatalf("list page 2: %+v", list)
 	}
+
+	// A key that is not UTF-8 (a guest's keys are bytes) still pages on:
+	// next_base64 carries it, as after_base64 (or percent-encoded as after).
+	e.kvPut(all, acct, "sessions", "user%2F%FF", "bytes", "").expect(204)
+	list = wire.KVList{}
+	e.do(read, "GET", base+"?prefix=user/&limit=3", "").expect(200).decode(&list)
+	if len(list.Entries) != 3 || list.Next != "" || list.NextBase64 != "dXNlci//" {
+		t.Fatalf("list ending in a key that is not UTF-8: %+v", list)
+	}
+	e.kvPut(all, acct, "sessions", "user%2F%FF%FF", "more", "").expect(204)
+	for _, after := range []string{"after_base64=" + url.QueryEscape(list.NextBase64), "after=user/%FF"} {
+		list = wire.KVList{}
+		e.do(read, "GET", base+"?prefix=user/&limit=3&"+after, "").expect(200).decode(&list)
+		if len(list.Entries) != 1 || list.Entries[0].KeyBase64 != "dXNlci///w==" {
+			t.Fatalf("the page after a key that is not UTF-8 (%s): %+v", after, list)
+		}
+	}
+	msg := e.do(read, "GET", base+"?after_base64=%25", "").expectError(400, "invalid_argument")
+	if !strings.Contains(msg, "invalid after_base64") {
+		t.Errorf("a bad after_base64: %q", msg)
+	}
+	e.do(read, "GET", base+"?after=a&after_base64=YQ==", "").expectError(400, "invalid_argument")
 
 	e.do(read, "DELETE", base+"/keys/other", "").expectError(403, "forbidden")
 	e.do(write, "DELETE", base+"/keys/other", "").expect(204)

@@ -15,9 +15,12 @@ type KVEntry struct {
 	UpdatedAt   time.Time  `json:"updated_at,omitzero"`
 }
 
-// KVList answers a listing of a store; Next, when set, is the after=
-// value of the next page.
+// KVList answers a listing of a store. When the page is full, NextBase64
+// holds the bytes of its last key, the after_base64= value of the next
+// page, and Next the same key as text (the after= value) when it is valid
+// UTF-8.
 type KVList struct {
-	Entries []KVEntry `json:"entries"`
-	Next    string    `json:"next,omitempty"`
+	Entries    []KVEntry `json:"entries"`
+	Next       string    `json:"next,omitempty"`
+	NextBase64 string    `json:"next_base64,omitempty"`
 }
