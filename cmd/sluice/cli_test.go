@@ -573,3 +573,16 @@ func TestCLIAppsAndPlan(t *testing.T) {
 		t.Errorf("queues after deleting the app: %s; want by-hand only", out)
 	}
 }
+
+// `sluice help CMD` answers every command with its usage on stdout and
+// exit 0, without a database, a login or a running server.
+func TestHelpForEveryCommand(t *testing.T) {
+	t.Parallel()
+	for _, c := range commands() {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), []string{"help", c.name}, &stdout, &stderr)
+		if code != 0 || !strings.Contains(stdout.String(), "usage: sluice "+c.name) {
+			t.Errorf("sluice help %s: exit %d, stdout %q, stderr %q", c.name, code, stdout.String(), stderr.String())
+		}
+	}
+}

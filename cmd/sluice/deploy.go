@@ -15,7 +15,7 @@ import (
 func runDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("deploy", stderr)
 	file := fs.String("f", "sluice.yaml", "app manifest")
-	account := fs.String("account", pgqueue.DefaultAccount, "account number")
+	account := fs.String("account", pgqueue.DefaultAccount, "account number: with DATABASE_URL, the account to deploy into; without it, the login's account unless given")
 	schema := fs.String("schema", envOr("SLUICE_SCHEMA", "sluice"), "database schema [SLUICE_SCHEMA]")
 	config := fs.String("config", "", "without DATABASE_URL: the config file written by sluice login (default $XDG_CONFIG_HOME/sluice/config.json) [SLUICE_CONFIG]")
 	dryRun := fs.Bool("dry-run", false, "print the plan and change nothing")

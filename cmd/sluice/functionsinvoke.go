@@ -24,7 +24,7 @@ func functionsInvoke(ctx context.Context, args []string, stdout, _ io.Writer) er
 	f.StringVar(&o.Alias, "alias", "", "run the version this alias points at (default live)")
 	f.IntVar(&o.Version, "version", 0, "run this version")
 	f.Var(&bodies, "body", "a message body as JSON or relaxed {key:value} (repeat for more messages)")
-	file := f.String("file", "", `read the batch from FILE (- for stdin): {"messages": [{"body": ..., "headers": {...}}]}, {"bodies": [...]} or a JSON array of bodies`)
+	file := f.String("file", "", `read the batch from FILE (- for stdin): {"messages": [{"body": ..., "headers": {...}}]}, {"bodies": [...]}, a JSON array of bodies, or a sluice invoke input such as the batch.json of sluice new (its ids, attempts and trigger are not sent)`)
 	f.BoolVar(&o.DryRun, "dry-run", false, "return what the function emits without sending it")
 	pos, err := f.parse(args, stdout, "NAME")
 	if err != nil {
@@ -99,7 +99,10 @@ func functionsInvoke(ctx context.Context, args []string, stdout, _ io.Writer) er
 }
 
 // parseInvokeFile reads a batch: {"messages": [...]}, {"bodies": [...]}
-// or a bare JSON array of bodies.
+// or a bare JSON array of bodies. The messages may be a `sluice invoke`
+// input's (the batch.json of `sluice new`): their ids and attempts, and
+// the input's trigger, are accepted and not sent, since the server numbers
+// the messages and records the run as an invoke.
 func parseInvokeFile(b []byte, o *client.InvokeOptions) error {
 	var arr []json.RawMessage
 	if err := json.Unmarshal(b, &arr); err == nil {
@@ -107,17 +110,25 @@ func parseInvokeFile(b []byte, o *client.InvokeOptions) error {
 		return nil
 	}
 	var doc struct {
-		Messages []wire.InvokeMessage `json:"messages"`
-		Bodies   []json.RawMessage    `json:"bodies"`
+		Messages []struct {
+			wire.InvokeMessage
+			ID      json.RawMessage `json:"id"`
+			Attempt json.RawMessage `json:"attempt"`
+		} `json:"messages"`
+		Bodies  []json.RawMessage `json:"bodies"`
+		Trigger json.RawMessage   `json:"trigger"`
 	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {
-		return fmt.Errorf(`%v (use {"messages": [{"body": ..., "headers": {...}}]}, {"bodies": [...]} or a JSON array of bodies)`, err)
+		return fmt.Errorf(`%v (use {"messages": [{"body": ..., "headers": {...}}]}, {"bodies": [...]}, a JSON array of bodies, or a sluice invoke input)`, err)
 	}
 	if len(doc.Messages) > 0 && len(doc.Bodies) > 0 {
 		return fmt.Errorf("give messages or bodies, not both")
 	}
-	o.Bodies, o.Messages = append(o.Bodies, doc.Bodies...), doc.Messages
+	o.Bodies = append(o.Bodies, doc.Bodies...)
+	for _, m := range doc.Messages {
+		o.Messages = append(o.Messages, m.InvokeMessage)
+	}
 	return nil
 }

@@ -78,7 +78,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(ctx, args[1:], stdout, stderr)
+		errOut := stderr
+		if len(args) == 2 && isHelp(args[1]) {
+			errOut = stdout // asked for: the usage is the output
+		}
+		err := c.run(ctx, args[1:], stdout, errOut)
 		switch {
 		case err == nil:
 			return 0
@@ -105,10 +109,15 @@ func usage(w io.Writer) {
 }
 
 // newFlagSet returns a flag set for a sub-command that reports errors
-// instead of exiting, writing its usage to stderr.
+// instead of exiting, writing its usage ("usage: sluice NAME [flags]" and
+// the flags, unless the command sets its own) to stderr.
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("sluice "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: sluice %s [flags]\n", name)
+		fs.PrintDefaults()
+	}
 	return fs
 }
 
@@ -139,7 +148,20 @@ func usageErrorf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
 }
 
-func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
+func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprintln(stdout, "usage: sluice version\n  print the version of this sluice binary")
+		return flag.ErrHelp
+	}
 	_, err := fmt.Fprintf(stdout, "sluice %s\n", version)
 	return err
+}
+
+// isHelp reports whether arg asks for a command's usage.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
 }

@@ -23,11 +23,11 @@ func runMQ(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		{"delete", "QUEUE SEQ [--receipt R]", "delete (ack) a message", mqDelete},
 		{"visibility", "QUEUE SEQ --seconds S [--receipt R]", "change a message's visibility timeout (0: retry now)", mqVisibility},
 		{"purge", "QUEUE", "delete every message of a queue", mqPurge},
-		{"peek", "QUEUE [--max-messages N]", "read messages without leasing them", mqPeek},
-		{"receive-dlq", "QUEUE [--max-messages N]", "read a queue's dead letters", mqReceiveDLQ},
+		{"peek", "QUEUE [--max-messages N] [--after SEQ]", "read messages without leasing them", mqPeek},
+		{"receive-dlq", "QUEUE [--max-messages N] [--after SEQ]", "read a queue's dead letters", mqReceiveDLQ},
 		{"delete-dlq", "QUEUE SEQ", "delete a dead letter", mqDeleteDLQ},
 		{"purge-dlq", "QUEUE", "delete every dead letter of a queue", mqPurgeDLQ},
-		{"redrive", "QUEUE [--max-messages N]", "move dead letters back to their queue", mqRedrive},
+		{"redrive", "QUEUE [--max-messages N | --sequences S1,S2,...]", "move dead letters back to their queue", mqRedrive},
 	}, args, stdout, stderr)
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 
@@ -17,15 +18,21 @@ func runPostgres(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	dir := fs.String("dir", defaultPostgresDir, "folder of the private cluster")
 	durable := fs.Bool("durable", true, "keep fsync on (turn off for throwaway test clusters)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sluice postgres start|stop|url [--dir DIR] [--durable=false]")
-		fmt.Fprintln(stderr, "  start  initialise (if needed) and start the cluster, then print its URL")
-		fmt.Fprintln(stderr, "  stop   stop the cluster")
-		fmt.Fprintln(stderr, "  url    print the cluster's connection URL")
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: sluice postgres start|stop|url [--dir DIR] [--durable=false]")
+		fmt.Fprintln(w, "  start  initialise (if needed) and start the cluster, then print its URL")
+		fmt.Fprintln(w, "  stop   stop the cluster")
+		fmt.Fprintln(w, "  url    print the cluster's connection URL")
 		fs.PrintDefaults()
 	}
 	if len(args) == 0 {
 		fs.Usage()
 		return usageErrorf("missing action: start, stop or url")
+	}
+	if isHelp(args[0]) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return flag.ErrHelp
 	}
 	action := args[0]
 	if err := fs.Parse(args[1:]); err != nil {
