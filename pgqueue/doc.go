@@ -38,8 +38,9 @@
 // "sluice_dead_letter" header naming where and why they died, instead of
 // the dead-letter table. All times come from the database clock.
 //
-// The SQL API (see migrations/001_queue_core.up.sql) names are the public
-// contract: sluice.create_queue, send, send_batch, receive, delete,
+// The SQL API (introduced in migrations/001_queue_core.up.sql; several
+// functions were replaced since, the highest-numbered migration defining
+// one is the one in force) names are the public contract: sluice.create_queue, send, send_batch, receive, delete,
 // set_visibility, peek, purge, receive_dlq, delete_dlq, purge_dlq, redrive,
 // sweep, create_topic, subscribe, unsubscribe, publish and the
 // queue_stats view. They act on the default account 000000000001; the
@@ -60,11 +61,15 @@
 //	    and deleted in one statement (at most once)
 //
 // with account_send_entries and account_receive_delete as their account
-// forms (ReceiveOptions.Delete calls account_receive_delete; SendBatch
-// already carries each NewMessage's options through account_send_batch).
+// forms (the Client calls them by queue id on its pool, queue_receive_delete
+// and queue_send_batch below, and by name, account_receive_delete and
+// account_send_batch, in a caller's transaction or a Batch; SendBatch
+// carries each NewMessage's options).
 // 005 adds subscription filters and sources, delete_topic, publish_batch,
 // list_topics (and their account_ forms) and the dead_letter_queue queue
-// option; 006 adds the require_receipt queue option. 008 adds ordered
+// option; 006 adds the require_receipt setting
+// (account_set_require_receipt(p_account, p_queue, p_on); it is not a
+// create_queue or update_queue option). 008 adds ordered
 // groups (docs/ordered.md): a message may carry a group key
 // (NewMessage.Group; sluice.send(..., group_key => 'k'), send_batch's
 // group_key, send_entries' "group"), and within a group messages are
@@ -88,11 +93,11 @@
 //	sluice.queue_delete(p_queue_id, p_account, p_queue, <account_delete's>, p_async_commit boolean DEFAULT false) -> boolean
 //	sluice.queue_ack(p_queue_id, p_account, p_queue, <account_ack's>, p_async_commit boolean DEFAULT false) -> SETOF bigint
 //	sluice.queue_nack, queue_fail, queue_release (SETOF bigint) and
-//	sluice.queue_set_visibility (boolean): likewise
+//	sluice.queue_set_visibility (boolean): likewise, without p_async_commit
 //
 // The id is sluice.queue_id(account, queue). Each checks that the id is
 // that account's queue of that name and raises the account_* functions'
-// not-found error (SQ001) when it is not (a queue deleted and created again
+// not-found error (SQ001; SQ003 for a name that is not valid) when it is not (a queue deleted and created again
 // has a new id). p_async_commit commits without waiting for the disk
 // (synchronous_commit off inside the call). The account_* functions keep
 // their signatures and call these; the Client calls them by id on its pool
@@ -106,7 +111,9 @@
 // ErrStaleReceipt, ErrMessageNotFound, ErrTopicNotFound, ErrTopicExists,
 // ErrAccountNotFound or ErrAccountExists; test with errors.Is. The SQL
 // functions raise the same errors with SQLSTATE codes SQ001-SQ011 and the
-// same messages, which say what was wrong and what is allowed. AsError is
+// same messages (but for SQ007, ErrMessageNotFound: the SQL delete,
+// delete_dlq and set_visibility return false for a message that is not
+// there, and the Go API turns that into the error), which say what was wrong and what is allowed. AsError is
 // the one mapping from those codes to kinds: it also converts the errors
 // of statements that call the SQL API outside the Client.
 //
@@ -210,7 +217,7 @@
 //
 // Sweeping. sweep() takes a transaction-scoped advisory lock per schema
 // (others return 0 at once), so any number of processes may run a Sweeper.
-// Each step handles at most 10,000 rows; the Sweeper calls again at once
-// while a sweep is that busy. Retention relies on sequences growing with
+// Each step handles at most 10,000 rows of a queue (retention: 1,000), queue
+// by queue; the Sweeper calls again at once while a sweep is that busy. Retention relies on sequences growing with
 // time: only queues whose oldest message is past retention are visited.
 package pgqueue
