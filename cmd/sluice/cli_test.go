@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -498,6 +499,20 @@ func TestKVCommands(t *testing.T) {
 	if len(l.Entries) != 3 || l.Entries[0].Key != "other" || l.Entries[1].ExpiresAt == nil || l.Entries[2].ExpiresAt != nil {
 		t.Errorf("list --json: %+v", l)
 	}
+	// Pages: the table says how to get the next one.
+	out = c.ok("kv", "list", "sessions", "--limit", "2")
+	more := "more: sluice kv list sessions --limit 2 --after-base64 " + base64.StdEncoding.EncodeToString([]byte("user/1"))
+	if !strings.Contains(out, "other") || !strings.Contains(out, more) {
+		t.Errorf("list --limit 2: %q, want it to end with %q", out, more)
+	}
+	out = c.ok("kv", "list", "sessions", "--limit", "2", "--after-base64", base64.StdEncoding.EncodeToString([]byte("user/1")))
+	if !strings.Contains(out, "user/2") || strings.Contains(out, "user/1") || strings.Contains(out, "more:") {
+		t.Errorf("list --after-base64: %q", out)
+	}
+	if out := c.ok("kv", "list", "sessions", "--after", "user/1"); !strings.Contains(out, "user/2") || strings.Contains(out, "other") {
+		t.Errorf("list --after: %q", out)
+	}
+	c.fails(2, "not both", "kv", "list", "sessions", "--after", "a", "--after-base64", "YQ==")
 	c.ok("kv", "delete", "sessions", "other")
 	c.fails(1, "not found", "kv", "get", "sessions", "other")
 	c.fails(1, "not found", "kv", "delete", "sessions", "other")

@@ -83,9 +83,11 @@ func kvSet(ctx context.Context, args []string, stdout, _ io.Writer) error {
 }
 
 func kvList(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	f := newCLIFlags("kv list", "STORE [--prefix P] [--limit N]")
+	f := newCLIFlags("kv list", "STORE [--prefix P] [--limit N] [--after KEY | --after-base64 B64]")
 	prefix := f.String("prefix", "", "only keys starting with this")
 	limit := f.Int("limit", 100, "at most this many keys (1-1000)")
+	after := f.String("after", "", "only keys sorting after KEY (the last of the previous page)")
+	after64 := f.String("after-base64", "", "the same, the key's bytes in base64 (a key that is not text)")
 	pos, c, err := f.start(args, stdout, "STORE")
 	if err != nil {
 		return err
@@ -93,7 +95,17 @@ func kvList(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if *limit < 1 || *limit > 1000 {
 		return usageErrorf("--limit %d: use 1-1000", *limit)
 	}
-	l, err := c.KV.List(ctx, pos[0], *prefix, "", *limit)
+	if *after64 != "" {
+		if *after != "" {
+			return usageErrorf("give --after or --after-base64, not both")
+		}
+		b, err := base64.StdEncoding.DecodeString(*after64)
+		if err != nil {
+			return usageErrorf("--after-base64 %q: %v", *after64, err)
+		}
+		*after = string(b)
+	}
+	l, err := c.KV.List(ctx, pos[0], *prefix, *after, *limit)
 	if err != nil {
 		return err
 	}
@@ -110,7 +122,11 @@ func kvList(ctx context.Context, args []string, stdout, _ io.Writer) error {
 			}
 			rows[i] = []string{kvKey(e), v, fmt.Sprint(e.SizeBytes), exp}
 		}
-		return table(w, "KEY\tVALUE\tBYTES\tEXPIRES", rows)
+		if err := table(w, "KEY\tVALUE\tBYTES\tEXPIRES", rows); err != nil || l.NextBase64 == "" {
+			return err
+		}
+		_, err := fmt.Fprintf(w, "more: sluice kv list %s --limit %d --after-base64 %s\n", pos[0], *limit, l.NextBase64)
+		return err
 	})
 }
 
