@@ -163,7 +163,7 @@ func (s *stderrSink) emit(line []byte) {
 			delete(fields, "message")
 			delete(fields, "msg")
 			// Fixed keys set by the host win over the guest's.
-			for _, k := range []string{"function", "version", "invocation", "trigger"} {
+			for _, k := range []string{"function", "version", "invocation", "trigger", "stream"} {
 				delete(fields, k)
 			}
 			l.WithLevel(level).Str("stream", s.stream).Fields(fields).Msg(msg)
