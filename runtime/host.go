@@ -111,8 +111,9 @@ func read(m api.Module, ptr, n uint32) ([]byte, bool) {
 }
 
 // hostFunc adapts a host function to wazero: it finds the invocation's
-// state and stores the errno. Outside an invocation (e.g. in
-// _initialize) every call fails with ErrnoDenied.
+// state and stores the errno. Without one in ctx every call fails with
+// ErrnoDenied. (A reactor's _initialize runs inside the batch that starts
+// its instance, so the calls it makes there are that batch's.)
 func hostFunc(fn func(ctx context.Context, hc *hostCalls, m api.Module, stack []uint64) Errno) api.GoModuleFunc {
 	return func(ctx context.Context, m api.Module, stack []uint64) {
 		hc := callsOf(ctx)

@@ -22,9 +22,10 @@ type Invocation struct {
 
 // Trigger describes where a batch came from.
 type Trigger struct {
-	// Type is "queue", "webhook", "cron" or "invoke".
+	// Type is "queue" (webhooks feed queues), "dlq", "cron" or "invoke".
 	Type string
-	// Source names the queue, hook or schedule.
+	// Source names the queue (of a queue or dlq trigger), the cron trigger,
+	// or for an invoke what was invoked ("version 3", "alias live").
 	Source string
 	// Name is the name of the trigger as logs show it (the guest does not
 	// see it); when empty, log lines show Type:Source.

@@ -33,9 +33,10 @@ type Function struct {
 
 // Trigger describes the source of a batch.
 type Trigger struct {
-	// Type is "queue", "webhook", "cron" or "invoke".
+	// Type is "queue" (webhooks feed queues), "dlq", "cron" or "invoke".
 	Type string `json:"type"`
-	// Source is the queue, webhook or schedule name.
+	// Source is the queue, or the cron trigger's name; for an invoke, what
+	// was invoked ("version 3", "alias live"; "local" for sluice invoke).
 	Source string `json:"source"`
 }
 

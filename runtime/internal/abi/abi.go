@@ -82,9 +82,9 @@ func ParseOutput(out []byte) ([]Failure, error) {
 // Parse decodes a function's output. Empty or all-blank output (and a JSON
 // null) means no failures and no emits. Negative retry delays become 0 and
 // long ones are capped at MaxRetryAfterSeconds; error texts are cut at
-// MaxErrorBytes. An emit entry must name exactly one of queue and topic,
-// carry a body, and take no group (ordered groups do not exist yet); a
-// topic emit takes no delay_seconds or dedup_key. Errors wrap ErrInvalid
+// MaxErrorBytes. An emit entry must name exactly one of queue and topic
+// and carry a body; a topic emit takes no delay_seconds, dedup_key or
+// group. Errors wrap ErrInvalid
 // and name the entry.
 func Parse(out []byte) (Output, error) {
 	out = bytes.TrimSpace(out)
