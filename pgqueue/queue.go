@@ -45,6 +45,23 @@ type Settings struct {
 	Fifo bool
 }
 
+// OptionRange is the range of values the queue core accepts for a numeric
+// queue option.
+type OptionRange struct{ Min, Max int64 }
+
+// OptionRanges are the numeric queue options (create_queue's and
+// update_queue's option names, which the HTTP API and manifests use too)
+// and their ranges, as the SQL API checks them (TestOptionRanges holds the
+// two together).
+var OptionRanges = map[string]OptionRange{
+	"visibility_timeout_seconds": {0, 43200},
+	"max_receive_count":          {1, 1000},
+	"delay_seconds":              {0, 43200},
+	"retention_seconds":          {60, 1209600},
+	"max_message_bytes":          {1, 1048576},
+	"dedup_window_seconds":       {0, 86400},
+}
+
 // DefaultSettings returns the settings a queue gets when created with a
 // zero Settings.
 func DefaultSettings() Settings {

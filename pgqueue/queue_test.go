@@ -3,6 +3,7 @@ package pgqueue_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -390,5 +391,27 @@ func TestGetQueues(t *testing.T) {
 	}
 	if q := got[pgqueue.QueueRef{Account: acct, Name: "b"}]; q.Settings.MaxReceiveCount != 9 {
 		t.Errorf("b's max receive count = %d, want 9", q.Settings.MaxReceiveCount)
+	}
+}
+
+// OptionRanges are the ranges the SQL API holds the queue options to: each
+// bound is accepted, one past it refused naming the range.
+func TestOptionRanges(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for name, r := range pgqueue.OptionRanges {
+		for _, v := range []int64{r.Min, r.Max} {
+			tx := e.schemaTx()
+			if _, err := tx.Exec(e.ctx, "SELECT create_queue('q', jsonb_build_object($1::text, $2::bigint))", name, v); err != nil {
+				t.Errorf("%s = %d: %v, want it accepted", name, v, err)
+			}
+			tx.Rollback(e.ctx)
+		}
+		for _, v := range []int64{r.Min - 1, r.Max + 1} {
+			err := e.sqlErr(fmt.Sprintf(`SELECT create_queue('q', '{"%s": %d}')`, name, v))
+			if want := fmt.Sprintf("%d to %d", r.Min, r.Max); !strings.Contains(err.Message, want) {
+				t.Errorf("%s = %d: %q, want it refused naming %s", name, v, err.Message, want)
+			}
+		}
 	}
 }

@@ -82,14 +82,6 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request, c *call) error 
 var queueOptions = []string{"visibility_timeout_seconds", "max_receive_count", "delay_seconds",
 	"retention_seconds", "max_message_bytes", "dedup_window_seconds"}
 
-// queueOptionRanges are the queue options' ranges, as the SQL API checks
-// them (pgqueue's 001 migration), so that a value that is no integer at
-// all is refused naming the range that holds.
-var queueOptionRanges = map[string][2]int64{
-	"visibility_timeout_seconds": {0, 43200}, "max_receive_count": {1, 1000}, "delay_seconds": {0, 43200},
-	"retention_seconds": {60, 1209600}, "max_message_bytes": {1, 1048576}, "dedup_window_seconds": {0, 86400},
-}
-
 // deadLetterQueueOption names the queue that receives a queue's dead
 // letters: a queue name, or "" or null for the dead-letter table.
 const deadLetterQueueOption = "dead_letter_queue"
@@ -166,8 +158,10 @@ func decodeQueueOptions(body []byte, withName bool) (string, pgqueue.QueueOption
 			return "", nil, nil, badRequest("unknown field %q: use name, %s, require_receipt, %s, fifo", truncate(k, 40), strings.Join(queueOptions, ", "), deadLetterQueueOption)
 		}
 		lo, hi := int64(-1<<31), int64(1<<31-1)
-		if r, ok := queueOptionRanges[k]; ok {
-			lo, hi = r[0], r[1]
+		// A value that is no integer at all is refused naming the range
+		// the queue core holds it to.
+		if r, ok := pgqueue.OptionRanges[k]; ok {
+			lo, hi = r.Min, r.Max
 		}
 		v, err := integer(k, string(fields[k]), lo, hi)
 		if err != nil {
