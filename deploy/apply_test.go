@@ -154,11 +154,19 @@ hooks:
 	}
 }
 
+// A setting out of range is refused when the manifest is read, before
+// anything is applied; one that reaches the database anyway (a Manifest
+// built in Go) is refused there.
 func TestApplyRejectsWhatTheDatabaseRefuses(t *testing.T) {
 	t.Parallel()
 	srv := clienttest.NewShared(t)
 	ctx := context.Background()
-	m := parseManifest(t, "queues:\n  q: {visibility_timeout_seconds: 99999}\n")
+	if _, err := manifest.Parse([]byte("queues:\n  q: {visibility_timeout_seconds: 99999}\n")); err == nil ||
+		!strings.Contains(err.Error(), "visibility_timeout_seconds 99999 is out of range 0-43200") {
+		t.Errorf("parse out-of-range queue setting: err = %v, want one naming visibility_timeout_seconds and its range", err)
+	}
+	tooLong := 99999
+	m := &manifest.Manifest{Queues: map[string]manifest.Queue{"q": {VisibilityTimeoutSeconds: &tooLong}}}
 	_, err := applyDB(ctx, srv, pgqueue.DefaultAccount, m)
 	if err == nil || !strings.Contains(err.Error(), "visibility_timeout_seconds") {
 		t.Errorf("apply out-of-range queue setting: err = %v, want one naming visibility_timeout_seconds", err)
@@ -319,5 +327,43 @@ func TestApplyCarriesCapabilities(t *testing.T) {
 		strings.Join(vs[1].Capabilities.AllowedOutboundHosts, ",") != "http://127.0.0.1:*,https://api.example.com" ||
 		strings.Join(vs[1].Capabilities.Stores, ",") != "counts,sessions" {
 		t.Errorf("versions: %+v", vs)
+	}
+}
+
+// Turning fifo on (or off) for an existing queue is an update the plan
+// shows and the apply makes, through the database and through the API.
+func TestApplyChangesFifo(t *testing.T) {
+	t.Parallel()
+	srv := clienttest.NewShared(t)
+	ctx := context.Background()
+	c := srv.Client(t)
+	for _, via := range []string{"db", "api"} {
+		q := "fifo-" + via
+		apply := func(text string) []string {
+			t.Helper()
+			m := parseManifest(t, text)
+			m.App = "fifo-" + via
+			var changes []string
+			var err error
+			if via == "db" {
+				changes, err = applyDB(ctx, srv, c.Account(), m)
+			} else {
+				changes, err = applyAPI(ctx, c, m)
+			}
+			if err != nil {
+				t.Fatalf("%s: apply %q: %v", via, text, err)
+			}
+			return changes
+		}
+		apply("queues: {" + q + ": {}}")
+		for _, on := range []bool{true, false} {
+			got := changeList(apply(fmt.Sprintf("queues: {%s: {fifo: %t}}", q, on)))
+			if want := fmt.Sprintf("~ queue %s (update): fifo %t → %t", q, !on, on); !strings.Contains(got, want) {
+				t.Errorf("%s: changes %q lack %q", via, got, want)
+			}
+			if stored, err := c.Queues.Get(ctx, q); err != nil || stored.Fifo != on {
+				t.Errorf("%s: queue after the apply: fifo %v (%v), want %t", via, stored.Fifo, err, on)
+			}
+		}
 	}
 }

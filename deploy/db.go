@@ -118,6 +118,7 @@ func (t *dbTarget) State(ctx context.Context) (State, error) {
 			VisibilityTimeoutSeconds: int(s.VisibilityTimeout.Seconds()), MaxReceiveCount: s.MaxReceiveCount,
 			DelaySeconds: int(s.Delay.Seconds()), RetentionSeconds: int(s.Retention.Seconds()),
 			MaxMessageBytes: s.MaxMessageBytes, DedupWindowSeconds: int(s.DedupWindow.Seconds()), DeadLetterQueue: s.DeadLetterQueue,
+			Fifo: s.Fifo,
 		})}
 	}
 	fs, err := t.s.Registry.List(ctx, t.account)

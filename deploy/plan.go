@@ -328,6 +328,9 @@ func QueueFields(q manifest.Queue) map[string]string {
 	if q.DeadLetterQueue != nil {
 		f["dead_letter_queue"] = *q.DeadLetterQueue
 	}
+	if q.Fifo != nil {
+		f["fifo"] = strconv.FormatBool(*q.Fifo)
+	}
 	return f
 }
 
@@ -337,7 +340,7 @@ func queueFieldsOf(q wire.Queue) map[string]string {
 		"visibility_timeout_seconds": itoa(q.VisibilityTimeoutSeconds), "max_receive_count": itoa(q.MaxReceiveCount),
 		"delay_seconds": itoa(q.DelaySeconds), "retention_seconds": itoa(q.RetentionSeconds),
 		"max_message_bytes": itoa(q.MaxMessageBytes), "dedup_window_seconds": itoa(q.DedupWindowSeconds),
-		"dead_letter_queue": q.DeadLetterQueue,
+		"dead_letter_queue": q.DeadLetterQueue, "fifo": strconv.FormatBool(q.Fifo),
 	}
 }
 

@@ -51,6 +51,8 @@ const (
 const (
 	DefaultBackoffInitial = time.Second
 	DefaultBackoffMax     = 5 * time.Minute
+	// MaxBackoff bounds both (the triggers table holds them to it).
+	MaxBackoff = 12 * time.Hour
 )
 
 // cronParser parses the cron specs a cron trigger accepts: five fields, or

@@ -70,7 +70,7 @@ type Manifest struct {
 }
 
 // Queue declares a queue's settings; unset ones keep the queue defaults.
-// Ranges are checked by the queue core when the manifest is applied.
+// Parse checks them against the queue core's ranges (pgqueue.OptionRanges).
 type Queue struct {
 	VisibilityTimeoutSeconds *int `yaml:"visibility_timeout_seconds" json:"visibility_timeout_seconds,omitempty"`
 	MaxReceiveCount          *int `yaml:"max_receive_count" json:"max_receive_count,omitempty"`
@@ -225,7 +225,7 @@ type Duration time.Duration
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	v, err := time.ParseDuration(n.Value)
 	if err != nil || v < 0 {
-		return fmt.Errorf("line %d: duration %q: use a positive Go duration such as 500ms, 10s or 2m", n.Line, n.Value)
+		return fmt.Errorf("line %d: duration %q: use a Go duration of 0 or more, such as 500ms, 10s or 2m", n.Line, n.Value)
 	}
 	*d = Duration(v)
 	return nil
@@ -251,6 +251,15 @@ func (e *Enqueue) UnmarshalYAML(n *yaml.Node) error {
 	var raw struct {
 		Queue string `yaml:"queue"`
 		Body  any    `yaml:"body"`
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: enqueue: use {queue: NAME, body: ...}", n.Line)
+	}
+	// Decode does not inherit the decoder's KnownFields: check keys here.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i].Value; k != "queue" && k != "body" {
+			return fmt.Errorf("line %d: enqueue: unknown key %q (want queue and body)", n.Content[i].Line, k)
+		}
 	}
 	if err := n.Decode(&raw); err != nil {
 		return err
@@ -308,6 +317,11 @@ func (m *Manifest) check() error {
 	}
 	for _, name := range sortedKeys(m.Queues) {
 		validName("queue", name)
+		for option, v := range m.Queues[name].numeric() {
+			if r := pgqueue.OptionRanges[option]; v != nil && (int64(*v) < r.Min || int64(*v) > r.Max) {
+				bad("queue %s: %s %d is out of range %d-%d", name, option, *v, r.Min, r.Max)
+			}
+		}
 		dlq := m.Queues[name].DeadLetterQueue
 		if dlq == nil || *dlq == "" {
 			continue
@@ -337,8 +351,8 @@ func (m *Manifest) check() error {
 			bad("function %s: set either wasm or build, not both", name)
 		case f.Build.Package == "" && !f.Build.IsZero() && (f.Build.Command == "" || f.Build.Output == ""):
 			bad("function %s: build needs both command (run in the manifest's folder) and output (the .wasm file it writes)", name)
-		case f.Build.Command != "" && f.Reactor != nil:
-			bad("function %s: reactor is for Go packages; a build command decides the module kind itself", name)
+		case f.Build.Package == "" && f.Reactor != nil:
+			bad("function %s: reactor is for Go packages (build: ./folder); a build command or a wasm file is a reactor or a command by what it exports", name)
 		}
 		if f.MemoryMiB == 0 {
 			f.MemoryMiB = functions.DefaultMemoryMiB
@@ -374,11 +388,20 @@ func (m *Manifest) check() error {
 		}
 		m.Functions[name] = f
 	}
+	names := map[string]int{} // trigger name → its position, from 1
 	for i := range m.Triggers {
 		t := &m.Triggers[i]
 		where := fmt.Sprintf("trigger %d", i+1)
 		if t.Alias == "" {
 			t.Alias = "live"
+		}
+		if t.Name != "" {
+			if err := triggers.ValidateName(t.Name); err != nil {
+				bad("%s: name: %v", where, err)
+			}
+		}
+		if time.Duration(t.Backoff.Initial) > triggers.MaxBackoff || time.Duration(t.Backoff.Max) > triggers.MaxBackoff {
+			bad("%s: backoff initial and max: use at most %s", where, triggers.MaxBackoff)
 		}
 		switch {
 		case t.Queue != "" && t.Cron != "":
@@ -408,8 +431,20 @@ func (m *Manifest) check() error {
 			} else {
 				t.AckPolicy = p
 			}
-			if t.Backoff.Max != 0 && t.Backoff.Max < t.Backoff.Initial {
-				bad("%s (queue %s): backoff max %s is below initial %s", where, t.Queue, time.Duration(t.Backoff.Max), time.Duration(t.Backoff.Initial))
+			// Unset bounds take the defaults, so compare what will apply.
+			initial, most := time.Duration(t.Backoff.Initial), time.Duration(t.Backoff.Max)
+			if initial == 0 {
+				initial = triggers.DefaultBackoffInitial
+			}
+			if most == 0 {
+				most = triggers.DefaultBackoffMax
+			}
+			if most < initial {
+				bad("%s (queue %s): backoff max %s is below initial %s (an unset one is its default: initial %s, max %s)",
+					where, t.Queue, most, initial, triggers.DefaultBackoffInitial, triggers.DefaultBackoffMax)
+			}
+			if t.Timezone != "" {
+				bad("%s (queue %s): timezone is for cron triggers", where, t.Queue)
 			}
 			if t.Enqueue != nil {
 				bad("%s (queue %s): enqueue is for cron triggers", where, t.Queue)
@@ -431,11 +466,19 @@ func (m *Manifest) check() error {
 			case t.Enqueue != nil:
 				validName("queue", t.Enqueue.Queue)
 			}
-			if t.DLQ || t.BatchSize != 0 || t.Concurrency != 0 || t.AckPolicy != "" {
-				bad("%s (cron %s): dlq, batch_size, concurrency and ack_policy are for queue triggers", where, t.Cron)
+			if t.DLQ || t.BatchSize != 0 || t.Concurrency != 0 || t.AckPolicy != "" || t.BatchWindow != 0 || t.Backoff != (Backoff{}) {
+				bad("%s (cron %s): dlq, batch_size, batch_window, concurrency, ack_policy and backoff are for queue triggers", where, t.Cron)
 			}
 		default:
 			bad("%s: set queue (a queue trigger) or cron (a schedule)", where)
+			continue
+		}
+		// Two triggers of one name would be one trigger, the last one.
+		name := t.Spec(pgqueue.DefaultAccount).Name
+		if first, ok := names[name]; ok {
+			bad("%s: its name %s is trigger %d's too: name one of them (name:)", where, name, first)
+		} else {
+			names[name] = i + 1
 		}
 	}
 	for _, name := range sortedKeys(m.Hooks) {
@@ -464,6 +507,15 @@ func (m *Manifest) check() error {
 		return fmt.Errorf("manifest: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// numeric are the queue's numeric settings by option name (nil: unset).
+func (q Queue) numeric() map[string]*int {
+	return map[string]*int{
+		"visibility_timeout_seconds": q.VisibilityTimeoutSeconds, "max_receive_count": q.MaxReceiveCount,
+		"delay_seconds": q.DelaySeconds, "retention_seconds": q.RetentionSeconds,
+		"max_message_bytes": q.MaxMessageBytes, "dedup_window_seconds": q.DedupWindowSeconds,
+	}
 }
 
 // Spec turns the manifest's trigger into a trigger of account, owned by

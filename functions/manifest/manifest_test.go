@@ -111,6 +111,21 @@ func TestParseRejects(t *testing.T) {
 		{"topic subscriber", "topics: {t: {subscribers: ['a/b']}}", `queue name "a/b"`},
 		{"topic subscriber twice", "topics: {t: {subscribers: [q, q]}}", "queue q is listed twice"},
 		{"topic key", "topics: {t: {subscriber: [q]}}", "subscriber"},
+		{"queue setting range", "queues: {q: {visibility_timeout_seconds: 99999}}", "queue q: visibility_timeout_seconds 99999 is out of range 0-43200"},
+		{"queue retention floor", "queues: {q: {retention_seconds: 1}}", "retention_seconds 1 is out of range 60-1209600"},
+		{"enqueue unknown key", "triggers: [{cron: '@daily', enqueue: {queue: q, bdy: {a: 1}}}]", `enqueue: unknown key "bdy" (want queue and body)`},
+		{"enqueue scalar", "triggers: [{cron: '@daily', enqueue: q}]", "enqueue: use {queue: NAME, body: ...}"},
+		{"reactor with wasm", "functions: {f: {wasm: f.wasm, reactor: true}}", "reactor is for Go packages"},
+		{"trigger name reserved", "triggers: [{name: invoke, queue: q, function: f}]", `name: invalid trigger name "invoke"`},
+		{"trigger name characters", "triggers: [{name: 'bad name!', queue: q, function: f}]", "use 1-200 characters"},
+		{"trigger names twice", "triggers: [{name: t, queue: q, function: f}, {name: t, queue: r, function: g}]", "trigger 2: its name t is trigger 1's too"},
+		{"derived names twice", "triggers: [{queue: q, function: f}, {queue: q, function: f, batch_size: 5}]", "is trigger 1's too"},
+		{"backoff initial over the default max", "triggers: [{queue: q, function: f, backoff: {initial: 10m}}]", "backoff max 5m0s is below initial 10m0s"},
+		{"backoff max under the default initial", "triggers: [{queue: q, function: f, backoff: {max: 100ms}}]", "backoff max 100ms is below initial 1s"},
+		{"backoff over 12h", "triggers: [{queue: q, function: f, backoff: {initial: 1s, max: 13h}}]", "use at most 12h0m0s"},
+		{"timezone on a queue trigger", "triggers: [{queue: q, function: f, timezone: UTC}]", "timezone is for cron triggers"},
+		{"cron window", "triggers: [{cron: '@daily', function: f, batch_window: 1s}]", "are for queue triggers"},
+		{"cron backoff", "triggers: [{cron: '@daily', function: f, backoff: {initial: 2s}}]", "are for queue triggers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
