@@ -70,12 +70,24 @@ func (c *call) forbidQueues(what string) error {
 }
 
 // triggerQueues are the queues a trigger touches: the queue it reads or,
-// for a cron trigger, the queue it enqueues to.
+// for a cron trigger, the queue it enqueues to. A cron trigger that
+// invokes a function touches no queue: it is account-wide, whatever queue
+// it names.
 func triggerQueues(t triggers.Trigger) []string {
-	if t.Queue == "" {
+	if t.Queue == "" || (t.Kind == triggers.KindCron && t.Function != "") {
 		return nil
 	}
 	return []string{t.Queue}
+}
+
+// accountWide is the 403 of a key limited to some queues acting on what
+// serves the whole account (functions, apps, the metrics of every queue).
+func (c *call) accountWide(what string) error {
+	if c.key.allQueues() {
+		return nil
+	}
+	return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s: %s the whole account, use a key for every queue",
+		c.key.id, strings.Join(c.key.queues, ", "), what)
 }
 
 // findTrigger returns the account's trigger named name, found false if

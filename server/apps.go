@@ -211,6 +211,9 @@ func (a *api) setResourceApp(w http.ResponseWriter, r *http.Request, c *call) er
 }
 
 func (a *api) deleteFunction(w http.ResponseWriter, r *http.Request, c *call) error {
+	if err := c.accountWide("functions serve"); err != nil {
+		return err
+	}
 	if err := a.s.registry.Delete(r.Context(), c.account, r.PathValue("name")); err != nil {
 		return err
 	}

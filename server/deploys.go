@@ -106,6 +106,9 @@ func (a *api) deployStatus(j *deployJob) wire.Deployment {
 }
 
 func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) error {
+	if err := c.accountWide("functions serve"); err != nil {
+		return err
+	}
 	cfg, alias, err := decodeDeploy(r.URL.Query())
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -416,6 +417,9 @@ func decodeDeploy(query map[string][]string) (functions.Config, string, error) {
 }
 
 func (a *api) setAlias(w http.ResponseWriter, r *http.Request, c *call) error {
+	if err := c.accountWide("functions serve"); err != nil {
+		return err
+	}
 	body, err := readJSON(w, r, false)
 	if err != nil {
 		return err
@@ -439,6 +443,9 @@ func (a *api) setAlias(w http.ResponseWriter, r *http.Request, c *call) error {
 }
 
 func (a *api) rollback(w http.ResponseWriter, r *http.Request, c *call) error {
+	if err := c.accountWide("functions serve"); err != nil {
+		return err
+	}
 	body, err := readJSON(w, r, true)
 	if err != nil {
 		return err
@@ -589,6 +596,9 @@ func decodeTrigger(body []byte, account, name string) (triggers.Trigger, error) 
 		if t.EnqueueBody != nil && t.Queue == "" {
 			return t, badRequest("a cron trigger with enqueue_body needs queue")
 		}
+		if t.Function != "" && t.Queue != "" {
+			return t, badRequest("a cron trigger that invokes a function takes no queue (queue is where enqueue_body is sent)")
+		}
 		if t.Timezone == "" {
 			t.Timezone = "UTC"
 		}
@@ -643,12 +653,35 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 		if !slices.ContainsFunc(fs, func(f functions.Function) bool { return f.Name == t.Function }) {
 			return badRequest("function %q does not exist in account %s: deploy it before its trigger", truncate(t.Function, 90), c.account)
 		}
+		if err := a.checkTriggerEmits(r, c, t); err != nil {
+			return err
+		}
 	}
 	changed, err := a.s.triggers.Put(r.Context(), t)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, wire.PutTriggerResult{Name: t.Name, Changed: changed})
+	return nil
+}
+
+// checkTriggerEmits refuses a key limited to some queues a trigger whose
+// function (the version its alias points at) may emit: what it emits
+// could reach queues beyond the key's patterns, directly or through a
+// topic, as a dry-run-only invoke would not let it (SECURITY.md). Keys for
+// every queue wire functions that emit.
+func (a *api) checkTriggerEmits(r *http.Request, c *call, t triggers.Trigger) error {
+	if c.key.allQueues() {
+		return nil
+	}
+	v, err := a.s.registry.Resolve(r.Context(), c.account, t.Function, t.Alias)
+	if err != nil {
+		return err
+	}
+	if len(v.Capabilities.Emits) > 0 {
+		return c.forbidQueues("function " + t.Function + " version " + strconv.Itoa(v.Number) + ", which may emit to " +
+			strings.Join(v.Capabilities.Emits, ", "))
+	}
 	return nil
 }
 

@@ -268,6 +268,10 @@ func (m *metrics) accountHandler() http.Handler {
 		if err == nil && !key.allows(ScopeMetrics) {
 			err = errorf(http.StatusForbidden, "forbidden", "access key %s lacks scope %s", key.id, ScopeMetrics)
 		}
+		if err == nil && !key.allQueues() {
+			// The series name every queue and function of the account.
+			err = (&call{key: key}).accountWide("metrics cover")
+		}
 		if err != nil {
 			m.a.writeError(w, r, err)
 			return

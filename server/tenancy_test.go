@@ -268,3 +268,48 @@ func TestTriggerOfMissingFunction(t *testing.T) {
 	// A cron trigger that only enqueues names no function.
 	e.do(tok, "PUT", "/v1/accounts/"+acct+"/triggers/c", `{"kind":"cron","cron_spec":"0 0 1 1 *","queue":"q","enqueue_body":{}}`).expect(200)
 }
+
+// A key limited to some queues stays off what serves the whole account,
+// whatever its scopes: functions (deploy, alias, rollback, delete), the
+// metrics of every queue, cron triggers that invoke a function (even when
+// they name a queue), and triggers running a function that may emit
+// (what it emits could reach queues beyond the key's patterns).
+func TestQueueLimitedKeysStayOffAccountWideResources(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.tenancyFixture()
+	limited := e.key(f.acct, []string{ScopeAdmin, ScopeDeploy, ScopeMetrics}, "orders*")
+	full := e.key(f.acct, []string{ScopeAdmin, ScopeDeploy, ScopeMetrics})
+	v := "/v1/accounts/" + f.acct
+	trap := wasmbuild.Handwritten("trap")
+	wantForbidden := func(res *response, what string) {
+		t.Helper()
+		if msg := res.expectError(403, "forbidden"); !strings.Contains(msg, "limited to queues orders*") {
+			t.Errorf("%s: %q, want it to name the key's queues", what, msg)
+		}
+	}
+	wantForbidden(e.deploy(limited, f.acct, "f", "", trap), "deploy")
+	wantForbidden(e.do(limited, "PUT", v+"/functions/f/aliases/live", `{"version":1}`), "set alias")
+	wantForbidden(e.do(limited, "POST", v+"/functions/f/rollback", `{"alias":"live"}`), "rollback")
+	wantForbidden(e.do(limited, "DELETE", v+"/functions/f", ""), "delete function")
+	wantForbidden(e.do(limited, "GET", "/metrics", ""), "metrics")
+	e.do(full, "GET", "/metrics", "").expect(200)
+	e.do(limited, "GET", v+"/functions/f", "").expect(200) // reading stays open
+
+	// A cron trigger that invokes a function takes no queue, from any key.
+	for _, tok := range []string{full, limited} {
+		e.do(tok, "PUT", v+"/triggers/t-sneak", `{"kind":"cron","cron_spec":"0 0 1 1 *","function":"f","queue":"orders-1","enabled":false}`).
+			expectError(400, "invalid_argument")
+	}
+
+	// A function that may emit is wired by keys for every queue only.
+	e.deploy(full, f.acct, "g", "?emits=other", trap).expect(201)
+	put := func(tok, fn string) *response {
+		return e.do(tok, "PUT", v+"/triggers/t-g", `{"kind":"queue","queue":"orders-1","function":"`+fn+`","enabled":false}`)
+	}
+	if msg := put(limited, "g").expectError(403, "forbidden"); !strings.Contains(msg, "function g version 1, which may emit to other") {
+		t.Errorf("limited key wiring an emitting function: %q", msg)
+	}
+	put(full, "g").expect(200)
+	put(limited, "f").expect(200) // f emits nothing
+}

@@ -93,10 +93,13 @@ func (a *api) getTopic(w http.ResponseWriter, r *http.Request, c *call) error {
 	return a.writeTopic(w, r, c, http.StatusOK, name)
 }
 
-func (a *api) deleteTopic(w http.ResponseWriter, r *http.Request, c *call) error {
-	name, err := pathTopic(r)
-	if err != nil {
-		return err
+// topicWithinKey refuses a key limited to some queues a topic that feeds
+// a queue beyond its patterns: deleting it would act on that queue's
+// subscription. (Publishing is not refused: a subscription is the
+// subscribed queue's admin's consent, as with SNS; see the file's top.)
+func (a *api) topicWithinKey(r *http.Request, c *call, name string) error {
+	if c.key.allQueues() {
+		return nil
 	}
 	t, err := a.s.queue.GetTopic(r.Context(), c.account, name)
 	if err != nil {
@@ -106,6 +109,17 @@ func (a *api) deleteTopic(w http.ResponseWriter, r *http.Request, c *call) error
 		if !c.key.allowsQueue(s.Queue) {
 			return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s: topic %q feeds other queues too", c.key.id, strings.Join(c.key.queues, ", "), name)
 		}
+	}
+	return nil
+}
+
+func (a *api) deleteTopic(w http.ResponseWriter, r *http.Request, c *call) error {
+	name, err := pathTopic(r)
+	if err != nil {
+		return err
+	}
+	if err := a.topicWithinKey(r, c, name); err != nil {
+		return err
 	}
 	if err := a.s.queue.DeleteTopic(r.Context(), c.account, name); err != nil {
 		return err
