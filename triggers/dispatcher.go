@@ -173,14 +173,19 @@ func (d *dispatcher) run(ctx context.Context) {
 			}
 		})
 	}
-	// Once the claim loop ends, what is still queued is given back at once
-	// (here and by any idle worker), not after the running batches; once no
-	// batch runs, the settlers commit what is pending and end.
+	// Once the claim loop ends, what is still queued is given back at once,
+	// in one release (an idle worker may give back one it took), not after
+	// the running batches; once no batch runs, the settlers commit what is
+	// pending and end.
 	defer func() {
 		close(queue)
+		var left []pgqueue.Message
 		for q := range queue {
-			d.giveBack(context.WithoutCancel(ctx), q.msgs)
+			left = append(left, q.msgs...)
 			done()
+		}
+		if len(left) > 0 {
+			d.giveBack(context.WithoutCancel(ctx), left)
 		}
 		workers.Wait()
 		close(d.settles)
