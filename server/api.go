@@ -81,7 +81,8 @@ type api struct {
 	stopOnce sync.Once
 	hooked   sync.Map // *http.Server → true once its shutdown is watched
 
-	deploys deployJobs // deploys compiling in the background
+	deploys    deployJobs   // deploys compiling in the background
+	logStreams accountSlots // log streams open, by account
 }
 
 func newAPI(s *Server) *api {

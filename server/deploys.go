@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -48,10 +49,18 @@ type deployJob struct {
 type deployJobs struct {
 	mu   sync.Mutex
 	jobs map[string]*deployJob
+	// compiling holds a slot per deploy running, by account.
+	compiling accountSlots
 }
 
-// start runs deploy in the background as a new job of account.
-func (d *deployJobs) start(account, function string, module []byte, deploy func(ctx context.Context) (functions.Deployment, error)) *deployJob {
+// start runs deploy in the background as a new job of account, unless
+// account has maxAccountDeploys deploys running in this process already:
+// then it is a 429.
+func (d *deployJobs) start(account, function string, module []byte, deploy func(ctx context.Context) (functions.Deployment, error)) (*deployJob, error) {
+	if !d.compiling.take(account, maxAccountDeploys) {
+		return nil, &apiError{Status: http.StatusTooManyRequests, Code: "too_many_requests", RetryAfter: 5,
+			Message: fmt.Sprintf("account %s has %d deploys compiling on this server: wait for one to end (GET .../deployments/{id}), then retry", account, maxAccountDeploys)}
+	}
 	var idb [12]byte
 	_, _ = rand.Read(idb[:])
 	sum := sha256.Sum256(module)
@@ -69,6 +78,7 @@ func (d *deployJobs) start(account, function string, module []byte, deploy func(
 	d.jobs[j.id] = j
 	d.mu.Unlock()
 	go func() {
+		defer d.compiling.give(account)
 		ctx, cancel := context.WithTimeout(context.Background(), deployTimeout)
 		defer cancel()
 		res, err := deploy(ctx)
@@ -77,7 +87,7 @@ func (d *deployJobs) start(account, function string, module []byte, deploy func(
 		d.mu.Unlock()
 		close(j.done)
 	}()
-	return j
+	return j, nil
 }
 
 // get returns the job id of account and function, if this process has it.
@@ -136,9 +146,12 @@ func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) er
 	if err := a.checkDeployLimits(r.Context(), c.account, name, module); err != nil {
 		return err
 	}
-	j := a.deploys.start(c.account, name, module, func(ctx context.Context) (functions.Deployment, error) {
+	j, err := a.deploys.start(c.account, name, module, func(ctx context.Context) (functions.Deployment, error) {
 		return a.s.registry.Deploy(ctx, c.account, name, module, cfg, alias)
 	})
+	if err != nil {
+		return err
+	}
 	wait := a.s.cfg.DeployWait
 	if wait == 0 {
 		wait = defaultDeployWait

@@ -25,6 +25,8 @@ type AccountLimits struct {
 	Hooks int
 	// Keys, not revoked (default 100).
 	Keys int
+	// Topics (default 1000).
+	Topics int
 	// ModuleBytes is the size of the account's distinct stored modules,
 	// every version of every function (default 512 MiB).
 	ModuleBytes int64
@@ -32,7 +34,7 @@ type AccountLimits struct {
 
 // DefaultLimits are the limits of a server whose Config.Limits leaves
 // them out.
-var DefaultLimits = AccountLimits{Queues: 1000, Functions: 100, Triggers: 1000, Hooks: 100, Keys: 100, ModuleBytes: 512 << 20}
+var DefaultLimits = AccountLimits{Queues: 1000, Functions: 100, Triggers: 1000, Hooks: 100, Keys: 100, Topics: 1000, ModuleBytes: 512 << 20}
 
 // withDefaults fills the zero fields of l from d.
 func (l AccountLimits) withDefaults(d AccountLimits) AccountLimits {
@@ -43,7 +45,7 @@ func (l AccountLimits) withDefaults(d AccountLimits) AccountLimits {
 		return v
 	}
 	l.Queues, l.Functions, l.Triggers = pick(l.Queues, d.Queues), pick(l.Functions, d.Functions), pick(l.Triggers, d.Triggers)
-	l.Hooks, l.Keys = pick(l.Hooks, d.Hooks), pick(l.Keys, d.Keys)
+	l.Hooks, l.Keys, l.Topics = pick(l.Hooks, d.Hooks), pick(l.Keys, d.Keys), pick(l.Topics, d.Topics)
 	if l.ModuleBytes == 0 {
 		l.ModuleBytes = d.ModuleBytes
 	}
@@ -53,7 +55,7 @@ func (l AccountLimits) withDefaults(d AccountLimits) AccountLimits {
 // SetAccountLimits sets the limits of one account; a zero field takes
 // the server's (Config.Limits). The account must exist.
 func (s *Server) SetAccountLimits(ctx context.Context, account string, l AccountLimits) error {
-	if l.Queues < 0 || l.Functions < 0 || l.Triggers < 0 || l.Hooks < 0 || l.Keys < 0 || l.ModuleBytes < 0 {
+	if l.Queues < 0 || l.Functions < 0 || l.Triggers < 0 || l.Hooks < 0 || l.Keys < 0 || l.Topics < 0 || l.ModuleBytes < 0 {
 		return fmt.Errorf("server: limits of account %s: %+v: use 0 (the server's) or more", account, l)
 	}
 	null := func(n int64) any {
@@ -63,7 +65,7 @@ func (s *Server) SetAccountLimits(ctx context.Context, account string, l Account
 		return n
 	}
 	_, err := s.pool.Exec(ctx, s.api.q.Get("set_account_limits"), account, null(int64(l.Queues)), null(int64(l.Functions)),
-		null(int64(l.Triggers)), null(int64(l.Hooks)), null(int64(l.Keys)), null(l.ModuleBytes))
+		null(int64(l.Triggers)), null(int64(l.Hooks)), null(int64(l.Keys)), null(l.ModuleBytes), null(int64(l.Topics)))
 	if err != nil {
 		return fmt.Errorf("server: set limits of account %s: %w", account, err)
 	}
@@ -73,9 +75,9 @@ func (s *Server) SetAccountLimits(ctx context.Context, account string, l Account
 // AccountLimits returns the limits that hold for account: its own where
 // set, the server's otherwise.
 func (s *Server) AccountLimits(ctx context.Context, account string) (AccountLimits, error) {
-	var q, f, t, h, k *int
+	var q, f, t, h, k, tp *int
 	var mb *int64
-	err := s.pool.QueryRow(ctx, s.api.q.Get("get_account_limits"), account).Scan(&q, &f, &t, &h, &k, &mb)
+	err := s.pool.QueryRow(ctx, s.api.q.Get("get_account_limits"), account).Scan(&q, &f, &t, &h, &k, &mb, &tp)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s.cfg.Limits, nil
 	}
@@ -89,7 +91,7 @@ func (s *Server) AccountLimits(ctx context.Context, account string) (AccountLimi
 		}
 		return *p
 	}
-	l.Queues, l.Functions, l.Triggers, l.Hooks, l.Keys = deref(q), deref(f), deref(t), deref(h), deref(k)
+	l.Queues, l.Functions, l.Triggers, l.Hooks, l.Keys, l.Topics = deref(q), deref(f), deref(t), deref(h), deref(k), deref(tp)
 	if mb != nil {
 		l.ModuleBytes = *mb
 	}
@@ -110,7 +112,7 @@ func (a *api) checkLimit(ctx context.Context, account, what string, have int) er
 	if err != nil {
 		return err
 	}
-	limit := map[string]int{"queues": l.Queues, "functions": l.Functions, "triggers": l.Triggers, "hooks": l.Hooks, "keys": l.Keys}[what]
+	limit := map[string]int{"queues": l.Queues, "functions": l.Functions, "triggers": l.Triggers, "hooks": l.Hooks, "keys": l.Keys, "topics": l.Topics}[what]
 	if have >= limit {
 		return limitExceeded(account, what, int64(limit))
 	}

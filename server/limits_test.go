@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
 )
 
@@ -64,4 +67,71 @@ func TestAccountLimits(t *testing.T) {
 		e.do(otherTok, "POST", "/v1/accounts/"+other+"/queues", fmt.Sprintf(`{"name":"q%d"}`, i)).expect(201)
 	}
 	e.do(otherTok, "POST", "/v1/accounts/"+other+"/queues", `{"name":"q3"}`).expectError(403, "limit_exceeded")
+}
+
+// TestTopicsLimit: an account creates at most its limit of topics (403
+// limit_exceeded beyond); creating one that exists is still a 409.
+func TestTopicsLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, func(c *Config) { c.Limits = AccountLimits{Topics: 2} })
+	acct, tok := e.admin("")
+	v := "/v1/accounts/" + acct
+	e.do(tok, "POST", v+"/topics", `{"name":"t0"}`).expect(201)
+	e.do(tok, "POST", v+"/topics", `{"name":"t1"}`).expect(201)
+	e.do(tok, "POST", v+"/topics", `{"name":"t2"}`).expectError(403, "limit_exceeded")
+	e.do(tok, "POST", v+"/topics", `{"name":"t0"}`).expectError(409, "topic_exists")
+	if err := e.srv.SetAccountLimits(context.Background(), acct, AccountLimits{Topics: 3}); err != nil {
+		t.Fatal(err)
+	}
+	e.do(tok, "POST", v+"/topics", `{"name":"t2"}`).expect(201)
+}
+
+// TestDeploysAtOnceAreBounded: an account has at most maxAccountDeploys
+// deploys compiling at once in a process (429 beyond); another account
+// is not held back, and a finished deploy gives its slot back.
+func TestDeploysAtOnceAreBounded(t *testing.T) {
+	t.Parallel()
+	var d deployJobs
+	release := make(chan struct{})
+	block := func(ctx context.Context) (functions.Deployment, error) {
+		<-release
+		return functions.Deployment{}, nil
+	}
+	var jobs []*deployJob
+	for range maxAccountDeploys {
+		j, err := d.start("a", "f", nil, block)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, j)
+	}
+	_, err := d.start("a", "f", nil, block)
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Status != 429 {
+		t.Fatalf("deploy beyond the bound: %v, want a 429", err)
+	}
+	if _, err := d.start("b", "f", nil, block); err != nil {
+		t.Fatalf("another account: %v", err)
+	}
+	close(release)
+	<-jobs[0].done
+	for range 100 { // the slot is given back right after done closes
+		if _, err = d.start("a", "f", nil, func(context.Context) (functions.Deployment, error) { return functions.Deployment{}, nil }); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("after the deploys ended: %v", err)
+}
+
+// TestAccountSlots: take holds up to max per account; give frees one.
+func TestAccountSlots(t *testing.T) {
+	var s accountSlots
+	if !s.take("a", 1) || s.take("a", 1) || !s.take("b", 1) {
+		t.Fatal("take")
+	}
+	s.give("a")
+	if !s.take("a", 1) {
+		t.Fatal("take after give")
+	}
 }

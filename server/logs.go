@@ -92,6 +92,11 @@ func (a *api) streamLogs(w http.ResponseWriter, r *http.Request, c *call) error 
 		}
 	}
 
+	if !a.logStreams.take(c.account, maxAccountLogStreams) {
+		return &apiError{Status: http.StatusTooManyRequests, Code: "too_many_requests", RetryAfter: 5,
+			Message: fmt.Sprintf("account %s has %d log streams open on this server: close one, then retry", c.account, maxAccountLogStreams)}
+	}
+	defer a.logStreams.give(c.account)
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

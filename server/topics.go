@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,6 +69,15 @@ func (a *api) createTopic(w http.ResponseWriter, r *http.Request, c *call) error
 	}
 	if err := checkTopicName(req.Name); err != nil {
 		return err
+	}
+	existing, err := a.s.queue.ListTopics(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(existing, func(t pgqueue.Topic) bool { return t.Name == req.Name }) {
+		if err := a.checkLimit(r.Context(), c.account, "topics", len(existing)); err != nil {
+			return err
+		}
 	}
 	if err := a.s.queue.CreateTopic(r.Context(), c.account, req.Name); err != nil {
 		return err

@@ -43,6 +43,7 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.IntVar(&f.limits.Triggers, "limit-triggers", d.Triggers, "triggers an account may create through the API")
 	fs.IntVar(&f.limits.Hooks, "limit-hooks", d.Hooks, "webhook hooks an account may create through the API")
 	fs.IntVar(&f.limits.Keys, "limit-keys", d.Keys, "access keys (not revoked) an account may create through the API")
+	fs.IntVar(&f.limits.Topics, "limit-topics", d.Topics, "topics an account may create through the API")
 	fs.Int64Var(&f.limits.ModuleBytes, "limit-module-bytes", d.ModuleBytes, "bytes of distinct modules an account may store")
 	fs.IntVar(&f.authFailures, "auth-failures-per-minute", 60, "failed authentications a client address may make a minute before 429 (negative: no limit)")
 	fs.IntVar(&f.webhookReads, "webhook-reads", 64, "webhook bodies read at once; more get 503 with Retry-After")
