@@ -78,13 +78,13 @@ func (d *deployJobs) start(account, function string, module []byte, deploy func(
 	d.jobs[j.id] = j
 	d.mu.Unlock()
 	go func() {
-		defer d.compiling.give(account)
 		ctx, cancel := context.WithTimeout(context.Background(), deployTimeout)
 		defer cancel()
 		res, err := deploy(ctx)
 		d.mu.Lock()
 		j.result, j.err, j.finished = res, err, time.Now()
 		d.mu.Unlock()
+		d.compiling.give(account) // before done: a deploy seen ended holds no slot
 		close(j.done)
 	}()
 	return j, nil
