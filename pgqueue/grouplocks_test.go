@@ -118,8 +118,8 @@ func groupsAAndB(e *env) map[string]pgqueue.Message {
 	return out
 }
 
-// heldGroup is a transaction holding the lock of one group's row.
-type heldGroup struct {
+// heldLocks is a transaction holding row locks (a group's or a message's).
+type heldLocks struct {
 	e   *env
 	pid uint32
 	end func()
@@ -128,7 +128,7 @@ type heldGroup struct {
 // holdGroup locks group of queue (of each of q, q2 and q3 when queue is
 // "q": the statements under test use one of them) in a transaction of its
 // own until release.
-func (e *env) holdGroup(queue, group string) *heldGroup {
+func (e *env) holdGroup(queue, group string) *heldLocks {
 	e.t.Helper()
 	tx := e.schemaTx()
 	for _, q := range []string{queue, queue + "2", queue + "3"} {
@@ -139,12 +139,12 @@ func (e *env) holdGroup(queue, group string) *heldGroup {
 			e.t.Fatalf("lock group %s of %s: %d rows, %v", group, q, n, err)
 		}
 	}
-	h := &heldGroup{e: e, pid: tx.Conn().PgConn().PID(), end: func() { tx.Rollback(e.ctx) }}
+	h := &heldLocks{e: e, pid: tx.Conn().PgConn().PID(), end: func() { tx.Rollback(e.ctx) }}
 	e.t.Cleanup(h.release)
 	return h
 }
 
-func (h *heldGroup) release() {
+func (h *heldLocks) release() {
 	if h.end != nil {
 		h.end()
 		h.end = nil
@@ -153,7 +153,7 @@ func (h *heldGroup) release() {
 
 // waitBlocking returns once some backend waits for the holder's locks; it
 // fails the test if the statement (reporting to done) finishes first.
-func (h *heldGroup) waitBlocking(done <-chan error) {
+func (h *heldLocks) waitBlocking(done <-chan error) {
 	h.e.t.Helper()
 	for {
 		var blocked bool
@@ -187,4 +187,69 @@ func (e *env) tryLockGroup(queue, group string) error {
 		return errors.New("group " + group + " of " + queue + " is locked")
 	}
 	return err
+}
+
+// TestGroupLocksAfterMessageLocks: a statement deleting messages of
+// several groups locks the messages before their groups, as a DELETE
+// of one message does (the message's row, then in its trigger the group's),
+// so that an ack of one message and an ack, failure or purge of many
+// never wait for each other in a cycle. With a's head locked elsewhere,
+// each statement waits for it holding neither group.
+func TestGroupLocksAfterMessageLocks(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		run  func(e *env, leased map[string]pgqueue.Message) error
+	}{
+		{"ack", func(e *env, m map[string]pgqueue.Message) error {
+			_, err := e.c.Ack(e.ctx, acct, "q", []pgqueue.Ack{
+				{Sequence: m["b"].Sequence, Receipt: m["b"].Receipt}, {Sequence: m["a"].Sequence, Receipt: m["a"].Receipt}})
+			return err
+		}},
+		{"fail", func(e *env, m map[string]pgqueue.Message) error {
+			_, err := e.c.Fail(e.ctx, acct, "q", []pgqueue.Failure{
+				{Sequence: m["b"].Sequence, Receipt: m["b"].Receipt}, {Sequence: m["a"].Sequence, Receipt: m["a"].Receipt}})
+			return err
+		}},
+		{"purge", func(e *env, _ map[string]pgqueue.Message) error {
+			_, err := e.c.Purge(e.ctx, acct, "q")
+			return err
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			leased := groupsAAndB(e)
+			held := e.holdMessage("q", leased["a"].Sequence)
+			errc := make(chan error, 1)
+			go func() { errc <- tc.run(e, leased) }()
+			held.waitBlocking(errc)
+			for _, g := range []string{"a", "b"} {
+				if err := e.tryLockGroup("q", g); err != nil {
+					t.Errorf("while waiting for a's head the statement holds group %s: %v", g, err)
+				}
+			}
+			held.release()
+			if err := <-errc; err != nil {
+				t.Fatalf("the statement, once a's head was free: %v", err)
+			}
+		})
+	}
+}
+
+// holdMessage locks the row of message seq of queue in a transaction of
+// its own until release.
+func (e *env) holdMessage(queue string, seq int64) *heldLocks {
+	e.t.Helper()
+	tx := e.schemaTx()
+	var n int
+	if err := tx.QueryRow(e.ctx, `SELECT count(*) FROM (SELECT 1 FROM messages m JOIN queues q ON q.id = m.queue_id
+	                                 WHERE q.name = $1 AND m.sequence = $2 FOR UPDATE OF m) l`, queue, seq).Scan(&n); err != nil || n != 1 {
+		tx.Rollback(e.ctx)
+		e.t.Fatalf("lock message %d of %s: %d rows, %v", seq, queue, n, err)
+	}
+	h := &heldLocks{e: e, pid: tx.Conn().PgConn().PID(), end: func() { tx.Rollback(e.ctx) }}
+	e.t.Cleanup(h.release)
+	return h
 }

@@ -21,7 +21,11 @@
 -- a first, so neither holds b while waiting for a. lock_groups does it
 -- for messages about to be inserted (creating the groups that do not
 -- exist yet, empty, as the first insert into them would), lock_groups_of
--- for messages about to be deleted. They are taken by:
+-- for messages about to be deleted: it locks those messages first, as
+-- their DELETE would, so that the order stays the one every path keeps
+-- (a message's row, then its group's; a single ack takes them so, and a
+-- purge or an ack that took a group first and then waited for a message
+-- another ack holds would close a cycle with it). They are taken by:
 --
 --   queue_send_batch (and so account_send_batch and send_batch) with
 --     groups; a deduplicated batch then drops a group it made for a key
@@ -29,7 +33,7 @@
 --   queue_ack and queue_fail (account_ack, account_fail, the client's
 --     acks and failures) of more than one message;
 --   queue_receive_delete, which now claims, locks, then deletes;
---   account_purge (all of the queue's groups);
+--   account_purge (all of the queue's messages, then all of its groups);
 --   account_redrive and account_redrive_sequences, which now pick their
 --     dead letters, lock their groups, then move them;
 --   settle_invocations (triggers' migration 009) for its failures and
@@ -60,11 +64,16 @@ BEGIN
 END
 $$;
 
--- Lock the groups of the messages p_sequences of queue p_queue_id, in
--- group-key order (ungrouped and missing messages lock nothing).
+-- Lock the messages p_sequences of queue p_queue_id, then their groups in
+-- group-key order (ungrouped and missing messages lock no group). The
+-- messages come first as everywhere (RATIONALE.md, "Ordered groups": a
+-- DELETE locks the rows it deletes before its triggers lock their groups).
 CREATE FUNCTION lock_groups_of(p_queue_id bigint, p_sequences bigint[]) RETURNS void
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
+    PERFORM 1 FROM messages m
+     WHERE m.queue_id = p_queue_id AND m.sequence = ANY (p_sequences)
+       FOR UPDATE;
     PERFORM 1 FROM message_groups g
      WHERE g.queue_id = p_queue_id
        AND g.group_key IN (SELECT m.group_key FROM messages m
@@ -666,7 +675,10 @@ DECLARE
     n bigint;
 BEGIN
     qid := queue_id(p_account, p_queue);
-    PERFORM 1 FROM message_groups g WHERE g.queue_id = qid ORDER BY g.group_key FOR UPDATE;
+    IF EXISTS (SELECT 1 FROM message_groups g WHERE g.queue_id = qid) THEN
+        PERFORM 1 FROM messages m WHERE m.queue_id = qid FOR UPDATE;
+        PERFORM 1 FROM message_groups g WHERE g.queue_id = qid ORDER BY g.group_key FOR UPDATE;
+    END IF;
     DELETE FROM messages WHERE queue_id = qid;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
