@@ -125,6 +125,44 @@ func TestHostHTTPNameResolvingToLoopback(t *testing.T) {
 	wantPrefix(t, "localhost listed literally", out[0], "ok 200 hello")
 }
 
+// Under Config.DenyPrivateOutbound no function reaches a loopback address,
+// even one its allow-list names literally, by address or by name; the
+// denial names the switch. 100.64.0.0/10 (shared address space) counts
+// as private whatever the switch.
+func TestHostHTTPDenyPrivateOutbound(t *testing.T) {
+	t.Parallel()
+	srv := upstream(t)
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	rt, err := runtime.New(context.Background(), runtime.Config{CompilationCacheDir: compileCacheDir(t), DenyPrivateOutbound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	f := load(t, rt, "runtime/testdata/hostcalls", wasmbuild.Reactor, runtime.FunctionConfig{
+		AllowedOutboundHosts: []string{"http://127.0.0.1:*", "http://localhost:" + port}})
+	out, res := ops(t, f,
+		map[string]any{"op": "http", "url": srv.URL + "/ok"},
+		map[string]any{"op": "http", "url": "http://localhost:" + port + "/ok"},
+	)
+	for i, what := range []string{"127.0.0.1 listed literally", "localhost listed literally"} {
+		wantPrefix(t, what, out[i], "error denied:")
+		if !strings.Contains(out[i], "--deny-private-outbound") {
+			t.Errorf("%s: denial %q does not name the server's switch", what, out[i])
+		}
+	}
+	if res.Host.HTTPBytesReceived != 0 {
+		t.Errorf("received %d bytes from a refused peer", res.Host.HTTPBytesReceived)
+	}
+
+	open, _ := newRuntime(t)
+	wild := load(t, open, "runtime/testdata/hostcalls", wasmbuild.Reactor, runtime.FunctionConfig{AllowedOutboundHosts: []string{"http://*:*"}})
+	out, _ = ops(t, wild, map[string]any{"op": "http", "url": "http://100.64.0.1/"})
+	wantPrefix(t, "100.64.0.1 through a wildcard", out[0], "error denied:")
+	if !strings.Contains(out[0], "loopback, private or link-local") {
+		t.Errorf("denial %q does not say why", out[0])
+	}
+}
+
 func TestHostHTTPLimits(t *testing.T) {
 	t.Parallel()
 	srv := upstream(t)

@@ -102,6 +102,9 @@ type outboundPolicy struct {
 	entries []string
 	rules   []outboundRule
 	client  *http.Client
+	// denyPrivate refuses special addresses even when listed literally
+	// (Config.DenyPrivateOutbound).
+	denyPrivate bool
 }
 
 // errDenied marks a request the function's allow-list refuses.
@@ -109,8 +112,8 @@ type deniedError struct{ msg string }
 
 func (e *deniedError) Error() string { return e.msg }
 
-func newOutboundPolicy(entries []string) (*outboundPolicy, error) {
-	p := &outboundPolicy{entries: entries}
+func newOutboundPolicy(entries []string, denyPrivate bool) (*outboundPolicy, error) {
+	p := &outboundPolicy{entries: entries, denyPrivate: denyPrivate}
 	for _, e := range entries {
 		r, err := parseOutboundRule(e)
 		if err != nil {
@@ -170,22 +173,28 @@ func (p *outboundPolicy) listedExactly(host string) bool {
 	return false
 }
 
-// special reports whether ip is loopback, private, link-local or
-// unspecified: addresses a function reaches only when listed literally.
+// sharedSpace is 100.64.0.0/10, the shared address space of carrier-grade
+// NAT (RFC 6598), which overlay networks use for their private hosts.
+var sharedSpace = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}
+
+// special reports whether ip is loopback, private, shared (100.64.0.0/10),
+// link-local or unspecified: addresses a function reaches only when listed
+// literally, and never under Config.DenyPrivateOutbound.
 func special(ip net.IP) bool {
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsUnspecified()
+	return ip.IsLoopback() || ip.IsPrivate() || sharedSpace.Contains(ip) || ip.IsLinkLocalUnicast() ||
+		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsUnspecified()
 }
 
 // dial connects to addr, refusing a loopback, private or link-local peer
-// unless the allow-list names the host exactly: a name that resolves (or
-// is rebound) to such an address is refused at connect time.
+// unless the allow-list names the host exactly and the runtime allows such
+// peers at all: a name that resolves (or is rebound) to such an address is
+// refused at connect time.
 func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
-	exact := p.listedExactly(host)
+	exact := p.listedExactly(host) && !p.denyPrivate
 	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
 		h, _, err := net.SplitHostPort(address)
 		if err != nil {
@@ -197,6 +206,8 @@ func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Co
 		}
 		switch {
 		case !special(ip) || exact:
+		case p.denyPrivate:
+			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address (%s), which this server lets no function reach (sluice serve --deny-private-outbound)", host, ip)}
 		case net.ParseIP(host) != nil:
 			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address: list it literally in allowed_outbound_hosts to reach it", host)}
 		default:

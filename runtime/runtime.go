@@ -40,6 +40,14 @@ type Config struct {
 	// cannot move a thread into it and back (it needs write access to
 	// both cgroups' thread files: root, or a delegated cgroup).
 	LongGuestCgroup string
+	// DenyPrivateOutbound refuses every function's HTTP calls to loopback,
+	// private, link-local and shared (100.64.0.0/10) addresses, even to a
+	// host its allowed_outbound_hosts names literally. Set it where tenants
+	// deploy functions, so that none reaches the operator's network (a
+	// metrics listener, a cloud metadata service). Off, a literal entry
+	// such as http://127.0.0.1:* reaches that address, as local
+	// development needs.
+	DenyPrivateOutbound bool
 }
 
 // Runtime hosts WebAssembly functions: wazero runtimes and compilation
@@ -53,6 +61,8 @@ type Runtime struct {
 	// WithCloseOnContextDone, after guard.AddEntryChecks.
 	fuel, ctx engine
 	log       zerolog.Logger
+	// denyPrivate is Config.DenyPrivateOutbound.
+	denyPrivate bool
 	// host lists the functions the host provides, by import module, name.
 	host hostDefs
 	// base is canceled by Close, stopping every running batch; running
@@ -164,15 +174,16 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	return &Runtime{
-		base:       base,
-		cancelBase: cancel,
-		fuel:       fuel,
-		ctx:        ctxEngine,
-		log:        cfg.Logger,
-		host:       host,
-		compiled:   map[moduleKey]*compiledModule{},
-		functions:  map[*Function]struct{}{},
-		long:       long,
+		base:        base,
+		cancelBase:  cancel,
+		fuel:        fuel,
+		ctx:         ctxEngine,
+		log:         cfg.Logger,
+		denyPrivate: cfg.DenyPrivateOutbound,
+		host:        host,
+		compiled:    map[moduleKey]*compiledModule{},
+		functions:   map[*Function]struct{}{},
+		long:        long,
 	}, nil
 }
 

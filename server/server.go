@@ -45,6 +45,10 @@ type Config struct {
 	// idle, or of low weight) that guests running long take their CPU in,
 	// so that they cannot take it from a Postgres on the same machine.
 	LongGuestCgroup string
+	// DenyPrivateOutbound is runtime.Config.DenyPrivateOutbound: no
+	// function reaches a loopback, private or link-local address, even
+	// one its allow-list names literally (for servers tenants deploy to).
+	DenyPrivateOutbound bool
 	// ShutdownGrace is how long Stop lets running batches finish before
 	// releasing their leases (default 30s).
 	ShutdownGrace time.Duration
@@ -185,7 +189,8 @@ func (s *Server) open(ctx context.Context) error {
 	if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
 		return fmt.Errorf("server: wasm cache folder: %w", err)
 	}
-	if s.runtime, err = runtime.New(ctx, runtime.Config{CompilationCacheDir: cfg.CacheDir, Logger: s.log, LongGuestCgroup: cfg.LongGuestCgroup}); err != nil {
+	if s.runtime, err = runtime.New(ctx, runtime.Config{CompilationCacheDir: cfg.CacheDir, Logger: s.log,
+		LongGuestCgroup: cfg.LongGuestCgroup, DenyPrivateOutbound: cfg.DenyPrivateOutbound}); err != nil {
 		return err
 	}
 	if s.registry, err = functions.NewRegistry(s.pool, cfg.Schema, s.validateModule); err != nil {
