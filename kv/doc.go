@@ -16,6 +16,11 @@
 // value, so counters read back as text ("42"). Every call is one
 // statement: Increment and CompareAndSet are atomic under concurrency.
 //
+// Table kv_usage counts what each account's stores hold (a trigger on
+// kv_entries keeps it); Stores.WithQuota refuses, with ErrQuota, a write
+// that would take an account past its Quota of entries and bytes, and
+// Usage reads the count.
+//
 //	store, err := kv.New(pool, "sluice")
 //	err = store.Set(ctx, account, "sessions", []byte("u1"), []byte("token"), time.Hour)
 //	n, err := store.Increment(ctx, account, "counts", []byte("visits"), 1)

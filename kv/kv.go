@@ -41,7 +41,19 @@ var (
 	// ErrInvalid: a bad store name, key, value size or ttl, or an
 	// increment of a value that is not a decimal integer.
 	ErrInvalid = errors.New("invalid")
+	// ErrQuota: the write would take the account's stores past its Quota.
+	ErrQuota = errors.New("quota exceeded")
 )
+
+// Quota bounds what all the stores of one account hold together: entries,
+// and bytes of keys plus values (expired entries count until swept; an
+// increment counts its value as 20 bytes). Zero means no limit. A write
+// that grows nothing (an existing key given a value no larger) always
+// passes, so an account over a lowered quota can still shrink.
+type Quota struct {
+	Entries int64
+	Bytes   int64
+}
 
 // Entry is one live key of a store.
 type Entry struct {
@@ -54,8 +66,9 @@ type Entry struct {
 // Stores are the key-value stores of every account on one database. It is
 // safe for concurrent use.
 type Stores struct {
-	pool *pgxpool.Pool
-	q    namedsql.Statements
+	pool  *pgxpool.Pool
+	q     namedsql.Statements
+	quota func(ctx context.Context, account string) (Quota, error)
 }
 
 // New returns the stores of the migrated schema.
@@ -91,6 +104,59 @@ func ttlMS(ttl time.Duration) int64 {
 	return int64((ttl + time.Millisecond - 1) / time.Millisecond)
 }
 
+// WithQuota returns the same stores, refusing with ErrQuota a write that
+// would take an account past quota(account). The quota is checked in the
+// statement that writes, against what the account's stores hold when it
+// runs: writes at once may pass it by as many as run together.
+func (s *Stores) WithQuota(quota func(ctx context.Context, account string) (Quota, error)) *Stores {
+	c := *s
+	c.quota = quota
+	return &c
+}
+
+// Usage returns what the stores of account hold together: entries, and
+// bytes of keys plus values, expired entries included until swept.
+func (s *Stores) Usage(ctx context.Context, account string) (Quota, error) {
+	var u Quota
+	if err := s.pool.QueryRow(ctx, s.q.Get("usage"), account).Scan(&u.Entries, &u.Bytes); err != nil {
+		return Quota{}, fmt.Errorf("kv: usage of account %s: %w", account, err)
+	}
+	return u, nil
+}
+
+// quotaOf returns account's quota (zero without WithQuota).
+func (s *Stores) quotaOf(ctx context.Context, account string) (Quota, error) {
+	if s.quota == nil {
+		return Quota{}, nil
+	}
+	q, err := s.quota(ctx, account)
+	if err != nil {
+		return Quota{}, fmt.Errorf("kv: quota of account %s: %w", account, err)
+	}
+	return q, nil
+}
+
+// overQuota is the error of a write to store refused for account's quota q.
+func (s *Stores) overQuota(ctx context.Context, account, store string, q Quota) error {
+	u, err := s.Usage(ctx, account)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("kv: %w: write to store %s: account %s's stores hold %d entries and %d bytes (keys plus values), and its quota is %s; delete keys, or ask the operator to raise the quota",
+		ErrQuota, store, account, u.Entries, u.Bytes, q)
+}
+
+// String names the quota's bounds, for errors.
+func (q Quota) String() string {
+	part := func(n int64, what string) string {
+		if n == 0 {
+			return "any number of " + what
+		}
+		return fmt.Sprintf("%d %s", n, what)
+	}
+	return part(q.Entries, "entries") + " and " + part(q.Bytes, "bytes")
+}
+
 // Get returns the value of key in store of account, or found false.
 func (s *Stores) Get(ctx context.Context, account, store string, key []byte) ([]byte, bool, error) {
 	if err := check(store, key); err != nil {
@@ -115,7 +181,16 @@ func (s *Stores) Set(ctx context.Context, account, store string, key, value []by
 	if err := checkValue(store, value, ttl); err != nil {
 		return err
 	}
-	if _, err := s.pool.Exec(ctx, s.q.Get("set"), account, store, key, nonNil(value), ttlMS(ttl)); err != nil {
+	q, err := s.quotaOf(ctx, account)
+	if err != nil {
+		return err
+	}
+	var ok bool
+	err = s.pool.QueryRow(ctx, s.q.Get("set"), account, store, key, nonNil(value), ttlMS(ttl), q.Entries, q.Bytes).Scan(&ok)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.overQuota(ctx, account, store, q)
+	}
+	if err != nil {
 		return fmt.Errorf("kv: set in store %s of account %s: %w", store, account, err)
 	}
 	return nil
@@ -144,8 +219,15 @@ func (s *Stores) Increment(ctx context.Context, account, store string, key []byt
 	if err := check(store, key); err != nil {
 		return 0, err
 	}
+	q, err := s.quotaOf(ctx, account)
+	if err != nil {
+		return 0, err
+	}
 	var n int64
-	err := s.pool.QueryRow(ctx, s.q.Get("increment"), account, store, key, delta).Scan(&n)
+	err = s.pool.QueryRow(ctx, s.q.Get("increment"), account, store, key, delta, q.Entries, q.Bytes).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, s.overQuota(ctx, account, store, q)
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22")) { // data exceptions: not an integer, overflow, bad UTF-8
 		return 0, fmt.Errorf("kv: %w: increment key in store %s: the value is not a 64-bit decimal integer or would overflow", ErrInvalid, store)
@@ -166,15 +248,31 @@ func (s *Stores) CompareAndSet(ctx context.Context, account, store string, key, 
 	if err := checkValue(store, value, ttl); err != nil {
 		return false, err
 	}
+	q, err := s.quotaOf(ctx, account)
+	if err != nil {
+		return false, err
+	}
 	var row pgx.Row
 	if old == nil {
-		row = s.pool.QueryRow(ctx, s.q.Get("insert_if_absent"), account, store, key, nonNil(value), ttlMS(ttl))
+		row = s.pool.QueryRow(ctx, s.q.Get("insert_if_absent"), account, store, key, nonNil(value), ttlMS(ttl), q.Entries, q.Bytes)
 	} else {
-		row = s.pool.QueryRow(ctx, s.q.Get("compare_and_set"), account, store, key, old, nonNil(value), ttlMS(ttl))
+		row = s.pool.QueryRow(ctx, s.q.Get("compare_and_set"), account, store, key, old, nonNil(value), ttlMS(ttl), q.Entries, q.Bytes)
 	}
 	var ok bool
-	err := row.Scan(&ok)
+	err = row.Scan(&ok)
 	if errors.Is(err, pgx.ErrNoRows) {
+		// Not set: another value (or, with old nil, a live key), or the quota.
+		if q == (Quota{}) {
+			return false, nil
+		}
+		var within bool
+		if err := s.pool.QueryRow(ctx, s.q.Get("within_quota"), account, store, key, int64(len(key)+len(value)),
+			q.Entries, q.Bytes).Scan(&within); err != nil {
+			return false, fmt.Errorf("kv: compare-and-set in store %s of account %s: %w", store, account, err)
+		}
+		if !within {
+			return false, s.overQuota(ctx, account, store, q)
+		}
 		return false, nil
 	}
 	if err != nil {

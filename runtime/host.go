@@ -309,6 +309,9 @@ func (hc *hostCalls) kvFailed(op, store string, err error) Errno {
 	if errors.Is(err, ErrKVInvalid) {
 		return hc.fail(ErrnoInvalid, "%s %s: %v", op, store, err)
 	}
+	if errors.Is(err, ErrKVLimit) {
+		return hc.fail(ErrnoLimit, "%s %s: %v", op, store, err)
+	}
 	return hc.fail(ErrnoFailed, "%s %s: %v", op, store, err)
 }
 

@@ -245,6 +245,9 @@ func (k *memKV) Get(_ context.Context, store string, key []byte) ([]byte, bool, 
 }
 
 func (k *memKV) Set(_ context.Context, store string, key, value []byte, _ time.Duration) error {
+	if store == "full" {
+		return fmt.Errorf("the account's stores are at their quota: %w", runtime.ErrKVLimit)
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.m[store+"/"+string(key)] = string(value)
@@ -286,7 +289,7 @@ func TestHostKV(t *testing.T) {
 	t.Parallel()
 	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
 		rt, _ := newRuntime(t)
-		f := load(t, rt, "runtime/testdata/hostcalls", mode, runtime.FunctionConfig{Stores: []string{"counts", "sessions"},
+		f := load(t, rt, "runtime/testdata/hostcalls", mode, runtime.FunctionConfig{Stores: []string{"counts", "sessions", "full"},
 			KV: &memKV{m: map[string]string{}}, MaxKVValueBytes: 100})
 		old := "a"
 		out, res := ops(t, f,
@@ -303,13 +306,15 @@ func TestHostKV(t *testing.T) {
 			map[string]any{"op": "get", "store": "other", "key": "k"},
 			map[string]any{"op": "bigvalue", "store": "sessions", "key": "big", "n": 101},
 			map[string]any{"op": "set", "store": "sessions", "key": "", "value": "x"},
+			map[string]any{"op": "set", "store": "full", "key": "k", "value": "x"},
 		)
 		want := []string{"error not found: kv_get sessions: key not found", "ok", "ok a",
 			"error conflict: kv_compare_and_set sessions: the key holds another value", "ok", "ok b", "ok",
 			"error not found: kv_delete sessions: key not found", "ok 6", "ok -1",
-			`error denied: kv_open: store "other" is not listed in the function's stores ["counts" "sessions"]`,
+			`error denied: kv_open: store "other" is not listed in the function's stores ["counts" "sessions" "full"]`,
 			"error limit reached: kv_set: value of 101 bytes is over the limit of 100",
-			"error invalid: kv_set: key of 0 bytes: use 1 to 1024 bytes"}
+			"error invalid: kv_set: key of 0 bytes: use 1 to 1024 bytes",
+			"error limit reached: kv_set full: the account's stores are at their quota: limit"}
 		for i := range want {
 			if out[i] != want[i] {
 				t.Errorf("op %d: %q, want %q", i+1, out[i], want[i])

@@ -31,6 +31,10 @@ type KV interface {
 // incrementing a value that is not an integer).
 var ErrKVInvalid = errors.New("invalid")
 
+// ErrKVLimit marks a KV write refused because the function's account is
+// at its key-value quota; the guest gets errno limit.
+var ErrKVLimit = errors.New("limit")
+
 // Key-value bounds.
 const (
 	// MaxKVKeyBytes caps a key.

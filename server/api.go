@@ -432,6 +432,8 @@ func (a *api) toAPIError(err error) *apiError {
 		return errorf(http.StatusBadRequest, "invalid_name", "%s", trimPkg(err))
 	case errors.Is(err, functions.ErrInvalidConfig), errors.Is(err, functions.ErrInvalidModule), errors.Is(err, kv.ErrInvalid):
 		return badRequest("%s", trimPkg(err))
+	case errors.Is(err, kv.ErrQuota):
+		return errorf(http.StatusForbidden, "limit_exceeded", "%s", trimPkg(err))
 	case errors.Is(err, functions.ErrNoRollback):
 		return errorf(http.StatusConflict, "conflict", "%s", trimPkg(err))
 	case errors.Is(err, webhook.ErrSignatureMismatch):

@@ -7,8 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/kv"
 )
 
 // AccountLimits bound what one account may create through the HTTP API
@@ -30,11 +34,17 @@ type AccountLimits struct {
 	// ModuleBytes is the size of the account's distinct stored modules,
 	// every version of every function (default 512 MiB).
 	ModuleBytes int64
+	// KVEntries and KVBytes bound what the account's key-value stores
+	// hold together: entries (default 1,000,000) and bytes of keys plus
+	// values (default 1 GiB). Unlike the others they hold for every
+	// write, by functions as through the API (kv.Quota).
+	KVEntries, KVBytes int64
 }
 
 // DefaultLimits are the limits of a server whose Config.Limits leaves
 // them out.
-var DefaultLimits = AccountLimits{Queues: 1000, Functions: 100, Triggers: 1000, Hooks: 100, Keys: 100, Topics: 1000, ModuleBytes: 512 << 20}
+var DefaultLimits = AccountLimits{Queues: 1000, Functions: 100, Triggers: 1000, Hooks: 100, Keys: 100, Topics: 1000,
+	ModuleBytes: 512 << 20, KVEntries: 1_000_000, KVBytes: 1 << 30}
 
 // withDefaults fills the zero fields of l from d.
 func (l AccountLimits) withDefaults(d AccountLimits) AccountLimits {
@@ -46,16 +56,21 @@ func (l AccountLimits) withDefaults(d AccountLimits) AccountLimits {
 	}
 	l.Queues, l.Functions, l.Triggers = pick(l.Queues, d.Queues), pick(l.Functions, d.Functions), pick(l.Triggers, d.Triggers)
 	l.Hooks, l.Keys, l.Topics = pick(l.Hooks, d.Hooks), pick(l.Keys, d.Keys), pick(l.Topics, d.Topics)
-	if l.ModuleBytes == 0 {
-		l.ModuleBytes = d.ModuleBytes
+	pick64 := func(v, def int64) int64 {
+		if v == 0 {
+			return def
+		}
+		return v
 	}
+	l.ModuleBytes, l.KVEntries, l.KVBytes = pick64(l.ModuleBytes, d.ModuleBytes), pick64(l.KVEntries, d.KVEntries), pick64(l.KVBytes, d.KVBytes)
 	return l
 }
 
 // SetAccountLimits sets the limits of one account; a zero field takes
 // the server's (Config.Limits). The account must exist.
 func (s *Server) SetAccountLimits(ctx context.Context, account string, l AccountLimits) error {
-	if l.Queues < 0 || l.Functions < 0 || l.Triggers < 0 || l.Hooks < 0 || l.Keys < 0 || l.Topics < 0 || l.ModuleBytes < 0 {
+	if l.Queues < 0 || l.Functions < 0 || l.Triggers < 0 || l.Hooks < 0 || l.Keys < 0 || l.Topics < 0 || l.ModuleBytes < 0 ||
+		l.KVEntries < 0 || l.KVBytes < 0 {
 		return fmt.Errorf("server: limits of account %s: %+v: use 0 (the server's) or more", account, l)
 	}
 	null := func(n int64) any {
@@ -65,10 +80,12 @@ func (s *Server) SetAccountLimits(ctx context.Context, account string, l Account
 		return n
 	}
 	_, err := s.pool.Exec(ctx, s.api.q.Get("set_account_limits"), account, null(int64(l.Queues)), null(int64(l.Functions)),
-		null(int64(l.Triggers)), null(int64(l.Hooks)), null(int64(l.Keys)), null(l.ModuleBytes), null(int64(l.Topics)))
+		null(int64(l.Triggers)), null(int64(l.Hooks)), null(int64(l.Keys)), null(l.ModuleBytes), null(int64(l.Topics)),
+		null(l.KVEntries), null(l.KVBytes))
 	if err != nil {
 		return fmt.Errorf("server: set limits of account %s: %w", account, err)
 	}
+	s.limitsCache.drop(account)
 	return nil
 }
 
@@ -76,8 +93,8 @@ func (s *Server) SetAccountLimits(ctx context.Context, account string, l Account
 // set, the server's otherwise.
 func (s *Server) AccountLimits(ctx context.Context, account string) (AccountLimits, error) {
 	var q, f, t, h, k, tp *int
-	var mb *int64
-	err := s.pool.QueryRow(ctx, s.api.q.Get("get_account_limits"), account).Scan(&q, &f, &t, &h, &k, &mb, &tp)
+	var mb, kve, kvb *int64
+	err := s.pool.QueryRow(ctx, s.api.q.Get("get_account_limits"), account).Scan(&q, &f, &t, &h, &k, &mb, &tp, &kve, &kvb)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s.cfg.Limits, nil
 	}
@@ -92,9 +109,13 @@ func (s *Server) AccountLimits(ctx context.Context, account string) (AccountLimi
 		return *p
 	}
 	l.Queues, l.Functions, l.Triggers, l.Hooks, l.Keys, l.Topics = deref(q), deref(f), deref(t), deref(h), deref(k), deref(tp)
-	if mb != nil {
-		l.ModuleBytes = *mb
+	deref64 := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
 	}
+	l.ModuleBytes, l.KVEntries, l.KVBytes = deref64(mb), deref64(kve), deref64(kvb)
 	return l.withDefaults(s.cfg.Limits), nil
 }
 
@@ -161,4 +182,63 @@ func (a *api) checkDeployLimits(ctx context.Context, account, name string, modul
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// Accounts' limits are cached this long for the checks made on every
+// key-value write (kvQuota); a change made by another server process
+// holds here after at most this long.
+const (
+	limitsCacheTTL  = 5 * time.Second
+	limitsCacheSize = 10_000
+)
+
+// limitsCache keeps accounts' limits for limitsCacheTTL. The zero value is
+// empty and ready.
+type limitsCache struct {
+	mu sync.Mutex
+	m  map[string]cachedLimits
+}
+
+type cachedLimits struct {
+	l  AccountLimits
+	at time.Time
+}
+
+func (c *limitsCache) get(account string, now time.Time) (AccountLimits, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[account]
+	if !ok || now.Sub(e.at) > limitsCacheTTL {
+		return AccountLimits{}, false
+	}
+	return e.l, true
+}
+
+func (c *limitsCache) put(account string, l AccountLimits, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= limitsCacheSize {
+		c.m = map[string]cachedLimits{}
+	}
+	c.m[account] = cachedLimits{l: l, at: now}
+}
+
+func (c *limitsCache) drop(account string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, account)
+}
+
+// kvQuota is account's key-value quota (kv.Stores.WithQuota): its
+// KVEntries and KVBytes limits, cached for limitsCacheTTL.
+func (s *Server) kvQuota(ctx context.Context, account string) (kv.Quota, error) {
+	l, ok := s.limitsCache.get(account, time.Now())
+	if !ok {
+		var err error
+		if l, err = s.AccountLimits(ctx, account); err != nil {
+			return kv.Quota{}, err
+		}
+		s.limitsCache.put(account, l, time.Now())
+	}
+	return kv.Quota{Entries: l.KVEntries, Bytes: l.KVBytes}, nil
 }

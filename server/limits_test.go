@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
+	"github.com/sluicehq/sluice/runtime"
+	"github.com/sluicehq/sluice/triggers"
 )
 
 // TestAccountLimits: an account creates at most its limits of queues,
@@ -128,5 +131,35 @@ func TestAccountSlots(t *testing.T) {
 	s.give("a")
 	if !s.take("a", 1) {
 		t.Fatal("take after give")
+	}
+}
+
+// TestKVQuota: an account's key-value stores hold at most its quota of
+// entries (403 limit_exceeded beyond, naming what they hold), through the
+// API and for its functions alike (the engine's stores are the server's);
+// a raised limit holds at once in the process that set it.
+func TestKVQuota(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, func(c *Config) { c.Limits = AccountLimits{KVEntries: 2} })
+	acct, _ := e.admin("")
+	tok := e.key(acct, []string{ScopeAllKV})
+	e.kvPut(tok, acct, "s", "a", "1", "").expect(204)
+	e.kvPut(tok, acct, "other", "b", "2", "").expect(204)
+	r := e.kvPut(tok, acct, "s", "c", "3", "")
+	r.expectError(403, "limit_exceeded")
+	if !strings.Contains(string(r.body), "hold 2 entries") || !strings.Contains(string(r.body), "quota is 2 entries") {
+		t.Errorf("the refusal does not say what the stores hold and the quota: %s", r.body)
+	}
+	e.kvPut(tok, acct, "s", "a", "9", "").expect(204) // an overwrite grows nothing
+	fn := triggers.AccountKV(e.srv.KV(), acct)
+	if err := fn.Set(context.Background(), "s", []byte("c"), []byte("3"), 0); !errors.Is(err, runtime.ErrKVLimit) {
+		t.Fatalf("a function's write past the quota: %v, want runtime.ErrKVLimit (errno limit)", err)
+	}
+	if err := e.srv.SetAccountLimits(context.Background(), acct, AccountLimits{KVEntries: 3}); err != nil {
+		t.Fatal(err)
+	}
+	e.kvPut(tok, acct, "s", "c", "3", "").expect(204)
+	if l, err := e.srv.AccountLimits(context.Background(), acct); err != nil || l.KVEntries != 3 || l.KVBytes != DefaultLimits.KVBytes {
+		t.Fatalf("limits after the raise: %+v, %v", l, err)
 	}
 }

@@ -20,12 +20,13 @@ UPDATE {{schema}}.access_keys SET revoked_at = coalesce(revoked_at, now())
 RETURNING id
 
 -- name: get_account_limits
-SELECT queues, functions, triggers, hooks, keys, module_bytes, topics
+SELECT queues, functions, triggers, hooks, keys, module_bytes, topics, kv_entries, kv_bytes
   FROM {{schema}}.account_limits
  WHERE account = $1
 
 -- name: set_account_limits
-INSERT INTO {{schema}}.account_limits (account, queues, functions, triggers, hooks, keys, module_bytes, topics)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO {{schema}}.account_limits (account, queues, functions, triggers, hooks, keys, module_bytes, topics,
+                                      kv_entries, kv_bytes)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (account) DO UPDATE SET queues = $2, functions = $3, triggers = $4, hooks = $5, keys = $6,
-    module_bytes = $7, topics = $8, updated_at = now()
+    module_bytes = $7, topics = $8, kv_entries = $9, kv_bytes = $10, updated_at = now()

@@ -102,13 +102,15 @@ type Server struct {
 	hooks       *triggers.HookStore
 	keys        *keys.Store
 
-	engine   *triggers.Engine
-	api      *api
-	sweeper  *pgqueue.Sweeper
-	kv       *kv.Stores
-	kvSweeps int // calls of sweepKV, on the sweeper goroutine only
-	http     *http.Server
-	ln       net.Listener
+	engine  *triggers.Engine
+	api     *api
+	sweeper *pgqueue.Sweeper
+	kv      *kv.Stores
+	// limitsCache holds accounts' limits for kvQuota.
+	limitsCache limitsCache
+	kvSweeps    int // calls of sweepKV, on the sweeper goroutine only
+	http        *http.Server
+	ln          net.Listener
 
 	metricsHTTP *http.Server
 	metricsLn   net.Listener
@@ -209,6 +211,7 @@ func (s *Server) open(ctx context.Context) error {
 	if s.kv, err = kv.New(s.pool, cfg.Schema); err != nil {
 		return err
 	}
+	s.kv = s.kv.WithQuota(s.kvQuota)
 	ec := cfg.Engine
 	ec.Pool, ec.Schema, ec.Queue, ec.Listener, ec.Registry, ec.Runtime, ec.KV, ec.Logger =
 		s.pool, cfg.Schema, s.queue, s.listener, s.registry, s.runtime, s.kv, s.log

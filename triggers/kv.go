@@ -23,6 +23,9 @@ func kvErr(err error) error {
 	if errors.Is(err, kv.ErrInvalid) {
 		return fmt.Errorf("%w: %w", runtime.ErrKVInvalid, err)
 	}
+	if errors.Is(err, kv.ErrQuota) {
+		return fmt.Errorf("%w: %w", runtime.ErrKVLimit, err)
+	}
 	return err
 }
 

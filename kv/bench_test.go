@@ -1,0 +1,49 @@
+package kv_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/internal/pgtest"
+	"github.com/sluicehq/sluice/kv"
+	"github.com/sluicehq/sluice/pgqueue"
+)
+
+// BenchmarkSet: Set of a 100-byte value at one of 10,000 keys of one
+// account, one writer, commits not waiting for the disk (so that the
+// statement's own cost shows, not the fsync's), without a quota and with
+// one (kv_usage is kept either way; the quota adds its check to the
+// statement). BENCHMARKS.md, "Key-value quota".
+func BenchmarkSet(b *testing.B) {
+	for _, quota := range []kv.Quota{{}, {Entries: 1_000_000, Bytes: 1 << 30}} {
+		b.Run(fmt.Sprintf("quota=%v", quota != (kv.Quota{})), func(b *testing.B) {
+			durable, schema := pgtest.Schema(b, pgqueue.Migrations, kv.Migrations)
+			cfg := durable.Config().Copy()
+			cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+			pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer pool.Close()
+			s, err := kv.New(pool, schema)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if quota != (kv.Quota{}) {
+				s = s.WithQuota(func(context.Context, string) (kv.Quota, error) { return quota, nil })
+			}
+			value := make([]byte, 100)
+			rng := rand.New(rand.NewPCG(1, 1))
+			b.ResetTimer()
+			for range b.N {
+				if err := s.Set(context.Background(), pgqueue.DefaultAccount, "bench", fmt.Appendf(nil, "k%d", rng.IntN(10_000)), value, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
