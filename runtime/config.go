@@ -83,6 +83,10 @@ type FunctionConfig struct {
 	// HTTPRequestTimeout caps one request, redirects included; the
 	// batch's deadline caps it too.
 	HTTPRequestTimeout time.Duration
+	// RefuseOutbound, when set, refuses every http_request the allow-list
+	// lets through, before sending it, with errno denied and this reason
+	// (a dry run: a call would be a side effect).
+	RefuseOutbound string
 
 	// Stores are the key-value stores the guest may open with kv_open;
 	// KV serves them (required when Stores is not empty).

@@ -205,6 +205,9 @@ func hostHTTPRequest(ctx context.Context, hc *hostCalls, m api.Module, stack []u
 	if err := hc.f.outbound.allowed(u); err != nil {
 		return hc.fail(ErrnoDenied, "http_request: %v", err)
 	}
+	if cfg.RefuseOutbound != "" {
+		return hc.fail(ErrnoDenied, "http_request %s %s: %s", req.Method, u.Redacted(), cfg.RefuseOutbound)
+	}
 	if hc.stats.HTTPRequests >= cfg.MaxHTTPRequests {
 		return hc.fail(ErrnoLimit, "http_request: over the limit of %d requests per invocation", cfg.MaxHTTPRequests)
 	}

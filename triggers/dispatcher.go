@@ -41,6 +41,9 @@ type active struct {
 	// queue settings (queue triggers)
 	visibility      time.Duration
 	maxReceiveCount int
+	// dryRun loads the function for a dry-run invoke: its key-value
+	// writes stay in the run (dryRunKV) and its HTTP calls are refused.
+	dryRun bool
 }
 
 // runKey says when a running dispatcher must be replaced: any change of the

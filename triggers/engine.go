@@ -377,6 +377,12 @@ func (e *Engine) load(ctx context.Context, a *active) (*runtime.Function, error)
 			return nil, fmt.Errorf("function %s version %d lists stores %q but the engine has no key-value stores", a.Function, a.version, a.capabilities.Stores)
 		}
 		rc.Stores, rc.KV = a.capabilities.Stores, accountKV{e.cfg.KV, a.Account}
+		if a.dryRun {
+			rc.KV = newDryRunKV(rc.KV)
+		}
+	}
+	if a.dryRun {
+		rc.RefuseOutbound = "not sent: a dry run makes no outbound calls"
 	}
 	fn, err := e.cfg.Runtime.Load(ctx, module, rc)
 	if err != nil {

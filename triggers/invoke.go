@@ -36,9 +36,12 @@ type InvokeRequest struct {
 	// Messages are the batch (1 to MaxInvokeMessages). Their ids in the
 	// function's input are "1", "2", ... in order; each is attempt 1.
 	Messages []InvokeMessage
-	// DryRun returns what the function emitted without sending it. Without
-	// it, the emits go out like a triggered run's: in the transaction that
-	// writes the invocation record, those for failed messages dropped.
+	// DryRun runs the function without side effects: its emits are
+	// returned, not sent; its key-value writes are seen by its own later
+	// reads and then dropped (the stores are unchanged); its HTTP calls
+	// are refused (errno denied) before they are sent. Without it, the
+	// emits go out like a triggered run's: in the transaction that writes
+	// the invocation record, those for failed messages dropped.
 	DryRun bool
 }
 
@@ -107,7 +110,8 @@ func (e *Engine) Invoke(ctx context.Context, req InvokeRequest) (InvokeResult, e
 		return out, err
 	}
 	a := &active{Trigger: Trigger{Account: req.Account, Function: req.Function, Concurrency: 1},
-		version: v.Number, sha256: v.SHA256, memoryMiB: v.MemoryMiB, timeout: v.Timeout, env: v.Env, capabilities: v.Capabilities}
+		version: v.Number, sha256: v.SHA256, memoryMiB: v.MemoryMiB, timeout: v.Timeout, env: v.Env, capabilities: v.Capabilities,
+		dryRun: req.DryRun}
 	fn, err := e.load(ctx, a)
 	if err != nil {
 		return out, err

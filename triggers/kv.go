@@ -1,9 +1,12 @@
 package triggers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/kv"
@@ -57,3 +60,89 @@ func (a accountKV) CompareAndSet(ctx context.Context, store string, key, old, va
 // calls from the stores of account in s (what the engine gives each
 // function; `sluice invoke` and tests use it too).
 func AccountKV(s *kv.Stores, account string) runtime.KV { return accountKV{s: s, account: account} }
+
+// dryRunKV serves the kv_* calls of a dry-run invoke: reads see the
+// account's stores and the run's own writes, and the writes stay in the run
+// and are dropped with it. Expiries are not kept: a run lasts less than
+// any the guest can set matters for.
+type dryRunKV struct {
+	base runtime.KV
+	mu   sync.Mutex
+	// writes holds the run's writes by store and key; a nil value is a
+	// delete.
+	writes map[string][]byte
+}
+
+func newDryRunKV(base runtime.KV) *dryRunKV {
+	return &dryRunKV{base: base, writes: map[string][]byte{}}
+}
+
+func dryRunKey(store string, key []byte) string { return store + "\x00" + string(key) }
+
+// get reads through the run's writes; the caller holds mu.
+func (d *dryRunKV) get(ctx context.Context, store string, key []byte) ([]byte, bool, error) {
+	if v, ok := d.writes[dryRunKey(store, key)]; ok {
+		return v, v != nil, nil
+	}
+	return d.base.Get(ctx, store, key)
+}
+
+func (d *dryRunKV) Get(ctx context.Context, store string, key []byte) ([]byte, bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v, ok, err := d.get(ctx, store, key)
+	return bytes.Clone(v), ok, err
+}
+
+func (d *dryRunKV) Set(_ context.Context, store string, key, value []byte, _ time.Duration) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.writes[dryRunKey(store, key)] = append([]byte{}, value...)
+	return nil
+}
+
+func (d *dryRunKV) Delete(ctx context.Context, store string, key []byte) (bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok, err := d.get(ctx, store, key)
+	if err != nil {
+		return false, err
+	}
+	d.writes[dryRunKey(store, key)] = nil
+	return ok, nil
+}
+
+func (d *dryRunKV) Increment(ctx context.Context, store string, key []byte, delta int64) (int64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v, ok, err := d.get(ctx, store, key)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	if ok {
+		if n, err = strconv.ParseInt(string(v), 10, 64); err != nil {
+			return 0, fmt.Errorf("%w: increment key in store %s: the value is not a 64-bit decimal integer", runtime.ErrKVInvalid, store)
+		}
+	}
+	if delta > 0 && n > (1<<63-1)-delta || delta < 0 && n < -(1<<63)-delta {
+		return 0, fmt.Errorf("%w: increment key in store %s: the value would overflow", runtime.ErrKVInvalid, store)
+	}
+	n += delta
+	d.writes[dryRunKey(store, key)] = strconv.AppendInt(nil, n, 10)
+	return n, nil
+}
+
+func (d *dryRunKV) CompareAndSet(ctx context.Context, store string, key, old, value []byte, _ time.Duration) (bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cur, ok, err := d.get(ctx, store, key)
+	if err != nil {
+		return false, err
+	}
+	if old == nil && ok || old != nil && (!ok || !bytes.Equal(cur, old)) {
+		return false, nil
+	}
+	d.writes[dryRunKey(store, key)] = append([]byte{}, value...)
+	return true, nil
+}

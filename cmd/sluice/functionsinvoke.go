@@ -25,7 +25,7 @@ func functionsInvoke(ctx context.Context, args []string, stdout, _ io.Writer) er
 	f.IntVar(&o.Version, "version", 0, "run this version")
 	f.Var(&bodies, "body", "a message body as JSON or relaxed {key:value} (repeat for more messages)")
 	file := f.String("file", "", `read the batch from FILE (- for stdin): {"messages": [{"body": ..., "headers": {...}}]}, {"bodies": [...]}, a JSON array of bodies, or a sluice invoke input such as the batch.json of sluice new (its ids, attempts and trigger are not sent)`)
-	f.BoolVar(&o.DryRun, "dry-run", false, "return what the function emits without sending it")
+	f.BoolVar(&o.DryRun, "dry-run", false, "run without side effects: return the emits without sending them, keep key-value writes to the run, refuse HTTP calls")
 	pos, err := f.parse(args, stdout, "NAME")
 	if err != nil {
 		return err
