@@ -119,6 +119,15 @@ func (s *Server) AccountLimits(ctx context.Context, account string) (AccountLimi
 	return l.withDefaults(s.cfg.Limits), nil
 }
 
+// Revoked keys stay listed (and refused by name at authentication) for
+// revokedKeysKept after their revocation; an account holds at most
+// revokedKeysFactor times its Keys limit of keys, live and revoked.
+const (
+	revokedKeysKept     = 30 * 24 * time.Hour
+	revokedKeysKeptText = "30 days"
+	revokedKeysFactor   = 10
+)
+
 // limitExceeded is the 403 of a create beyond an account's limit.
 func limitExceeded(account, what string, limit int64) error {
 	return errorf(http.StatusForbidden, "limit_exceeded",

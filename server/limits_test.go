@@ -7,10 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
 	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/triggers"
+	"github.com/sluicehq/sluice/wire"
 )
 
 // TestAccountLimits: an account creates at most its limits of queues,
@@ -161,5 +164,36 @@ func TestKVQuota(t *testing.T) {
 	e.kvPut(tok, acct, "s", "c", "3", "").expect(204)
 	if l, err := e.srv.AccountLimits(context.Background(), acct); err != nil || l.KVEntries != 3 || l.KVBytes != DefaultLimits.KVBytes {
 		t.Fatalf("limits after the raise: %+v, %v", l, err)
+	}
+}
+
+// TestRevokedKeysAreBounded: an account holds at most 10 times its keys
+// limit of keys, live and revoked (403 limit_exceeded beyond, saying so);
+// revoked keys older than 30 days are deleted when it creates a key.
+func TestRevokedKeysAreBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, func(c *Config) { c.Limits = AccountLimits{Keys: 2} })
+	acct, tok := e.admin("")
+	v := "/v1/accounts/" + acct
+	var k struct{ ID, Secret string }
+	for range 19 { // with the admin key, 20 keys: 1 live, 19 revoked
+		e.do(tok, "POST", v+"/keys", `{"scopes":["mq:send"]}`).expect(201).decode(&k)
+		e.do(tok, "DELETE", v+"/keys/"+k.ID, "").expect(204)
+	}
+	r := e.do(tok, "POST", v+"/keys", `{"scopes":["mq:send"]}`)
+	r.expectError(403, "limit_exceeded")
+	if !strings.Contains(string(r.body), "19 of them revoked") || !strings.Contains(string(r.body), "may hold 20") {
+		t.Errorf("the refusal does not say what counts: %s", r.body)
+	}
+	// 31 days later the revoked keys are gone at the next create.
+	if _, err := e.srv.pool.Exec(context.Background(), `UPDATE `+pgx.Identifier{e.srv.cfg.Schema}.Sanitize()+
+		`.access_keys SET revoked_at = revoked_at - interval '31 days' WHERE revoked_at IS NOT NULL`); err != nil {
+		t.Fatal(err)
+	}
+	e.do(tok, "POST", v+"/keys", `{"scopes":["mq:send"]}`).expect(201)
+	var list wire.KeyList
+	e.do(tok, "GET", v+"/keys", "").expect(200).decode(&list)
+	if len(list.Keys) != 2 {
+		t.Fatalf("keys after the old revoked ones went: %d, want 2 (the admin key and the new one)", len(list.Keys))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"net/http"
@@ -882,6 +883,9 @@ func (a *api) createKey(w http.ResponseWriter, r *http.Request, c *call) error {
 			}
 		}
 	}
+	if _, err := a.s.pool.Exec(r.Context(), a.q.Get("delete_old_revoked_keys"), c.account, revokedKeysKept); err != nil {
+		return fmt.Errorf("server: delete old revoked keys of account %s: %w", c.account, err)
+	}
 	keys, err := a.s.ListKeys(r.Context(), c.account)
 	if err != nil {
 		return err
@@ -894,6 +898,17 @@ func (a *api) createKey(w http.ResponseWriter, r *http.Request, c *call) error {
 	}
 	if err := a.checkLimit(r.Context(), c.account, "keys", live); err != nil {
 		return err
+	}
+	// Revoked keys are rows too: an account that creates and revokes keys
+	// in a loop keeps at most revokedKeysFactor times its limit of them.
+	l, err := a.s.AccountLimits(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	if len(keys) >= revokedKeysFactor*l.Keys {
+		return errorf(http.StatusForbidden, "limit_exceeded",
+			"account %s holds %d keys, %d of them revoked in the last %s, and may hold %d live and revoked together; revoked keys are deleted %s after their revocation",
+			c.account, len(keys), len(keys)-live, revokedKeysKeptText, revokedKeysFactor*l.Keys, revokedKeysKeptText)
 	}
 	id, secret, err := a.s.CreateKey(r.Context(), c.account, req.Scopes, req.Queues, req.Description)
 	if err != nil {

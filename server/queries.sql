@@ -30,3 +30,9 @@ INSERT INTO {{schema}}.account_limits (account, queues, functions, triggers, hoo
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (account) DO UPDATE SET queues = $2, functions = $3, triggers = $4, hooks = $5, keys = $6,
     module_bytes = $7, topics = $8, kv_entries = $9, kv_bytes = $10, updated_at = now()
+
+-- name: delete_old_revoked_keys
+-- Revoked keys are kept (listed, and refused by name at authentication)
+-- for $2 after their revocation, then deleted when the account creates a
+-- key.
+DELETE FROM {{schema}}.access_keys WHERE account = $1 AND revoked_at < now() - $2::interval
