@@ -109,6 +109,14 @@ func errorf(status int, code, format string, args ...any) *apiError {
 	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// tooManyRequests is a 429 asking the client to retry after retryAfter
+// seconds.
+func tooManyRequests(retryAfter int, format string, args ...any) *apiError {
+	e := errorf(http.StatusTooManyRequests, "too_many_requests", format, args...)
+	e.RetryAfter = retryAfter
+	return e
+}
+
 func badRequest(format string, args ...any) *apiError {
 	return errorf(http.StatusBadRequest, "invalid_argument", format, args...)
 }

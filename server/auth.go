@@ -277,9 +277,7 @@ func (a *api) authenticate(r *http.Request) (*keyRecord, error) {
 
 func tooManyFailures(wait time.Duration) error {
 	secs := int(wait.Seconds() + 0.999)
-	return &apiError{Status: http.StatusTooManyRequests, Code: "too_many_requests",
-		Message:    fmt.Sprintf("too many failed authentications from this address: retry in %d s", secs),
-		RetryAfter: secs}
+	return tooManyRequests(secs, "too many failed authentications from this address: retry in %d s", secs)
 }
 
 // clientAddr is the request's client IP (the peer's; forwarding headers

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -58,8 +57,7 @@ type deployJobs struct {
 // then it is a 429.
 func (d *deployJobs) start(account, function string, module []byte, deploy func(ctx context.Context) (functions.Deployment, error)) (*deployJob, error) {
 	if !d.compiling.take(account, maxAccountDeploys) {
-		return nil, &apiError{Status: http.StatusTooManyRequests, Code: "too_many_requests", RetryAfter: 5,
-			Message: fmt.Sprintf("account %s has %d deploys compiling on this server: wait for one to end (GET .../deployments/{id}), then retry", account, maxAccountDeploys)}
+		return nil, tooManyRequests(5, "account %s has %d deploys compiling on this server: wait for one to end (GET .../deployments/{id}), then retry", account, maxAccountDeploys)
 	}
 	var idb [12]byte
 	_, _ = rand.Read(idb[:])

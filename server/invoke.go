@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/sluicehq/sluice/triggers"
@@ -27,8 +26,7 @@ func (a *api) invokeFunction(w http.ResponseWriter, r *http.Request, c *call) er
 	case a.invokes <- struct{}{}:
 		defer func() { <-a.invokes }()
 	default:
-		return &apiError{Status: http.StatusTooManyRequests, Code: "too_many_requests", RetryAfter: 1,
-			Message: fmt.Sprintf("%d invocations are running on this server: retry in a second", maxInvokes)}
+		return tooManyRequests(1, "%d invocations are running on this server: retry in a second", maxInvokes)
 	}
 	body, err := readJSON(w, r, false)
 	if err != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -48,21 +49,9 @@ var DefaultLimits = AccountLimits{Queues: 1000, Functions: 100, Triggers: 1000, 
 
 // withDefaults fills the zero fields of l from d.
 func (l AccountLimits) withDefaults(d AccountLimits) AccountLimits {
-	pick := func(v, def int) int {
-		if v == 0 {
-			return def
-		}
-		return v
-	}
-	l.Queues, l.Functions, l.Triggers = pick(l.Queues, d.Queues), pick(l.Functions, d.Functions), pick(l.Triggers, d.Triggers)
-	l.Hooks, l.Keys, l.Topics = pick(l.Hooks, d.Hooks), pick(l.Keys, d.Keys), pick(l.Topics, d.Topics)
-	pick64 := func(v, def int64) int64 {
-		if v == 0 {
-			return def
-		}
-		return v
-	}
-	l.ModuleBytes, l.KVEntries, l.KVBytes = pick64(l.ModuleBytes, d.ModuleBytes), pick64(l.KVEntries, d.KVEntries), pick64(l.KVBytes, d.KVBytes)
+	l.Queues, l.Functions, l.Triggers = cmp.Or(l.Queues, d.Queues), cmp.Or(l.Functions, d.Functions), cmp.Or(l.Triggers, d.Triggers)
+	l.Hooks, l.Keys, l.Topics = cmp.Or(l.Hooks, d.Hooks), cmp.Or(l.Keys, d.Keys), cmp.Or(l.Topics, d.Topics)
+	l.ModuleBytes, l.KVEntries, l.KVBytes = cmp.Or(l.ModuleBytes, d.ModuleBytes), cmp.Or(l.KVEntries, d.KVEntries), cmp.Or(l.KVBytes, d.KVBytes)
 	return l
 }
 
@@ -92,40 +81,24 @@ func (s *Server) SetAccountLimits(ctx context.Context, account string, l Account
 // AccountLimits returns the limits that hold for account: its own where
 // set, the server's otherwise.
 func (s *Server) AccountLimits(ctx context.Context, account string) (AccountLimits, error) {
-	var q, f, t, h, k, tp *int
-	var mb, kve, kvb *int64
-	err := s.pool.QueryRow(ctx, s.api.q.Get("get_account_limits"), account).Scan(&q, &f, &t, &h, &k, &mb, &tp, &kve, &kvb)
+	var l AccountLimits
+	err := s.pool.QueryRow(ctx, s.api.q.Get("get_account_limits"), account).Scan(&l.Queues, &l.Functions, &l.Triggers,
+		&l.Hooks, &l.Keys, &l.ModuleBytes, &l.Topics, &l.KVEntries, &l.KVBytes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s.cfg.Limits, nil
 	}
 	if err != nil {
 		return AccountLimits{}, fmt.Errorf("server: limits of account %s: %w", account, err)
 	}
-	var l AccountLimits
-	deref := func(p *int) int {
-		if p == nil {
-			return 0
-		}
-		return *p
-	}
-	l.Queues, l.Functions, l.Triggers, l.Hooks, l.Keys, l.Topics = deref(q), deref(f), deref(t), deref(h), deref(k), deref(tp)
-	deref64 := func(p *int64) int64 {
-		if p == nil {
-			return 0
-		}
-		return *p
-	}
-	l.ModuleBytes, l.KVEntries, l.KVBytes = deref64(mb), deref64(kve), deref64(kvb)
 	return l.withDefaults(s.cfg.Limits), nil
 }
 
 // Revoked keys stay listed (and refused by name at authentication) for
-// revokedKeysKept after their revocation; an account holds at most
+// revokedKeysDays after their revocation; an account holds at most
 // revokedKeysFactor times its Keys limit of keys, live and revoked.
 const (
-	revokedKeysKept     = 30 * 24 * time.Hour
-	revokedKeysKeptText = "30 days"
-	revokedKeysFactor   = 10
+	revokedKeysDays   = 30
+	revokedKeysFactor = 10
 )
 
 // limitExceeded is the 403 of a create beyond an account's limit.
@@ -142,7 +115,7 @@ func (a *api) checkLimit(ctx context.Context, account, what string, have int) er
 	if err != nil {
 		return err
 	}
-	limit := map[string]int{"queues": l.Queues, "functions": l.Functions, "triggers": l.Triggers, "hooks": l.Hooks, "keys": l.Keys, "topics": l.Topics}[what]
+	limit := map[string]int{"queues": l.Queues, "functions": l.Functions, "triggers": l.Triggers, "hooks": l.Hooks, "topics": l.Topics}[what]
 	if have >= limit {
 		return limitExceeded(account, what, int64(limit))
 	}

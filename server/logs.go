@@ -93,8 +93,7 @@ func (a *api) streamLogs(w http.ResponseWriter, r *http.Request, c *call) error 
 	}
 
 	if !a.logStreams.take(c.account, maxAccountLogStreams) {
-		return &apiError{Status: http.StatusTooManyRequests, Code: "too_many_requests", RetryAfter: 5,
-			Message: fmt.Sprintf("account %s has %d log streams open on this server: close one, then retry", c.account, maxAccountLogStreams)}
+		return tooManyRequests(5, "account %s has %d log streams open on this server: close one, then retry", c.account, maxAccountLogStreams)
 	}
 	defer a.logStreams.give(c.account)
 	rc := http.NewResponseController(w)

@@ -883,7 +883,7 @@ func (a *api) createKey(w http.ResponseWriter, r *http.Request, c *call) error {
 			}
 		}
 	}
-	if _, err := a.s.pool.Exec(r.Context(), a.q.Get("delete_old_revoked_keys"), c.account, revokedKeysKept); err != nil {
+	if _, err := a.s.pool.Exec(r.Context(), a.q.Get("delete_old_revoked_keys"), c.account, revokedKeysDays); err != nil {
 		return fmt.Errorf("server: delete old revoked keys of account %s: %w", c.account, err)
 	}
 	keys, err := a.s.ListKeys(r.Context(), c.account)
@@ -896,19 +896,19 @@ func (a *api) createKey(w http.ResponseWriter, r *http.Request, c *call) error {
 			live++
 		}
 	}
-	if err := a.checkLimit(r.Context(), c.account, "keys", live); err != nil {
-		return err
-	}
-	// Revoked keys are rows too: an account that creates and revokes keys
-	// in a loop keeps at most revokedKeysFactor times its limit of them.
 	l, err := a.s.AccountLimits(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
+	if live >= l.Keys {
+		return limitExceeded(c.account, "keys", int64(l.Keys))
+	}
+	// Revoked keys are rows too: an account that creates and revokes keys
+	// in a loop keeps at most revokedKeysFactor times its limit of them.
 	if len(keys) >= revokedKeysFactor*l.Keys {
 		return errorf(http.StatusForbidden, "limit_exceeded",
-			"account %s holds %d keys, %d of them revoked in the last %s, and may hold %d live and revoked together; revoked keys are deleted %s after their revocation",
-			c.account, len(keys), len(keys)-live, revokedKeysKeptText, revokedKeysFactor*l.Keys, revokedKeysKeptText)
+			"account %s holds %d keys, %d of them revoked in the last %d days, and may hold %d live and revoked together; revoked keys are deleted %d days after their revocation",
+			c.account, len(keys), len(keys)-live, revokedKeysDays, revokedKeysFactor*l.Keys, revokedKeysDays)
 	}
 	id, secret, err := a.s.CreateKey(r.Context(), c.account, req.Scopes, req.Queues, req.Description)
 	if err != nil {

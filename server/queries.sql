@@ -20,7 +20,9 @@ UPDATE {{schema}}.access_keys SET revoked_at = coalesce(revoked_at, now())
 RETURNING id
 
 -- name: get_account_limits
-SELECT queues, functions, triggers, hooks, keys, module_bytes, topics, kv_entries, kv_bytes
+-- A NULL (the server's value) reads as 0, which withDefaults fills.
+SELECT coalesce(queues, 0), coalesce(functions, 0), coalesce(triggers, 0), coalesce(hooks, 0), coalesce(keys, 0),
+       coalesce(module_bytes, 0), coalesce(topics, 0), coalesce(kv_entries, 0), coalesce(kv_bytes, 0)
   FROM {{schema}}.account_limits
  WHERE account = $1
 
@@ -35,4 +37,4 @@ ON CONFLICT (account) DO UPDATE SET queues = $2, functions = $3, triggers = $4, 
 -- Revoked keys are kept (listed, and refused by name at authentication)
 -- for $2 after their revocation, then deleted when the account creates a
 -- key.
-DELETE FROM {{schema}}.access_keys WHERE account = $1 AND revoked_at < now() - $2::interval
+DELETE FROM {{schema}}.access_keys WHERE account = $1 AND revoked_at < now() - make_interval(days => $2)
