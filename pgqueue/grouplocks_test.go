@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/pgqueue"
 )
 
@@ -68,7 +70,7 @@ func TestGroupLocksTakenInOneOrder(t *testing.T) {
 			held := e.holdGroup("q", "a")
 			errc := make(chan error, 1)
 			go func() { errc <- tc.run(e, leased) }()
-			held.waitBlocking(errc)
+			pgtest.WaitBlockedBy(t, e.pool, held.pid, errc)
 			if err := e.tryLockGroup("q", "b"); err != nil {
 				t.Errorf("while waiting for group a the statement holds group b: %v", err)
 			}
@@ -120,9 +122,15 @@ func groupsAAndB(e *env) map[string]pgqueue.Message {
 
 // heldLocks is a transaction holding row locks (a group's or a message's).
 type heldLocks struct {
-	e   *env
 	pid uint32
 	end func()
+}
+
+// held keeps tx's locks until release (or the test's end).
+func (e *env) held(tx pgx.Tx) *heldLocks {
+	h := &heldLocks{pid: tx.Conn().PgConn().PID(), end: func() { tx.Rollback(e.ctx) }}
+	e.t.Cleanup(h.release)
+	return h
 }
 
 // holdGroup locks group of queue (of each of q, q2 and q3 when queue is
@@ -139,36 +147,13 @@ func (e *env) holdGroup(queue, group string) *heldLocks {
 			e.t.Fatalf("lock group %s of %s: %d rows, %v", group, q, n, err)
 		}
 	}
-	h := &heldLocks{e: e, pid: tx.Conn().PgConn().PID(), end: func() { tx.Rollback(e.ctx) }}
-	e.t.Cleanup(h.release)
-	return h
+	return e.held(tx)
 }
 
 func (h *heldLocks) release() {
 	if h.end != nil {
 		h.end()
 		h.end = nil
-	}
-}
-
-// waitBlocking returns once some backend waits for the holder's locks; it
-// fails the test if the statement (reporting to done) finishes first.
-func (h *heldLocks) waitBlocking(done <-chan error) {
-	h.e.t.Helper()
-	for {
-		var blocked bool
-		if err := h.e.pool.QueryRow(h.e.ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity a
-		                                        WHERE $1::integer = ANY (pg_blocking_pids(a.pid)))`, h.pid).Scan(&blocked); err != nil {
-			h.e.t.Fatal(err)
-		}
-		if blocked {
-			return
-		}
-		select {
-		case err := <-done:
-			h.e.t.Fatalf("the statement did not wait for group a: it ended with %v", err)
-		case <-time.After(2 * time.Millisecond):
-		}
 	}
 }
 
@@ -224,7 +209,7 @@ func TestGroupLocksAfterMessageLocks(t *testing.T) {
 			held := e.holdMessage("q", leased["a"].Sequence)
 			errc := make(chan error, 1)
 			go func() { errc <- tc.run(e, leased) }()
-			held.waitBlocking(errc)
+			pgtest.WaitBlockedBy(t, e.pool, held.pid, errc)
 			for _, g := range []string{"a", "b"} {
 				if err := e.tryLockGroup("q", g); err != nil {
 					t.Errorf("while waiting for a's head the statement holds group %s: %v", g, err)
@@ -249,7 +234,5 @@ func (e *env) holdMessage(queue string, seq int64) *heldLocks {
 		tx.Rollback(e.ctx)
 		e.t.Fatalf("lock message %d of %s: %d rows, %v", seq, queue, n, err)
 	}
-	h := &heldLocks{e: e, pid: tx.Conn().PgConn().PID(), end: func() { tx.Rollback(e.ctx) }}
-	e.t.Cleanup(h.release)
-	return h
+	return e.held(tx)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/pgqueue"
 )
 
@@ -69,17 +70,7 @@ func TestSettlementLocksGroupsInOneOrder(t *testing.T) {
 	}()
 
 	// Wait until the settlement waits for the holder.
-	holderPID := holder.Conn().PgConn().PID()
-	for {
-		if e.scalar(`SELECT count(*) FROM pg_stat_activity WHERE $1::integer = ANY (pg_blocking_pids(pid))`, holderPID) > 0 {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("the settlement did not wait for group a: it ended with %v", err)
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
+	pgtest.WaitBlockedBy(t, e.pool, holder.Conn().PgConn().PID(), done)
 	probe, err := e.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)

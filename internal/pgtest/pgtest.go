@@ -129,3 +129,26 @@ func RemoteCommands(t testing.TB, pool *pgxpool.Pool) (logged *pgxpool.Pool, tak
 		return out
 	}
 }
+
+// WaitBlockedBy returns once some backend waits for a lock that backend
+// pid holds: the statement a test ran beside a transaction holding locks
+// is now blocked on them. It fails tb if that statement ends first (done
+// reports its result).
+func WaitBlockedBy(tb testing.TB, pool *pgxpool.Pool, pid uint32, done <-chan error) {
+	tb.Helper()
+	for {
+		var blocked bool
+		if err := pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity a
+		                                                WHERE $1::integer = ANY (pg_blocking_pids(a.pid)))`, pid).Scan(&blocked); err != nil {
+			tb.Fatal(err)
+		}
+		if blocked {
+			return
+		}
+		select {
+		case err := <-done:
+			tb.Fatalf("the statement did not wait for the locks held by backend %d: it ended with %v", pid, err)
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
