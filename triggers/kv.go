@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -125,7 +126,7 @@ func (d *dryRunKV) Increment(ctx context.Context, store string, key []byte, delt
 			return 0, fmt.Errorf("%w: increment key in store %s: the value is not a 64-bit decimal integer", runtime.ErrKVInvalid, store)
 		}
 	}
-	if delta > 0 && n > (1<<63-1)-delta || delta < 0 && n < -(1<<63)-delta {
+	if delta > 0 && n > math.MaxInt64-delta || delta < 0 && n < math.MinInt64-delta {
 		return 0, fmt.Errorf("%w: increment key in store %s: the value would overflow", runtime.ErrKVInvalid, store)
 	}
 	n += delta
