@@ -97,3 +97,21 @@ SELECT name, app FROM {{schema}}.functions WHERE account = $1 ORDER BY name
 
 -- name: function_id
 SELECT id FROM {{schema}}.functions WHERE account = $1 AND name = $2
+
+-- name: lock_account_deploys
+-- Deploys of one account check its limits and store one at a time
+-- (DeployWithin), until the transaction ends.
+SELECT pg_advisory_xact_lock(hashtextextended('{{schema}}/deploys/' || $1, 0))
+
+-- name: account_usage
+-- The account's functions, whether $2 is one of them, the size of the
+-- distinct modules its versions use, and whether module $3 is one of them.
+SELECT (SELECT count(*) FROM {{schema}}.functions WHERE account = $1)::integer,
+       EXISTS (SELECT 1 FROM {{schema}}.functions WHERE account = $1 AND name = $2),
+       coalesce(sum(m.size_bytes), 0)::bigint,
+       coalesce(bool_or(m.sha256 = $3), false)
+  FROM {{schema}}.wasm_modules m
+ WHERE m.sha256 IN (SELECT v.wasm_sha256
+                      FROM {{schema}}.function_versions v
+                      JOIN {{schema}}.functions f ON f.id = v.function_id
+                     WHERE f.account = $1)

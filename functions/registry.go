@@ -40,6 +40,7 @@ var (
 	ErrInvalidConfig = errors.New("invalid config")
 	ErrInvalidModule = errors.New("invalid module")
 	ErrNoRollback    = errors.New("nothing to roll back to")
+	ErrLimit         = errors.New("limit exceeded")
 )
 
 // Config is what a version runs with besides its module.
@@ -190,6 +191,15 @@ func (l latestRow) same(sum []byte, cfg Config, env map[string]string) bool {
 // config of the latest version again creates nothing and only moves the
 // alias back to it if needed, so applying a manifest twice is a no-op.
 func (r *Registry) Deploy(ctx context.Context, account, name string, module []byte, cfg Config, alias string) (Deployment, error) {
+	return r.DeployWithin(ctx, Limits{}, account, name, module, cfg, alias)
+}
+
+// DeployWithin is Deploy within the account's limits l: it fails with
+// ErrLimit, storing nothing, when the deploy would create a function
+// beyond l.Functions or store a new module beyond l.ModuleBytes. Deploys
+// of one account check and store one at a time, so that concurrent ones
+// cannot pass a limit together.
+func (r *Registry) DeployWithin(ctx context.Context, l Limits, account, name string, module []byte, cfg Config, alias string) (Deployment, error) {
 	alias, err := checkDeploy(name, alias, cfg)
 	if err != nil {
 		return Deployment{}, err
@@ -214,6 +224,14 @@ func (r *Registry) Deploy(ctx context.Context, account, name string, module []by
 
 	var d Deployment
 	err = pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		if l != (Limits{}) {
+			if _, err := tx.Exec(ctx, r.q.Get("lock_account_deploys"), account); err != nil {
+				return err
+			}
+			if err := r.checkLimits(ctx, tx, l, account, name, sum[:], len(module)); err != nil {
+				return err
+			}
+		}
 		var id int64
 		if err := tx.QueryRow(ctx, r.q.Get("upsert_function"), account, name).Scan(&id); err != nil {
 			return err

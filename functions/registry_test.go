@@ -3,6 +3,7 @@ package functions_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -228,5 +229,38 @@ func TestResolveAll(t *testing.T) {
 	}
 	if v := got[functions.Ref{Account: acct, Function: "b", Alias: "canary"}]; v.Number != 1 || v.SHA256 == "" {
 		t.Errorf("b@canary = %+v, want version 1 of b", v)
+	}
+}
+
+// TestDeployWithinLimits: DeployWithin and CheckLimits refuse, with
+// ErrLimit and storing nothing, a new function beyond the functions limit
+// and a new module beyond the module bytes; new versions of a function,
+// and modules already stored, pass.
+func TestDeployWithinLimits(t *testing.T) {
+	t.Parallel()
+	r := newRegistry(t, nil)
+	ctx := context.Background()
+	a, b := module("a"), module("b")
+	l := functions.Limits{Functions: 1, ModuleBytes: int64(len(a)) + 2}
+	if _, err := r.DeployWithin(ctx, l, acct, "f", a, cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{r.CheckLimits(ctx, l, acct, "g", a), func() error {
+		_, err := r.DeployWithin(ctx, l, acct, "g", a, cfg, "")
+		return err
+	}()} {
+		if !errors.Is(err, functions.ErrLimit) || !strings.Contains(err.Error(), "limit of 1 functions") {
+			t.Errorf("a second function: %v, want ErrLimit naming the limit of 1", err)
+		}
+	}
+	if _, err := r.DeployWithin(ctx, l, acct, "f", b, cfg, ""); !errors.Is(err, functions.ErrLimit) ||
+		!strings.Contains(err.Error(), fmt.Sprintf("stores %d bytes of modules", len(a))) {
+		t.Errorf("a module past the bytes limit: %v, want ErrLimit saying what is stored", err)
+	}
+	if _, err := r.DeployWithin(ctx, l, acct, "f", a, functions.Config{MemoryMiB: 32, Timeout: cfg.Timeout}, ""); err != nil {
+		t.Errorf("a new version of the stored module: %v", err)
+	}
+	if fs, err := r.List(ctx, acct); err != nil || len(fs) != 1 {
+		t.Errorf("functions after the refusals: %v %v, want f alone", fs, err)
 	}
 }

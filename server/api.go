@@ -74,6 +74,9 @@ type api struct {
 	webhookReads chan struct{}
 	// invokes holds a token per invoke call running (maxInvokes).
 	invokes chan struct{}
+	// changeLocks holds a token per request holding an account's change
+	// lock (exclusive).
+	changeLocks chan struct{}
 
 	// stopping is closed when an http.Server serving the API shuts down,
 	// which ends long polls at once (with what they have: nothing).
@@ -88,7 +91,8 @@ type api struct {
 func newAPI(s *Server) *api {
 	a := &api{s: s, log: s.log, q: namedsql.MustParse(queriesSQL, s.cfg.Schema), keys: newKeyCache(keyCacheTTL),
 		authFails: newAuthLimiter(s.cfg.AuthFailuresPerMinute),
-		stopping:  make(chan struct{}), webhookReads: make(chan struct{}, s.cfg.WebhookReads), invokes: make(chan struct{}, maxInvokes)}
+		stopping:  make(chan struct{}), webhookReads: make(chan struct{}, s.cfg.WebhookReads), invokes: make(chan struct{}, maxInvokes),
+		changeLocks: make(chan struct{}, changeLockHolders(s.cfg.MaxConns))}
 	a.metrics = newMetrics(a)
 	a.routes()
 	return a
@@ -440,7 +444,7 @@ func (a *api) toAPIError(err error) *apiError {
 		return errorf(http.StatusBadRequest, "invalid_name", "%s", trimPkg(err))
 	case errors.Is(err, functions.ErrInvalidConfig), errors.Is(err, functions.ErrInvalidModule), errors.Is(err, kv.ErrInvalid):
 		return badRequest("%s", trimPkg(err))
-	case errors.Is(err, kv.ErrQuota):
+	case errors.Is(err, kv.ErrQuota), errors.Is(err, functions.ErrLimit):
 		return errorf(http.StatusForbidden, "limit_exceeded", "%s", trimPkg(err))
 	case errors.Is(err, functions.ErrNoRollback):
 		return errorf(http.StatusConflict, "conflict", "%s", trimPkg(err))

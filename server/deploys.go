@@ -141,11 +141,16 @@ func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) er
 			AliasMoved: d.AliasMoved, SHA256: d.Version.SHA256})
 		return nil
 	}
-	if err := a.checkDeployLimits(r.Context(), c.account, name, module); err != nil {
+	// Checked now, before the module compiles, and again as it is stored.
+	limits, err := a.deployLimits(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	if err := a.s.registry.CheckLimits(r.Context(), limits, c.account, name, module); err != nil {
 		return err
 	}
 	j, err := a.deploys.start(c.account, name, module, func(ctx context.Context) (functions.Deployment, error) {
-		return a.s.registry.Deploy(ctx, c.account, name, module, cfg, alias)
+		return a.s.registry.DeployWithin(ctx, limits, c.account, name, module, cfg, alias)
 	})
 	if err != nil {
 		return err

@@ -67,9 +67,16 @@ func newEnv(t testing.TB) *env {
 func newEnvCache(t testing.TB, cacheDir string) *env {
 	t.Helper()
 	_, schema := pgtest.Schema(t) // a fresh schema name, dropped at cleanup
-	ctx := context.Background()
-	srv, err := Open(ctx, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
+	return serveTest(t, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
 		MaxConns: 4, CacheDir: cacheDir, Logger: zerolog.Nop()})
+}
+
+// serveTest opens and starts a Server with cfg behind an httptest server,
+// both stopped at cleanup.
+func serveTest(t testing.TB, cfg Config) *env {
+	t.Helper()
+	ctx := context.Background()
+	srv, err := Open(ctx, cfg)
 	if err != nil {
 		t.Fatalf("open server: %v", err)
 	}

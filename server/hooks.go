@@ -132,21 +132,25 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request, c *call) error 
 	if pgqueue.ValidName(h.Name) && !c.key.allowsQueue(h.Queue) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s may not send to queue %q", c.key.id, truncate(h.Queue, 90))
 	}
-	if err := a.checkHookAccess(r.Context(), c, h.Name); err != nil {
-		return err
-	}
-	if pgqueue.ValidName(h.Name) {
-		hs, err := a.s.hooks.List(r.Context(), c.account)
-		if err != nil {
+	var created bool
+	err = a.exclusive(r.Context(), c.account, func() error {
+		if err := a.checkHookAccess(r.Context(), c, h.Name); err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(hs, func(o triggers.Hook) bool { return o.Name == h.Name }) {
-			if err := a.checkLimit(r.Context(), c.account, "hooks", len(hs)); err != nil {
+		if pgqueue.ValidName(h.Name) {
+			hs, err := a.s.hooks.List(r.Context(), c.account)
+			if err != nil {
 				return err
 			}
+			if !slices.ContainsFunc(hs, func(o triggers.Hook) bool { return o.Name == h.Name }) {
+				if err := a.checkLimit(r.Context(), c.account, "hooks", len(hs)); err != nil {
+					return err
+				}
+			}
 		}
-	}
-	created, err := a.s.PutHook(r.Context(), c.account, h)
+		created, err = a.s.PutHook(r.Context(), c.account, h)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -179,10 +183,13 @@ func (a *api) checkHookAccess(ctx context.Context, c *call, name string) error {
 }
 
 func (a *api) deleteHook(w http.ResponseWriter, r *http.Request, c *call) error {
-	if err := a.checkHookAccess(r.Context(), c, r.PathValue("name")); err != nil {
-		return err
-	}
-	if err := a.s.DeleteHook(r.Context(), c.account, r.PathValue("name")); err != nil {
+	err := a.exclusive(r.Context(), c.account, func() error {
+		if err := a.checkHookAccess(r.Context(), c, r.PathValue("name")); err != nil {
+			return err
+		}
+		return a.s.DeleteHook(r.Context(), c.account, r.PathValue("name"))
+	})
+	if err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

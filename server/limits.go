@@ -3,8 +3,6 @@ package server
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/kv"
 )
 
@@ -108,8 +107,8 @@ func limitExceeded(account, what string, limit int64) error {
 }
 
 // checkLimit refuses one more of what when the account has have of them
-// already. The counts are read before the create, so concurrent creates
-// may pass the limit by a few.
+// already. Callers count and create under the account's change lock
+// (exclusive), so that concurrent creates cannot pass the limit together.
 func (a *api) checkLimit(ctx context.Context, account, what string, have int) error {
 	l, err := a.s.AccountLimits(ctx, account)
 	if err != nil {
@@ -122,48 +121,13 @@ func (a *api) checkLimit(ctx context.Context, account, what string, have int) er
 	return nil
 }
 
-// checkModuleBytes refuses a deploy of module to function name that
-// would take the account's distinct stored modules over its limit, and
-// a new function beyond the functions limit.
-func (a *api) checkDeployLimits(ctx context.Context, account, name string, module []byte) error {
+// deployLimits are the limits of account's functions (DeployWithin).
+func (a *api) deployLimits(ctx context.Context, account string) (functions.Limits, error) {
 	l, err := a.s.AccountLimits(ctx, account)
 	if err != nil {
-		return err
+		return functions.Limits{}, err
 	}
-	fs, err := a.s.registry.List(ctx, account)
-	if err != nil {
-		return err
-	}
-	sizes := map[string]int64{}
-	exists := false
-	for _, f := range fs {
-		exists = exists || f.Name == name
-		vs, err := a.s.registry.Versions(ctx, account, f.Name)
-		if err != nil {
-			return err
-		}
-		for _, v := range vs {
-			sizes[v.SHA256] = int64(v.SizeBytes)
-		}
-	}
-	if !exists && len(fs) >= l.Functions {
-		return limitExceeded(account, "functions", int64(l.Functions))
-	}
-	var total int64
-	for _, n := range sizes {
-		total += n
-	}
-	if _, dup := sizes[sha256Hex(module)]; !dup && total+int64(len(module)) > l.ModuleBytes {
-		return errorf(http.StatusForbidden, "limit_exceeded",
-			"account %s stores %d bytes of modules; this one (%d bytes) would pass its limit of %d bytes; delete old functions, or ask the operator to raise the limit",
-			account, total, len(module), l.ModuleBytes)
-	}
-	return nil
-}
-
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return functions.Limits{Functions: l.Functions, ModuleBytes: l.ModuleBytes}, nil
 }
 
 // Accounts' limits are cached this long for the checks made on every

@@ -189,19 +189,23 @@ func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	if !c.key.allowsQueue(name) {
 		return errorf(http.StatusForbidden, "forbidden", "access key %s is limited to queues %s", c.key.id, strings.Join(c.key.queues, ", "))
 	}
-	existing, err := a.s.queue.ListQueues(r.Context(), c.account)
-	if err != nil {
-		return err
-	}
-	if !slices.ContainsFunc(existing, func(q pgqueue.Queue) bool { return q.Name == name }) {
-		if err := a.checkLimit(r.Context(), c.account, "queues", len(existing)); err != nil {
-			return err
-		}
-	}
 	if err := checkDeadLetterQueue(c, opts); err != nil {
 		return err
 	}
-	q, err := a.s.queue.CreateQueueWithOptions(r.Context(), c.account, name, opts)
+	var q pgqueue.Queue
+	err = a.exclusive(r.Context(), c.account, func() error {
+		existing, err := a.s.queue.ListQueues(r.Context(), c.account)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(existing, func(q pgqueue.Queue) bool { return q.Name == name }) {
+			if err := a.checkLimit(r.Context(), c.account, "queues", len(existing)); err != nil {
+				return err
+			}
+		}
+		q, err = a.s.queue.CreateQueueWithOptions(r.Context(), c.account, name, opts)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -632,33 +636,37 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 	if !c.key.allowsQueues(triggerQueues(t)) {
 		return c.forbidQueues("trigger " + t.Name + "'s queue " + strconvQuote(t.Queue))
 	}
-	if old, found, err := a.findTrigger(r.Context(), c.account, t.Name); err != nil {
+	var changed bool
+	err = a.exclusive(r.Context(), c.account, func() error {
+		if old, found, err := a.findTrigger(r.Context(), c.account, t.Name); err != nil {
+			return err
+		} else if found && !c.key.allowsQueues(triggerQueues(old)) {
+			return c.forbidQueues("trigger " + t.Name + ", which touches " + strconvQuote(old.Queue))
+		} else if !found {
+			ts, err := a.s.triggers.List(r.Context(), c.account)
+			if err != nil {
+				return err
+			}
+			if err := a.checkLimit(r.Context(), c.account, "triggers", len(ts)); err != nil {
+				return err
+			}
+		}
+		if t.Function != "" {
+			// A trigger of a missing function would only fail at every reload.
+			fs, err := a.s.registry.List(r.Context(), c.account)
+			if err != nil {
+				return err
+			}
+			if !slices.ContainsFunc(fs, func(f functions.Function) bool { return f.Name == t.Function }) {
+				return badRequest("function %q does not exist in account %s: deploy it before its trigger", truncate(t.Function, 90), c.account)
+			}
+			if err := a.checkTriggerEmits(r, c, t); err != nil {
+				return err
+			}
+		}
+		changed, err = a.s.triggers.Put(r.Context(), t)
 		return err
-	} else if found && !c.key.allowsQueues(triggerQueues(old)) {
-		return c.forbidQueues("trigger " + t.Name + ", which touches " + strconvQuote(old.Queue))
-	} else if !found {
-		ts, err := a.s.triggers.List(r.Context(), c.account)
-		if err != nil {
-			return err
-		}
-		if err := a.checkLimit(r.Context(), c.account, "triggers", len(ts)); err != nil {
-			return err
-		}
-	}
-	if t.Function != "" {
-		// A trigger of a missing function would only fail at every reload.
-		fs, err := a.s.registry.List(r.Context(), c.account)
-		if err != nil {
-			return err
-		}
-		if !slices.ContainsFunc(fs, func(f functions.Function) bool { return f.Name == t.Function }) {
-			return badRequest("function %q does not exist in account %s: deploy it before its trigger", truncate(t.Function, 90), c.account)
-		}
-		if err := a.checkTriggerEmits(r, c, t); err != nil {
-			return err
-		}
-	}
-	changed, err := a.s.triggers.Put(r.Context(), t)
+	})
 	if err != nil {
 		return err
 	}
@@ -688,12 +696,15 @@ func (a *api) checkTriggerEmits(r *http.Request, c *call, t triggers.Trigger) er
 
 func (a *api) deleteTrigger(w http.ResponseWriter, r *http.Request, c *call) error {
 	name := r.PathValue("name")
-	if old, found, err := a.findTrigger(r.Context(), c.account, name); err != nil {
-		return err
-	} else if found && !c.key.allowsQueues(triggerQueues(old)) {
-		return c.forbidQueues("trigger " + name + ", which touches " + strconvQuote(old.Queue))
-	}
-	if err := a.s.triggers.Delete(r.Context(), c.account, name); err != nil {
+	err := a.exclusive(r.Context(), c.account, func() error {
+		if old, found, err := a.findTrigger(r.Context(), c.account, name); err != nil {
+			return err
+		} else if found && !c.key.allowsQueues(triggerQueues(old)) {
+			return c.forbidQueues("trigger " + name + ", which touches " + strconvQuote(old.Queue))
+		}
+		return a.s.triggers.Delete(r.Context(), c.account, name)
+	})
+	if err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -883,34 +894,38 @@ func (a *api) createKey(w http.ResponseWriter, r *http.Request, c *call) error {
 			}
 		}
 	}
-	if _, err := a.s.pool.Exec(r.Context(), a.q.Get("delete_old_revoked_keys"), c.account, revokedKeysDays); err != nil {
-		return fmt.Errorf("server: delete old revoked keys of account %s: %w", c.account, err)
-	}
-	keys, err := a.s.ListKeys(r.Context(), c.account)
-	if err != nil {
-		return err
-	}
-	live := 0
-	for _, k := range keys {
-		if k.RevokedAt == nil {
-			live++
+	var id, secret string
+	err = a.exclusive(r.Context(), c.account, func() error {
+		if _, err := a.s.pool.Exec(r.Context(), a.q.Get("delete_old_revoked_keys"), c.account, revokedKeysDays); err != nil {
+			return fmt.Errorf("server: delete old revoked keys of account %s: %w", c.account, err)
 		}
-	}
-	l, err := a.s.AccountLimits(r.Context(), c.account)
-	if err != nil {
+		keys, err := a.s.ListKeys(r.Context(), c.account)
+		if err != nil {
+			return err
+		}
+		live := 0
+		for _, k := range keys {
+			if k.RevokedAt == nil {
+				live++
+			}
+		}
+		l, err := a.s.AccountLimits(r.Context(), c.account)
+		if err != nil {
+			return err
+		}
+		if live >= l.Keys {
+			return limitExceeded(c.account, "keys", int64(l.Keys))
+		}
+		// Revoked keys are rows too: an account that creates and revokes keys
+		// in a loop keeps at most revokedKeysFactor times its limit of them.
+		if len(keys) >= revokedKeysFactor*l.Keys {
+			return errorf(http.StatusForbidden, "limit_exceeded",
+				"account %s holds %d keys, %d of them revoked in the last %d days, and may hold %d live and revoked together; revoked keys are deleted %d days after their revocation",
+				c.account, len(keys), len(keys)-live, revokedKeysDays, revokedKeysFactor*l.Keys, revokedKeysDays)
+		}
+		id, secret, err = a.s.CreateKey(r.Context(), c.account, req.Scopes, req.Queues, req.Description)
 		return err
-	}
-	if live >= l.Keys {
-		return limitExceeded(c.account, "keys", int64(l.Keys))
-	}
-	// Revoked keys are rows too: an account that creates and revokes keys
-	// in a loop keeps at most revokedKeysFactor times its limit of them.
-	if len(keys) >= revokedKeysFactor*l.Keys {
-		return errorf(http.StatusForbidden, "limit_exceeded",
-			"account %s holds %d keys, %d of them revoked in the last %d days, and may hold %d live and revoked together; revoked keys are deleted %d days after their revocation",
-			c.account, len(keys), len(keys)-live, revokedKeysDays, revokedKeysFactor*l.Keys, revokedKeysDays)
-	}
-	id, secret, err := a.s.CreateKey(r.Context(), c.account, req.Scopes, req.Queues, req.Description)
+	})
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -20,25 +19,10 @@ import (
 func newEnvWith(t testing.TB, edit func(*Config)) *env {
 	t.Helper()
 	_, schema := pgtest.Schema(t)
-	ctx := context.Background()
 	cfg := Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
 		MaxConns: 4, CacheDir: compiledCache(t), Logger: zerolog.Nop()}
 	edit(&cfg)
-	srv, err := Open(ctx, cfg)
-	if err != nil {
-		t.Fatalf("open server: %v", err)
-	}
-	if err := srv.Start(ctx); err != nil {
-		t.Fatalf("start server: %v", err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ts.Close()
-		if err := srv.Stop(context.Background()); err != nil {
-			t.Errorf("stop server: %v", err)
-		}
-	})
-	return &env{t: t, srv: srv, ts: ts}
+	return serveTest(t, cfg)
 }
 
 // TestMetricsNeedAKey: /metrics on the API names no account's queues or

@@ -38,3 +38,7 @@ ON CONFLICT (account) DO UPDATE SET queues = $2, functions = $3, triggers = $4, 
 -- for $2 after their revocation, then deleted when the account creates a
 -- key.
 DELETE FROM {{schema}}.access_keys WHERE account = $1 AND revoked_at < now() - make_interval(days => $2)
+
+-- name: lock_account_changes
+-- The account's change lock (server/accountlock.go), until the transaction ends.
+SELECT pg_advisory_xact_lock(hashtextextended($1, 0))

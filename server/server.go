@@ -52,7 +52,7 @@ type Config struct {
 	// ShutdownGrace is how long Stop lets running batches finish before
 	// releasing their leases (default 30s).
 	ShutdownGrace time.Duration
-	// MaxConns caps the database pool (default 20).
+	// MaxConns caps the database pool (default 20; at least 2).
 	MaxConns int32
 	// Logger receives the server's logs.
 	Logger zerolog.Logger
@@ -133,6 +133,10 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 20
+	}
+	if cfg.MaxConns < 2 {
+		// exclusive holds one connection while the change it guards runs on another.
+		return nil, fmt.Errorf("server: MaxConns %d: use 2 or more (the default is 20)", cfg.MaxConns)
 	}
 	cfg.Limits = cfg.Limits.withDefaults(DefaultLimits)
 	if cfg.MetricsSeriesPerAccount == 0 {

@@ -70,16 +70,19 @@ func (a *api) createTopic(w http.ResponseWriter, r *http.Request, c *call) error
 	if err := checkTopicName(req.Name); err != nil {
 		return err
 	}
-	existing, err := a.s.queue.ListTopics(r.Context(), c.account)
-	if err != nil {
-		return err
-	}
-	if !slices.ContainsFunc(existing, func(t pgqueue.Topic) bool { return t.Name == req.Name }) {
-		if err := a.checkLimit(r.Context(), c.account, "topics", len(existing)); err != nil {
+	err = a.exclusive(r.Context(), c.account, func() error {
+		existing, err := a.s.queue.ListTopics(r.Context(), c.account)
+		if err != nil {
 			return err
 		}
-	}
-	if err := a.s.queue.CreateTopic(r.Context(), c.account, req.Name); err != nil {
+		if !slices.ContainsFunc(existing, func(t pgqueue.Topic) bool { return t.Name == req.Name }) {
+			if err := a.checkLimit(r.Context(), c.account, "topics", len(existing)); err != nil {
+				return err
+			}
+		}
+		return a.s.queue.CreateTopic(r.Context(), c.account, req.Name)
+	})
+	if err != nil {
 		return err
 	}
 	return a.writeTopic(w, r, c, http.StatusCreated, req.Name)

@@ -37,17 +37,21 @@ func (a *api) disableTrigger(w http.ResponseWriter, r *http.Request, c *call) er
 // disabled trigger takes no new batches, the running ones finish.
 func (a *api) setTriggerEnabled(w http.ResponseWriter, r *http.Request, c *call, enabled bool) error {
 	name := r.PathValue("name")
-	old, found, err := a.findTrigger(r.Context(), c.account, name)
-	if err != nil {
+	var changed bool
+	err := a.exclusive(r.Context(), c.account, func() error {
+		old, found, err := a.findTrigger(r.Context(), c.account, name)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return errorf(http.StatusNotFound, "not_found", "trigger %q not found in account %s", truncate(name, 90), c.account)
+		}
+		if !c.key.allowsQueues(triggerQueues(old)) {
+			return c.forbidQueues("trigger " + name + ", which touches " + strconvQuote(old.Queue))
+		}
+		changed, err = a.s.triggers.SetEnabled(r.Context(), c.account, name, enabled)
 		return err
-	}
-	if !found {
-		return errorf(http.StatusNotFound, "not_found", "trigger %q not found in account %s", truncate(name, 90), c.account)
-	}
-	if !c.key.allowsQueues(triggerQueues(old)) {
-		return c.forbidQueues("trigger " + name + ", which touches " + strconvQuote(old.Queue))
-	}
-	changed, err := a.s.triggers.SetEnabled(r.Context(), c.account, name, enabled)
+	})
 	if err != nil {
 		return err
 	}

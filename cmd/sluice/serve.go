@@ -36,7 +36,7 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.BoolVar(&f.denyPrivateOutbound, "deny-private-outbound", os.Getenv("SLUICE_DENY_PRIVATE_OUTBOUND") == "true",
 		"refuse every function's HTTP calls to loopback, private and link-local addresses, even hosts its allowed_outbound_hosts names literally; for servers tenants deploy to (SLUICE_DENY_PRIVATE_OUTBOUND=true)")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGTERM, how long running batches may finish")
-	fs.IntVar(&f.maxConns, "max-conns", 20, "database connection pool size")
+	fs.IntVar(&f.maxConns, "max-conns", 20, "database connection pool size (2 or more)")
 	fs.DurationVar(&f.invocationRetention, "invocation-retention", triggers.DefaultInvocationRetention, "how long invocation records are kept (sluice invocations, sluice logs, the console); older ones are deleted once a minute (at least 1m)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", os.Getenv("SLUICE_METRICS_ADDR"), "second listener serving every account's /metrics without a key, for the operator (empty: none) [SLUICE_METRICS_ADDR]")
 	fs.IntVar(&f.metricsSeries, "metrics-series-per-account", 100, "queue and function label values per account in the metrics; the rest are summed under ~other")
