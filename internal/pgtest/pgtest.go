@@ -137,9 +137,8 @@ func RemoteCommands(t testing.TB, pool *pgxpool.Pool) (logged *pgxpool.Pool, tak
 func WaitBlockedBy(tb testing.TB, pool *pgxpool.Pool, pid uint32, done <-chan error) {
 	tb.Helper()
 	for {
-		var blocked bool
-		if err := pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity a
-		                                                WHERE $1::integer = ANY (pg_blocking_pids(a.pid)))`, pid).Scan(&blocked); err != nil {
+		blocked, err := BlockedBy(context.Background(), pool, pid)
+		if err != nil {
 			tb.Fatal(err)
 		}
 		if blocked {
@@ -151,4 +150,13 @@ func WaitBlockedBy(tb testing.TB, pool *pgxpool.Pool, pid uint32, done <-chan er
 		case <-time.After(2 * time.Millisecond):
 		}
 	}
+}
+
+// BlockedBy reports whether some backend now waits for a lock that
+// backend pid holds.
+func BlockedBy(ctx context.Context, pool *pgxpool.Pool, pid uint32) (bool, error) {
+	var blocked bool
+	err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity a
+	                            WHERE $1::integer = ANY (pg_blocking_pids(a.pid)))`, pid).Scan(&blocked)
+	return blocked, err
 }
