@@ -155,8 +155,8 @@ func (e *env) holdGroup(group string, queues ...string) *heldLocks {
 	tx := e.schemaTx()
 	for _, q := range queues {
 		var n int
-		if err := tx.QueryRow(e.ctx, `SELECT count(*) FROM (SELECT 1 FROM message_groups g JOIN queues q ON q.id = g.queue_id
-		                                 WHERE q.name = $1 AND g.group_key = $2 FOR UPDATE OF g) l`, q, group).Scan(&n); err != nil || n != 1 {
+		if err := tx.QueryRow(e.ctx, `SELECT count(*) FROM (SELECT 1 FROM message_groups
+		                                 WHERE queue_id = $1 AND group_key = $2 FOR UPDATE) l`, e.queueID(q), group).Scan(&n); err != nil || n != 1 {
 			tx.Rollback(e.ctx)
 			e.t.Fatalf("lock group %s of %s: %d rows, %v", group, q, n, err)
 		}
@@ -179,8 +179,8 @@ func (e *env) tryLockGroup(queue, group string) error {
 	defer cancel()
 	tx := e.schemaTx()
 	defer tx.Rollback(ctx)
-	_, err := tx.Exec(ctx, `SELECT 1 FROM message_groups g JOIN queues q ON q.id = g.queue_id
-	                         WHERE q.name = $1 AND g.group_key = $2 FOR UPDATE OF g NOWAIT`, queue, group)
+	_, err := tx.Exec(ctx, `SELECT 1 FROM message_groups WHERE queue_id = $1 AND group_key = $2 FOR UPDATE NOWAIT`,
+		e.queueID(queue), group)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "55P03" {
 		return errors.New("group " + group + " of " + queue + " is locked")
@@ -243,8 +243,8 @@ func (e *env) holdMessage(queue string, seq int64) *heldLocks {
 	e.t.Helper()
 	tx := e.schemaTx()
 	var n int
-	if err := tx.QueryRow(e.ctx, `SELECT count(*) FROM (SELECT 1 FROM messages m JOIN queues q ON q.id = m.queue_id
-	                                 WHERE q.name = $1 AND m.sequence = $2 FOR UPDATE OF m) l`, queue, seq).Scan(&n); err != nil || n != 1 {
+	if err := tx.QueryRow(e.ctx, `SELECT count(*) FROM (SELECT 1 FROM messages
+	                                 WHERE queue_id = $1 AND sequence = $2 FOR UPDATE) l`, e.queueID(queue), seq).Scan(&n); err != nil || n != 1 {
 		tx.Rollback(e.ctx)
 		e.t.Fatalf("lock message %d of %s: %d rows, %v", seq, queue, n, err)
 	}
@@ -395,4 +395,11 @@ func TestSweepGivesUpOnAGroupBeingCreated(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM messages m JOIN queues q ON q.id = m.queue_id WHERE q.name = 'd'`); n != 2 {
 		t.Errorf("d holds %d messages after the second sweep, want 2 (the send and the forwarded lease)", n)
 	}
+}
+
+// queueID is the id of queue: the statements that lock rows name it, so
+// that on Citus each is a query of one shard, which may lock.
+func (e *env) queueID(queue string) int64 {
+	e.t.Helper()
+	return e.one(`SELECT id FROM queues WHERE name = $1`, queue).(int64)
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/kv"
-	"github.com/sluicehq/sluice/pgqueue/migrate"
 	"github.com/sluicehq/sluice/triggers"
 )
 
@@ -20,11 +19,8 @@ import (
 // the same invoke without dry_run writes and calls.
 func TestInvokeDryRunHasNoSideEffects(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnvWith(t, kv.Migrations)
 	ctx := t.Context()
-	if err := migrate.Up(ctx, e.pool, e.schema, kv.Migrations); err != nil {
-		t.Fatal(err)
-	}
 	stores, err := kv.New(e.pool, e.schema)
 	if err != nil {
 		t.Fatal(err)

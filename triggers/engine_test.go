@@ -18,6 +18,7 @@ import (
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/internal/wasmbuild"
 	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/pgqueue/migrate"
 	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/triggers"
 )
@@ -37,7 +38,14 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	pool, schema := pgtest.Schema(t, pgqueue.Migrations, functions.Migrations, triggers.Migrations)
+	return newEnvWith(t)
+}
+
+// newEnvWith is newEnv with the migrations of more lines (applied, as a
+// server does, before the tables are distributed under make test-citus).
+func newEnvWith(t testing.TB, more ...migrate.Line) *env {
+	t.Helper()
+	pool, schema := pgtest.Schema(t, append([]migrate.Line{pgqueue.Migrations, functions.Migrations, triggers.Migrations}, more...)...)
 	qc, err := pgqueue.New(pool, pgqueue.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)

@@ -170,12 +170,16 @@ BEGIN
          WHERE id IN (SELECT DISTINCT queue_id FROM messages WHERE final_lease AND visible_at <= t)
          ORDER BY id
     LOOP
-        picked := sweep_lock_groups(q.id, ARRAY(
-            SELECT sequence FROM messages
-             WHERE queue_id = q.id AND final_lease AND visible_at <= t
-             ORDER BY visible_at
-             LIMIT 10000
-               FOR UPDATE SKIP LOCKED), q.dead_letter_queue_id);
+        -- Picked first, then limited, in two statements: on Citus a call
+        -- beside a query of one shard would run on that shard's node, and
+        -- its locks in the dead_letter_queue's shard would be taken there,
+        -- apart from the coordinator's inserts of the copies.
+        picked := ARRAY(SELECT sequence FROM messages
+                         WHERE queue_id = q.id AND final_lease AND visible_at <= t
+                         ORDER BY visible_at
+                         LIMIT 10000
+                           FOR UPDATE SKIP LOCKED);
+        picked := sweep_lock_groups(q.id, picked, q.dead_letter_queue_id);
         WITH gone AS (
             DELETE FROM messages m
              WHERE m.queue_id = q.id AND m.sequence = ANY (picked)
@@ -222,14 +226,13 @@ BEGIN
          WHERE id IN (SELECT DISTINCT queue_id FROM messages WHERE expires_at IS NOT NULL AND expires_at <= t)
          ORDER BY id
     LOOP
-        DELETE FROM messages m
-         WHERE m.queue_id = q.id
-           AND m.sequence = ANY (sweep_lock_groups(q.id, ARRAY(
-               SELECT sequence FROM messages
-                WHERE queue_id = q.id AND expires_at IS NOT NULL AND expires_at <= t
-                ORDER BY expires_at
-                LIMIT 10000
-                  FOR UPDATE SKIP LOCKED), NULL));
+        picked := ARRAY(SELECT sequence FROM messages
+                         WHERE queue_id = q.id AND expires_at IS NOT NULL AND expires_at <= t
+                         ORDER BY expires_at
+                         LIMIT 10000
+                           FOR UPDATE SKIP LOCKED);
+        picked := sweep_lock_groups(q.id, picked, NULL);
+        DELETE FROM messages m WHERE m.queue_id = q.id AND m.sequence = ANY (picked);
         GET DIAGNOSTICS n = ROW_COUNT;
         total := total + n;
     END LOOP;
@@ -240,16 +243,15 @@ BEGIN
     FOR q IN SELECT * FROM queues ORDER BY id LOOP
         CONTINUE WHEN NOT coalesce((SELECT f.created_at FROM messages f WHERE f.queue_id = q.id ORDER BY f.sequence LIMIT 1)
                                    < t - make_interval(secs => q.retention_seconds), false);
-        DELETE FROM messages m
-         WHERE m.queue_id = q.id
-           AND m.sequence = ANY (sweep_lock_groups(q.id, ARRAY(
-               SELECT h.sequence
-                 FROM (SELECT o.sequence, o.created_at FROM messages o
-                        WHERE o.queue_id = q.id
-                        ORDER BY o.sequence
-                        LIMIT 1000
-                          FOR UPDATE SKIP LOCKED) h
-                WHERE h.created_at < t - make_interval(secs => q.retention_seconds)), NULL));
+        picked := ARRAY(SELECT h.sequence
+                          FROM (SELECT o.sequence, o.created_at FROM messages o
+                                 WHERE o.queue_id = q.id
+                                 ORDER BY o.sequence
+                                 LIMIT 1000
+                                   FOR UPDATE SKIP LOCKED) h
+                         WHERE h.created_at < t - make_interval(secs => q.retention_seconds));
+        picked := sweep_lock_groups(q.id, picked, NULL);
+        DELETE FROM messages m WHERE m.queue_id = q.id AND m.sequence = ANY (picked);
         GET DIAGNOSTICS n = ROW_COUNT;
         total := total + n;
     END LOOP;
