@@ -35,15 +35,19 @@ RETURNS SETOF bigint
 LANGUAGE plpgsql SET search_path FROM CURRENT SET random_page_cost = 1.1 AS $$
 DECLARE
     dlq queues;
+    -- Several messages of a queue with groups: their groups are locked in
+    -- order first (019), and so are their copies' (above).
+    grouped boolean;
 BEGIN
     PERFORM 1 FROM queues WHERE id = p_queue_id AND account = p_account AND name = p_queue;
     IF NOT FOUND THEN PERFORM queue_not_found(p_account, p_queue); END IF;
-    IF cardinality(p_sequences) > 1 AND EXISTS (SELECT 1 FROM message_groups g WHERE g.queue_id = p_queue_id) THEN
+    grouped := cardinality(p_sequences) > 1 AND EXISTS (SELECT 1 FROM message_groups g WHERE g.queue_id = p_queue_id);
+    IF grouped THEN
         PERFORM lock_groups_of(p_queue_id, p_sequences);
     END IF;
     SELECT d.* INTO dlq FROM queues q JOIN queues d ON d.id = q.dead_letter_queue_id WHERE q.id = p_queue_id;
     IF FOUND THEN
-        IF cardinality(p_sequences) > 1 AND EXISTS (SELECT 1 FROM message_groups g WHERE g.queue_id = p_queue_id) THEN
+        IF grouped THEN
             -- The copies join the dead_letter_queue's groups: lock those in
             -- order too, after this queue's (the messages are locked: the
             -- ones whose receipts match are the ones that move).
