@@ -656,6 +656,37 @@ func liveVersion(t *testing.T, c *client.Client, name string) int {
 	return f.Aliases["live"]
 }
 
+// Each question of the confirm dialog gets its own answer, also when the
+// next one opens before the previous one's close event arrived (a close
+// event is a later task). Answering both from the second's event once
+// made a cancelled rollback run beside the confirmed one: live went
+// v2 → v1 → v2 and TestBrowserFunctionRollback failed now and then.
+func TestBrowserConfirmAnswersEachQuestion(t *testing.T) {
+	t.Parallel()
+	ts, _, _, _ := setup(t)
+	p := newPage(t)
+	p.do("open console", chromedp.Navigate(ts.URL+"/console/"), chromedp.WaitVisible(chromedp.CSS("#signin-form")))
+	ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
+	defer cancel()
+	answers, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(async () => {
+  const dom = await import("/console/assets/js/dom.js");
+  const dlg = document.getElementById("confirm");
+  const first = dom.confirmAction("first?");
+  dlg.close("cancel");
+  const second = dom.confirmAction("second?");
+  dlg.close("ok");
+  const third = dom.confirmAction("third?");
+  dlg.close("cancel");
+  return (await Promise.all([first, second, third])).join(",");
+})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answers != "false,true,false" {
+		t.Errorf("answers to cancel, confirm, cancel asked back to back: %s, want false,true,false", answers)
+	}
+}
+
 func TestBrowserFunctionRollback(t *testing.T) {
 	t.Parallel()
 	ts, account, token, c := setup(t)

@@ -55,23 +55,41 @@ export function toast(message, isError = false) {
   toastTimer = setTimeout(() => (el.hidden = true), isError ? 8000 : 4000);
 }
 
+// answer resolves the question the confirm dialog shows, or showed until it
+// closed; null once resolved.
+let answer = null;
+
+// settle resolves that question with the dialog's return value.
+function settle() {
+  if (!answer) return;
+  const resolve = answer;
+  answer = null;
+  resolve(document.getElementById("confirm").returnValue === "ok");
+}
+
 /** confirmAction asks in a modal dialog; resolves true when confirmed. */
 export function confirmAction(text, okLabel = "Confirm") {
   const dlg = document.getElementById("confirm");
+  if (!dlg.dataset.settles) {
+    dlg.dataset.settles = "yes";
+    // A close event is delivered as a later task: one left over from the
+    // previous question can arrive after this one opened, when the
+    // dialog is open again; that event is not this question's answer.
+    dlg.addEventListener("close", () => {
+      if (!dlg.open) settle();
+    });
+  }
+  // The previous question closed (a modal dialog is closed before
+  // anything outside it is clicked) but its close event may not have
+  // arrived: its answer is the return value it closed with, read now,
+  // before it is reset for this one.
+  settle();
   document.getElementById("confirm-text").textContent = text;
   document.getElementById("confirm-ok").textContent = okLabel;
   return new Promise((resolve) => {
-    // A close event is delivered as a later task: one left over from the
-    // previous question can arrive after this one opened, so handle only
-    // the event of a dialog that is really closed.
-    const onClose = () => {
-      if (dlg.open) return;
-      dlg.removeEventListener("close", onClose);
-      resolve(dlg.returnValue === "ok");
-    };
+    answer = resolve;
     dlg.returnValue = "cancel";
     dlg.showModal();
-    dlg.addEventListener("close", onClose);
   });
 }
 
