@@ -153,10 +153,22 @@ func WaitBlockedBy(tb testing.TB, pool *pgxpool.Pool, pid uint32, done <-chan er
 }
 
 // BlockedBy reports whether some backend now waits for a lock that
-// backend pid holds.
+// backend pid holds. Under CitusEnvVar pool is the coordinator's, pid a
+// backend of it, and the locks it holds on the workers' shards count: a
+// statement blocked there waits on a worker, where the coordinator's
+// pg_blocking_pids does not look, and Citus' citus_lock_waits, which
+// gathers the waits of every node, names the holder by its global pid
+// (the node id times 10^10, plus the pid).
 func BlockedBy(ctx context.Context, pool *pgxpool.Pool, pid uint32) (bool, error) {
+	query := `SELECT EXISTS (SELECT 1 FROM pg_stat_activity a
+	           WHERE $1::integer = ANY (pg_blocking_pids(a.pid)))`
+	if os.Getenv(CitusEnvVar) == "1" {
+		query = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity a
+		           WHERE $1::integer = ANY (pg_blocking_pids(a.pid)))
+		     OR EXISTS (SELECT 1 FROM citus_lock_waits w
+		                 WHERE w.blocking_gpid = citus_backend_gpid() / 10000000000 * 10000000000 + $1)`
+	}
 	var blocked bool
-	err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity a
-	                            WHERE $1::integer = ANY (pg_blocking_pids(a.pid)))`, pid).Scan(&blocked)
+	err := pool.QueryRow(ctx, query, pid).Scan(&blocked)
 	return blocked, err
 }
