@@ -240,7 +240,11 @@ func (a *api) lookupKey(ctx context.Context, id string) (*keyRecord, error) {
 
 // authenticate verifies the request's access key. A client address
 // with too many recent failures (see authLimiter) gets 429 without a
-// database query; only keys already verified in the cache still pass.
+// database query; only keys already verified in the cache are still
+// checked from it (a client sharing the address keeps working), and only
+// while the key itself has failure budget left: a wrong secret for a
+// known key counts against the key as well as the address, so guesses at
+// a key in use are bounded too.
 func (a *api) authenticate(r *http.Request) (*keyRecord, error) {
 	auth := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(auth, " ")
@@ -250,7 +254,7 @@ func (a *api) authenticate(r *http.Request) (*keyRecord, error) {
 	}
 	id, secret, _ := strings.Cut(strings.TrimSpace(token), ":")
 	client := clientAddr(r)
-	if wait := a.authFails.blocked(client); wait > 0 && !a.keys.cached(id) {
+	if wait := a.authFails.blocked(client); wait > 0 && (!a.keys.cached(id) || a.authFails.blocked(keyFailures(id)) > 0) {
 		return nil, tooManyFailures(wait)
 	}
 	sum := sha256.Sum256([]byte(secret))
@@ -267,6 +271,9 @@ func (a *api) authenticate(r *http.Request) (*keyRecord, error) {
 	}
 	match := subtle.ConstantTimeCompare(sum[:], want) == 1
 	if rec == nil || !match || rec.revoked {
+		if rec != nil && !match {
+			a.authFails.fail(keyFailures(id))
+		}
 		if wait := a.authFails.fail(client); wait > 0 {
 			return nil, tooManyFailures(wait)
 		}
@@ -274,6 +281,11 @@ func (a *api) authenticate(r *http.Request) (*keyRecord, error) {
 	}
 	return rec, nil
 }
+
+// keyFailures names the authLimiter bucket of the failures with key id:
+// wrong secrets for a key that exists, from any address. (An address
+// never holds a space.)
+func keyFailures(id string) string { return "key " + id }
 
 func tooManyFailures(wait time.Duration) error {
 	secs := int(wait.Seconds() + 0.999)
@@ -290,10 +302,11 @@ func clientAddr(r *http.Request) string {
 	return host
 }
 
-// authLimiter counts authentication failures per client address in a
-// token bucket: burst failures at once, refilled at perMinute a minute.
-// It is per process and holds at most maxAddrs addresses (beyond that the
-// addresses whose budget is full are forgotten, then all of them).
+// authLimiter counts authentication failures per client address (and
+// per key, keyFailures) in a token bucket: burst failures at once,
+// refilled at perMinute a minute. It is per process and holds at most
+// maxLimitedAddrs buckets (beyond that the ones whose budget is full are
+// forgotten, then all of them).
 type authLimiter struct {
 	perMinute, burst float64
 	mu               sync.Mutex

@@ -3,10 +3,16 @@ package server
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/http/httptest"
+	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/server/keys"
 )
 
@@ -67,6 +73,53 @@ func TestAuthFailuresRateLimited(t *testing.T) {
 		t.Fatalf("%d key queries for %d failures allowed", q, budget)
 	}
 	e.do(tok, "GET", "/"+acct+"/q/messages", "").expect(200)
+}
+
+// TestWrongSecretsForAKeyInUseAreLimited: from an address over its
+// budget a key verified moments ago is still checked, so that a client
+// sharing the address keeps working, but wrong secrets for it count
+// against the key too: once the key's budget is spent, the address gets
+// 429 for that key whatever the secret, while other addresses, within
+// their budget, still use the key.
+func TestWrongSecretsForAKeyInUseAreLimited(t *testing.T) {
+	t.Parallel()
+	// A budget of 3 refills one failure every 20 s: nothing in this test
+	// waits that long.
+	const budget = 3
+	_, schema := pgtest.Schema(t)
+	e := serveTest(t, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
+		MaxConns: 4, CacheDir: t.TempDir(), Logger: zerolog.Nop(), AuthFailuresPerMinute: budget})
+	acct, tok := e.admin("q")
+	path := "/" + acct + "/q/messages"
+	e.do(tok, "GET", path, "").expect(200) // cached now
+	id, _, _ := strings.Cut(tok, ":")
+	for range budget {
+		e.do(randomKeyID()+":secret", "GET", path, "").expect(401)
+	}
+	e.do(randomKeyID()+":secret", "GET", path, "").expectError(429, "too_many_requests")
+	e.do(tok, "GET", path, "").expect(200) // the address is over, the key is not
+	for i := range 2 * budget {
+		e.do(id+":wrong", "GET", path, "").expectError(429, "too_many_requests")
+		if i+1 == budget && e.srv.api.authFails.blocked(keyFailures(id)) == 0 {
+			t.Fatalf("%d wrong secrets for key %s: the key has budget left", budget, id)
+		}
+	}
+	e.do(tok, "GET", path, "").expectError(429, "too_many_requests")
+
+	// Another address, within its budget, is not held back by the key's.
+	other := func(token string) error {
+		req := httptest.NewRequest("GET", path, nil)
+		req.RemoteAddr = "192.0.2.7:40000"
+		req.Header.Set("Authorization", "Bearer "+token)
+		_, err := e.srv.api.authenticate(req)
+		return err
+	}
+	if err := other(tok); err != nil {
+		t.Fatalf("the key from another address: %v", err)
+	}
+	if err := other(id + ":wrong"); err != errUnauthorized {
+		t.Fatalf("a wrong secret from another address: %v, want 401", err)
+	}
 }
 
 func randomKeyID() string {

@@ -75,7 +75,9 @@ type Config struct {
 	Limits AccountLimits
 	// AuthFailuresPerMinute is how many failed authentications a client
 	// address may make a minute (and at once) before it gets 429 with
-	// Retry-After (default 60; negative: no limit).
+	// Retry-After (default 60; negative: no limit); also how many wrong
+	// secrets a key may get before addresses over their budget get 429
+	// for it too.
 	AuthFailuresPerMinute int
 	// Engine tunes the trigger engine; its wiring fields are filled in.
 	Engine triggers.Config
