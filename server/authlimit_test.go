@@ -4,15 +4,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/server/keys"
 )
 
@@ -86,9 +82,7 @@ func TestWrongSecretsForAKeyInUseAreLimited(t *testing.T) {
 	// A budget of 3 refills one failure every 20 s: nothing in this test
 	// waits that long.
 	const budget = 3
-	_, schema := pgtest.Schema(t)
-	e := serveTest(t, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
-		MaxConns: 4, CacheDir: t.TempDir(), Logger: zerolog.Nop(), AuthFailuresPerMinute: budget})
+	e := newEnvWith(t, func(c *Config) { c.AuthFailuresPerMinute = budget })
 	acct, tok := e.admin("q")
 	path := "/" + acct + "/q/messages"
 	e.do(tok, "GET", path, "").expect(200) // cached now

@@ -163,10 +163,9 @@ func BlockedBy(ctx context.Context, pool *pgxpool.Pool, pid uint32) (bool, error
 	query := `SELECT EXISTS (SELECT 1 FROM pg_stat_activity a
 	           WHERE $1::integer = ANY (pg_blocking_pids(a.pid)))`
 	if os.Getenv(CitusEnvVar) == "1" {
-		query = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity a
-		           WHERE $1::integer = ANY (pg_blocking_pids(a.pid)))
-		     OR EXISTS (SELECT 1 FROM citus_lock_waits w
-		                 WHERE w.blocking_gpid = citus_backend_gpid() / 10000000000 * 10000000000 + $1)`
+		query += `
+		OR EXISTS (SELECT 1 FROM citus_lock_waits w
+		            WHERE w.blocking_gpid = citus_backend_gpid() / 10000000000 * 10000000000 + $1)`
 	}
 	var blocked bool
 	err := pool.QueryRow(ctx, query, pid).Scan(&blocked)

@@ -55,6 +55,8 @@ export function toast(message, isError = false) {
   toastTimer = setTimeout(() => (el.hidden = true), isError ? 8000 : 4000);
 }
 
+const confirmDialog = document.getElementById("confirm");
+
 // answer resolves the question the confirm dialog shows, or showed until it
 // closed; null once resolved.
 let answer = null;
@@ -64,21 +66,18 @@ function settle() {
   if (!answer) return;
   const resolve = answer;
   answer = null;
-  resolve(document.getElementById("confirm").returnValue === "ok");
+  resolve(confirmDialog.returnValue === "ok");
 }
+
+// A close event is delivered as a later task: one left over from the
+// previous question can arrive after the next one opened, when the dialog
+// is open again; that event is not the open question's answer.
+confirmDialog.addEventListener("close", () => {
+  if (!confirmDialog.open) settle();
+});
 
 /** confirmAction asks in a modal dialog; resolves true when confirmed. */
 export function confirmAction(text, okLabel = "Confirm") {
-  const dlg = document.getElementById("confirm");
-  if (!dlg.dataset.settles) {
-    dlg.dataset.settles = "yes";
-    // A close event is delivered as a later task: one left over from the
-    // previous question can arrive after this one opened, when the
-    // dialog is open again; that event is not this question's answer.
-    dlg.addEventListener("close", () => {
-      if (!dlg.open) settle();
-    });
-  }
   // The previous question closed (a modal dialog is closed before
   // anything outside it is clicked) but its close event may not have
   // arrived: its answer is the return value it closed with, read now,
@@ -88,8 +87,8 @@ export function confirmAction(text, okLabel = "Confirm") {
   document.getElementById("confirm-ok").textContent = okLabel;
   return new Promise((resolve) => {
     answer = resolve;
-    dlg.returnValue = "cancel";
-    dlg.showModal();
+    confirmDialog.returnValue = "cancel";
+    confirmDialog.showModal();
   });
 }
 
