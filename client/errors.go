@@ -22,6 +22,7 @@ const (
 	CodeMessageNotFound      = wire.CodeMessageNotFound
 	CodeNotFound             = wire.CodeNotFound
 	CodeQueueExists          = wire.CodeQueueExists
+	CodeQueueInUse           = wire.CodeQueueInUse
 	CodeTopicNotFound        = wire.CodeTopicNotFound
 	CodeTopicExists          = wire.CodeTopicExists
 	CodeConflict             = wire.CodeConflict
@@ -77,6 +78,7 @@ var (
 	ErrMessageNotFound = &Error{Code: CodeMessageNotFound, Message: "message not found"}
 	ErrNotFound        = &Error{Code: CodeNotFound, Message: "not found"}
 	ErrQueueExists     = &Error{Code: CodeQueueExists, Message: "queue exists"}
+	ErrQueueInUse      = &Error{Code: CodeQueueInUse, Message: "queue in use"}
 	ErrConflict        = &Error{Code: CodeConflict, Message: "conflict"}
 	ErrStaleReceipt    = &Error{Code: CodeStaleReceipt, Message: "stale receipt"}
 	ErrMessageTooLarge = &Error{Code: CodeMessageTooLarge, Message: "message too large"}

@@ -110,7 +110,9 @@ func (s *QueuesService) Update(ctx context.Context, name string, settings QueueS
 	return out, err
 }
 
-// Delete deletes queue name with its messages and dead letters.
+// Delete deletes queue name with its messages and dead letters. A queue
+// that another queue names as its dead_letter_queue is not deleted
+// (ErrQueueInUse).
 func (s *QueuesService) Delete(ctx context.Context, name string) error {
 	if err := checkName("queue", name); err != nil {
 		return err

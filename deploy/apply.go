@@ -326,7 +326,13 @@ func execute(ctx context.Context, target Target, app string, plan Plan, d *desir
 		}
 		return nil
 	}
-	for _, name := range queueOrder(d.queues) {
+	dlqOf := func(name string) string {
+		if dlq := d.queues[name].DeadLetterQueue; dlq != nil {
+			return *dlq
+		}
+		return ""
+	}
+	for _, name := range dlqFirst(slices.Sorted(maps.Keys(d.queues)), dlqOf) {
 		s := steps[KindQueue+"/"+name]
 		if s.Action == ActionUnchanged {
 			continue
@@ -414,22 +420,10 @@ func execute(ctx context.Context, target Target, app string, plan Plan, d *desir
 			}
 		}
 	}
-	// A queue that is another's dead-letter queue goes after it.
-	isDLQ := map[string]bool{}
-	for _, q := range deadQueues {
-		if dlq := cur.Queues[q].Fields["dead_letter_queue"]; dlq != "" {
-			isDLQ[dlq] = true
-		}
-	}
-	slices.SortStableFunc(deadQueues, func(a, b string) int {
-		switch {
-		case isDLQ[a] == isDLQ[b]:
-			return 0
-		case isDLQ[a]:
-			return 1
-		}
-		return -1
-	})
+	// A queue goes before the queue it names as its dead_letter_queue: the
+	// queue core refuses to delete a dead_letter_queue still in use.
+	deadQueues = dlqFirst(deadQueues, func(q string) string { return cur.Queues[q].Fields["dead_letter_queue"] })
+	slices.Reverse(deadQueues)
 	for _, q := range deadQueues {
 		if err := target.DeleteQueue(ctx, q); err != nil {
 			return fmt.Errorf("queue %s: delete: %w", q, err)
@@ -438,11 +432,17 @@ func execute(ctx context.Context, target Target, app string, plan Plan, d *desir
 	return nil
 }
 
-// queueOrder lists the manifest's queues by name, except that a queue
-// named as another's dead_letter_queue comes before it, so that it exists
-// when the other is created. (The manifest refuses cycles.)
-func queueOrder(qs map[string]manifest.Queue) []string {
-	var out []string
+// dlqFirst lists names in their order, except that a queue named as
+// another's dead_letter_queue (dlqOf) comes before it: the order to create
+// them in, so that a dead_letter_queue exists when its users are created,
+// and, reversed, the order to delete them in. (The manifest and the queue
+// core refuse cycles.)
+func dlqFirst(names []string, dlqOf func(name string) string) []string {
+	listed := make(map[string]bool, len(names))
+	for _, name := range names {
+		listed[name] = true
+	}
+	out := make([]string, 0, len(names))
 	done := map[string]bool{}
 	var visit func(name string)
 	visit = func(name string) {
@@ -450,14 +450,12 @@ func queueOrder(qs map[string]manifest.Queue) []string {
 			return
 		}
 		done[name] = true
-		if dlq := qs[name].DeadLetterQueue; dlq != nil {
-			if _, ok := qs[*dlq]; ok {
-				visit(*dlq)
-			}
+		if dlq := dlqOf(name); listed[dlq] {
+			visit(dlq)
 		}
 		out = append(out, name)
 	}
-	for _, name := range slices.Sorted(maps.Keys(qs)) {
+	for _, name := range names {
 		visit(name)
 	}
 	return out

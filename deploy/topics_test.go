@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -108,6 +109,18 @@ func TestApplyDeadLetterQueue(t *testing.T) {
 			}
 			if got := apply("queues:\n  a-work: {dead_letter_queue: \"\"}\n  z-dead: {}\n"); got != "~ queue a-work (update): dead_letter_queue z-dead → (none)" {
 				t.Errorf("cleared: %s", got)
+			}
+			// A chain whose names sort against it is deleted users first:
+			// the queue core refuses to delete a dead_letter_queue in use.
+			chain := "queues:\n  c-first: {dead_letter_queue: b-mid}\n  b-mid: {dead_letter_queue: a-last}\n  a-last: {}\n"
+			apply(chain)
+			if got := apply("queues:\n  other: {}\n"); !strings.Contains(got, "- queue a-last (delete)") || !strings.Contains(got, "- queue c-first (delete)") {
+				t.Errorf("chain deleted: %s", got)
+			}
+			for _, q := range []string{"a-last", "b-mid", "c-first", "a-work", "z-dead"} {
+				if _, err := c.Queues.Get(ctx, q); !errors.Is(err, client.ErrQueueNotFound) {
+					t.Errorf("%s after its delete: %v", q, err)
+				}
 			}
 		})
 	}

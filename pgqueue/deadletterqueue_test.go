@@ -72,15 +72,39 @@ func TestDeadLetterQueue(t *testing.T) {
 	if s := e.stats("work"); s.DLQ != 1 {
 		t.Fatalf("dlq table after clearing: %+v", s)
 	}
-	// Deleting the dead-letter queue clears the setting.
+	// A dead-letter queue in use is not deleted: the error names its
+	// users, and nothing changes until their setting does.
 	if _, err := e.c.PatchQueue(e.ctx, acct, "work", pgqueue.QueueOptions{"dead_letter_queue": "dead"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.c.DeleteQueue(e.ctx, acct, "dead"); err != nil {
-		t.Fatal(err)
+	e.queue("other", pgqueue.Settings{DeadLetterQueue: "dead"})
+	held := e.stats("dead").Total
+	err = e.c.DeleteQueue(e.ctx, acct, "dead")
+	if !errors.Is(err, pgqueue.ErrQueueInUse) ||
+		!strings.Contains(err.Error(), `queue "dead" is the dead_letter_queue of "other", "work" in account `+acct) {
+		t.Fatalf("deleting a dead-letter queue in use: %v", err)
 	}
-	if got, err := e.c.GetQueue(e.ctx, acct, "work"); err != nil || got.Settings.DeadLetterQueue != "" {
-		t.Fatalf("after deleting the target: %+v %v", got.Settings, err)
+	if got, err := e.c.GetQueue(e.ctx, acct, "work"); err != nil || got.Settings.DeadLetterQueue != "dead" {
+		t.Fatalf("work after the refused delete: %+v %v", got.Settings, err)
+	}
+	if s := e.stats("dead"); s.Total != held || held == 0 {
+		t.Fatalf("dead after the refused delete: %+v", s)
+	}
+	// The SQL API refuses it alike.
+	_, sqlErr := e.pool.Exec(e.ctx, "SELECT "+pgxIdent(e.schema)+".account_delete_queue($1, 'dead')", acct)
+	if qe, ok := pgqueue.AsError(sqlErr); !ok || !errors.Is(qe, pgqueue.ErrQueueInUse) {
+		t.Fatalf("SQL delete_queue of a dead-letter queue in use: %v", sqlErr)
+	}
+	for _, q := range []string{"work", "other"} {
+		if _, err := e.c.PatchQueue(e.ctx, acct, q, pgqueue.QueueOptions{"dead_letter_queue": nil}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.c.DeleteQueue(e.ctx, acct, "dead"); err != nil {
+		t.Fatalf("delete once no queue names it: %v", err)
+	}
+	if s := e.stats("work"); s.DLQ != 1 {
+		t.Fatalf("work's dead letters after deleting the former dead-letter queue: %+v", s)
 	}
 }
 

@@ -109,8 +109,8 @@
 // Refused requests return an *Error whose Kind is one of ErrQueueNotFound,
 // ErrQueueExists, ErrInvalidName, ErrMessageTooLarge, ErrInvalidArgument,
 // ErrStaleReceipt, ErrMessageNotFound, ErrTopicNotFound, ErrTopicExists,
-// ErrAccountNotFound or ErrAccountExists; test with errors.Is. The SQL
-// functions raise the same errors with SQLSTATE codes SQ001-SQ011 and the
+// ErrAccountNotFound, ErrAccountExists or ErrQueueInUse; test with errors.Is. The SQL
+// functions raise the same errors with SQLSTATE codes SQ001-SQ012 and the
 // same messages (but for SQ007, ErrMessageNotFound: the SQL delete,
 // delete_dlq and set_visibility return false for a message that is not
 // there, and the Go API turns that into the error), which say what was wrong and what is allowed. AsError is

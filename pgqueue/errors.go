@@ -25,6 +25,9 @@ var (
 	ErrTopicExists     = errors.New("topic already exists")
 	ErrAccountNotFound = errors.New("account not found")
 	ErrAccountExists   = errors.New("account already exists")
+	// ErrQueueInUse: the queue is another queue's dead_letter_queue, so
+	// it cannot be deleted until that setting changes.
+	ErrQueueInUse = errors.New("queue in use")
 )
 
 // sqlStates maps the SQLSTATE codes raised by the SQL API (see
@@ -42,6 +45,7 @@ var sqlStates = map[string]error{
 	"SQ009": ErrTopicExists,
 	"SQ010": ErrAccountNotFound,
 	"SQ011": ErrAccountExists,
+	"SQ012": ErrQueueInUse, // raised since migration 022
 }
 
 // invalidJSON are the SQLSTATEs of Postgres rejecting a body or headers
@@ -72,7 +76,7 @@ func newError(kind error, format string, args ...any) *Error {
 
 // AsError finds the *Error in err's chain or, failing that, a Postgres
 // error raised by the SQL API with one of its own SQLSTATEs (SQ001 to
-// SQ011), which it converts. Statements that call the SQL API outside the
+// SQ012), which it converts. Statements that call the SQL API outside the
 // Client (an application's own transaction, another package's query) thus
 // get the same kinds as the Client's errors. Any other error gives false.
 func AsError(err error) (*Error, bool) {

@@ -295,7 +295,9 @@ func (c *Client) ListQueues(ctx context.Context, account string) ([]Queue, error
 }
 
 // DeleteQueue deletes a queue with its messages, dead letters and
-// subscriptions. It fails with ErrQueueNotFound when there is no such queue.
+// subscriptions. It fails with ErrQueueNotFound when there is no such
+// queue, and with ErrQueueInUse, naming them, while other queues name it as
+// their dead_letter_queue.
 func (c *Client) DeleteQueue(ctx context.Context, account, name string) error {
 	var ok bool
 	if err := c.pool.QueryRow(ctx, c.q.get("delete_queue"), account, name).Scan(&ok); err != nil {

@@ -408,6 +408,7 @@ var pgqueueKinds = []struct {
 	{pgqueue.ErrTopicExists, http.StatusConflict, "topic_exists"},
 	{pgqueue.ErrAccountNotFound, http.StatusNotFound, "not_found"},
 	{pgqueue.ErrAccountExists, http.StatusConflict, "conflict"},
+	{pgqueue.ErrQueueInUse, http.StatusConflict, "queue_in_use"},
 }
 
 // toAPIError maps any error to what the client sees. Errors it does not

@@ -118,4 +118,16 @@ func TestDeadLetterQueueSetting(t *testing.T) {
 	if cleared.DeadLetterQueue != "" || cleared.MaxReceiveCount != 1 {
 		t.Fatalf("cleared %+v", cleared)
 	}
+
+	// A key that may delete only "dead" cannot so change "work": the
+	// delete is refused while work names dead, and work keeps its setting.
+	e.do(tok, "PATCH", base+"/work", `{"dead_letter_queue":"dead"}`).expect(200)
+	deleter := e.key(acct, []string{"mq:admin"}, "dead")
+	e.do(deleter, "DELETE", base+"/dead", "").expectError(409, "queue_in_use")
+	e.do(tok, "GET", base+"/work", "").expect(200).decode(&q)
+	if q.DeadLetterQueue != "dead" {
+		t.Fatalf("work after the refused delete of its dead-letter queue: %+v", q)
+	}
+	e.do(tok, "PATCH", base+"/work", `{"dead_letter_queue":null}`).expect(200)
+	e.do(deleter, "DELETE", base+"/dead", "").expect(204)
 }

@@ -13,6 +13,7 @@ const (
 	CodeNotFound             = "not_found"
 	CodeMethodNotAllowed     = "method_not_allowed"
 	CodeQueueExists          = "queue_exists"
+	CodeQueueInUse           = "queue_in_use"
 	CodeTopicNotFound        = "topic_not_found"
 	CodeTopicExists          = "topic_exists"
 	CodeConflict             = "conflict"

@@ -16,7 +16,7 @@ func runQueues(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		{"stats", "NAME [--minutes 60]", "show a queue's sends, acks, DLQ moves and depth per minute", queuesStats},
 		{"create", "NAME [--visibility-timeout 30] [--max-receive-count 5] ...", "create a queue", queuesCreate},
 		{"update", "NAME [--visibility-timeout S] [--max-receive-count N] ...", "change a queue's settings", queuesUpdate},
-		{"delete", "NAME", "delete a queue with its messages and dead letters", queuesDelete},
+		{"delete", "NAME", "delete a queue with its messages and dead letters (refused while another queue names it as its dead_letter_queue)", queuesDelete},
 	}, args, stdout, stderr)
 }
 
