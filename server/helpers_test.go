@@ -58,17 +58,21 @@ func startListening(tb testing.TB, maxConns int32) *Server {
 	return srv
 }
 
+// newEnv serves the API on a fresh schema for one test, with the shared
+// compilation cache.
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	return newEnvCache(t, compiledCache(t))
+	return newEnvWith(t, func(*Config) {})
 }
 
-// newEnvCache is newEnv with the compilation cache in cacheDir.
-func newEnvCache(t testing.TB, cacheDir string) *env {
+// newEnvWith is newEnv with the configuration changed by edit.
+func newEnvWith(t testing.TB, edit func(*Config)) *env {
 	t.Helper()
 	_, schema := pgtest.Schema(t) // a fresh schema name, dropped at cleanup
-	return serveTest(t, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
-		MaxConns: 4, CacheDir: cacheDir, Logger: zerolog.Nop()})
+	cfg := Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
+		MaxConns: 4, CacheDir: compiledCache(t), Logger: zerolog.Nop()}
+	edit(&cfg)
+	return serveTest(t, cfg)
 }
 
 // serveTest opens and starts a Server with cfg behind an httptest server,

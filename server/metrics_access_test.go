@@ -15,16 +15,6 @@ import (
 	"github.com/sluicehq/sluice/pgqueue"
 )
 
-// newEnvWith is newEnv with the config changed by edit first.
-func newEnvWith(t testing.TB, edit func(*Config)) *env {
-	t.Helper()
-	_, schema := pgtest.Schema(t)
-	cfg := Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: schema, Migrate: true,
-		MaxConns: 4, CacheDir: compiledCache(t), Logger: zerolog.Nop()}
-	edit(&cfg)
-	return serveTest(t, cfg)
-}
-
 // TestMetricsNeedAKey: /metrics on the API names no account's queues or
 // functions to a client without a metrics:read key, and a key's scrape
 // shows its own account only.
