@@ -25,6 +25,8 @@ from sluice._base import error_from
         (404, "not_found", sluice.NotFound),
         (405, "method_not_allowed", sluice.MethodNotAllowed),
         (409, "queue_exists", sluice.QueueExists),
+        (409, "queue_in_use", sluice.QueueInUse),
+        (429, "too_many_requests", sluice.RateLimited),
         (409, "stale_receipt", sluice.StaleReceipt),
         (409, "conflict", sluice.Conflict),
         (413, "message_too_large", sluice.MessageTooLarge),

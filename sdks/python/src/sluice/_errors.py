@@ -157,6 +157,13 @@ class TopicExists(Conflict):
     default_code = "topic_exists"
 
 
+class QueueInUse(Conflict):
+    """The queue is another queue's dead_letter_queue: change or clear that
+    setting before deleting it (the message names the queues)."""
+
+    default_code = "queue_in_use"
+
+
 class StaleReceipt(Conflict):
     """The message was received again since this receipt was issued: the
     delete or visibility change was refused and the newer lease stays."""
@@ -165,8 +172,9 @@ class StaleReceipt(Conflict):
 
 
 class RateLimited(SluiceError):
-    """429 Too Many Requests (from a proxy or gateway in front of Sluice;
-    the server itself does not rate-limit today). Retried like 503."""
+    """429 Too Many Requests: too many failed authentications from this
+    address (code ``too_many_requests``), or a proxy's limit. Retried like
+    503, after ``Retry-After``."""
 
     default_code = "rate_limited"
 
@@ -209,6 +217,7 @@ _BY_CODE: Dict[str, Type[SluiceError]] = {
         Conflict,
         QueueExists,
         TopicExists,
+        QueueInUse,
         StaleReceipt,
         RateLimited,
         InternalError,
