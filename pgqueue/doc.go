@@ -69,7 +69,8 @@
 // list_topics (and their account_ forms) and the dead_letter_queue queue
 // option; 006 adds the require_receipt setting
 // (account_set_require_receipt(p_account, p_queue, p_on); it is not a
-// create_queue or update_queue option). 008 adds ordered
+// create_queue or update_queue option; since 023 batch acks honour it
+// too). 008 adds ordered
 // groups (docs/ordered.md): a message may carry a group key
 // (NewMessage.Group; sluice.send(..., group_key => 'k'), send_batch's
 // group_key, send_entries' "group"), and within a group messages are

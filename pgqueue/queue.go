@@ -32,8 +32,9 @@ type Settings struct {
 	// DedupWindow is how long a deduplication key is remembered (5 minutes,
 	// 0 to 24h).
 	DedupWindow time.Duration
-	// RequireReceipt refuses (ErrInvalidArgument) to delete a leased
-	// message without the receipt of its lease (false).
+	// RequireReceipt refuses (ErrInvalidArgument) to delete or ack a
+	// leased message without the receipt of its lease (false). An Ack of
+	// several messages with one such message among them acks none.
 	RequireReceipt bool
 	// DeadLetterQueue names another queue of the account that receives
 	// this queue's dead letters as new messages (an SQS redrive policy);
