@@ -141,16 +141,12 @@ type desiredApp struct {
 func newDesired(account string, m *manifest.Manifest, built map[string][]byte, shas map[string]string, secrets func(name string, h manifest.Hook) ([]string, error)) (*desiredApp, error) {
 	d := &desiredApp{
 		want: Desired{Queues: map[string]map[string]string{}, Functions: map[string]map[string]string{},
-			Triggers: map[string]map[string]string{}, Hooks: map[string]map[string]string{}, Topics: map[string][]string{},
-			QueueDLQ: map[string]string{}},
+			Triggers: map[string]map[string]string{}, Hooks: map[string]map[string]string{}, Topics: map[string][]string{}},
 		queues: m.Queues, hooks: map[string]Hook{}, triggers: map[string]triggers.Trigger{},
 		funcs: map[string]functions.Config{}, modules: built,
 	}
 	for name, q := range m.Queues {
 		d.want.Queues[name] = QueueFields(q)
-		if q.DeadLetterQueue != nil && *q.DeadLetterQueue != "" {
-			d.want.QueueDLQ[name] = *q.DeadLetterQueue
-		}
 	}
 	for name, t := range m.Topics {
 		d.want.Topics[name] = t.Subscribers

@@ -151,9 +151,6 @@ type State struct {
 type Desired struct {
 	Queues, Functions, Triggers, Hooks map[string]map[string]string
 	Topics                             map[string][]string
-	// QueueDLQ maps a queue to the queue it names as dead_letter_queue,
-	// which Apply creates first and deletes last.
-	QueueDLQ map[string]string
 }
 
 // ClashError is a plan refused because the manifest declares resources
@@ -233,6 +230,9 @@ func ComputePlan(app string, cur State, want Desired) (Plan, error) {
 			}
 			p.Steps = append(p.Steps, s)
 		}
+	}
+	if err := dlqStillInUse(cur, want, p.Steps); err != nil {
+		return Plan{}, err
 	}
 	return p, nil
 }
@@ -406,4 +406,45 @@ func compactJSON(raw json.RawMessage) string {
 // without showing in a plan).
 func HookFields(queue, verify string, secrets int) map[string]string {
 	return map[string]string{"queue": queue, "verify": verify, "secrets": itoa(secrets)}
+}
+
+// dlqStillInUse refuses a plan that deletes a queue another queue would
+// still name as its dead_letter_queue after the apply (a queue the plan
+// keeps or creates, with the setting it keeps or the manifest gives it):
+// the queue core refuses that delete (queue_in_use), and the apply would
+// stop halfway, with the steps before it done.
+func dlqStillInUse(cur State, want Desired, steps []Step) error {
+	deleted := map[string]bool{}
+	for _, s := range steps {
+		if s.Kind == KindQueue && s.Action == ActionDelete {
+			deleted[s.Name] = true
+		}
+	}
+	if len(deleted) == 0 {
+		return nil
+	}
+	names := map[string]bool{}
+	for name := range cur.Queues {
+		names[name] = true
+	}
+	for name := range want.Queues {
+		names[name] = true
+	}
+	var uses []string
+	for _, name := range sortedKeys(names) {
+		if deleted[name] {
+			continue
+		}
+		dlq := cur.Queues[name].Fields["dead_letter_queue"]
+		if v, declared := want.Queues[name]["dead_letter_queue"]; declared {
+			dlq = v
+		}
+		if deleted[dlq] {
+			uses = append(uses, fmt.Sprintf("queue %s, which leaves the app, is the dead_letter_queue of queue %s", dlq, name))
+		}
+	}
+	if len(uses) > 0 {
+		return fmt.Errorf("deploy: %s: keep it in the manifest, or change or clear that setting first", strings.Join(uses, "; "))
+	}
+	return nil
 }

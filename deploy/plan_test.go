@@ -101,3 +101,43 @@ func TestComputePlan(t *testing.T) {
 		})
 	}
 }
+
+// A plan that deletes a queue another queue would still name as its
+// dead_letter_queue is refused before anything is applied, naming both:
+// the queue core would refuse that delete halfway through the apply.
+func TestComputePlanKeepsDeadLetterQueuesInUse(t *testing.T) {
+	t.Parallel()
+	dlq := func(app, name string) deploy.Resource {
+		return deploy.Resource{App: app, Fields: map[string]string{"dead_letter_queue": name}}
+	}
+	cur := deploy.State{Queues: map[string]deploy.Resource{
+		"dead": dlq("shop", ""), "dead2": dlq("shop", ""), "chained": dlq("shop", "dead3"), "dead3": dlq("shop", ""),
+		"work": dlq("blog", "dead"), "mine": dlq("shop", "dead2"),
+	}}
+	for _, tc := range []struct {
+		name string
+		want map[string]map[string]string
+		err  string // "" when the plan goes through
+	}{
+		{"a queue of another app uses it; one of this app keeps its setting",
+			map[string]map[string]string{"mine": {}},
+			"queue dead2, which leaves the app, is the dead_letter_queue of queue mine; queue dead, which leaves the app, is the dead_letter_queue of queue work"},
+		{"this app's user clears its setting; the other app's still uses it",
+			map[string]map[string]string{"mine": {"dead_letter_queue": ""}},
+			"queue dead, which leaves the app, is the dead_letter_queue of queue work: keep it in the manifest"},
+		{"kept in the manifest, or leaving with its user: no refusal",
+			map[string]map[string]string{"mine": {}, "dead": {}, "dead2": {}},
+			""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := deploy.ComputePlan("shop", cur, deploy.Desired{Queues: tc.want})
+			switch {
+			case tc.err == "" && err != nil:
+				t.Fatalf("plan refused: %v", err)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Fatalf("err = %v, want one saying %q", err, tc.err)
+			}
+		})
+	}
+}
