@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sluice import InvalidArgument, QueueNotFound, Sluice, Topic, TopicExists, TopicNotFound
+from sluice import InvalidArgument, QueueInUse, QueueNotFound, Sluice, Topic, TopicExists, TopicNotFound
 
 from conftest import new_name
 
@@ -56,6 +56,9 @@ def test_dead_letter_queue_setting(client: Sluice) -> None:
         q = client.queues.create(work, dead_letter_queue=dead)
         assert q.dead_letter_queue == dead
         assert client.queues.get(work).dead_letter_queue == dead
+        with pytest.raises(QueueInUse) as refused:
+            client.queues.delete(dead)
+        assert refused.value.status == 409 and work in str(refused.value)
         with pytest.raises(InvalidArgument):
             client.queues.update(work, dead_letter_queue=work)
         with pytest.raises(InvalidArgument):

@@ -138,7 +138,9 @@ class Queues:
         return self._client._run(self._calls.update(name, s))
 
     def delete(self, name: str) -> None:
-        """Deletes a queue with its messages and dead letters."""
+        """Deletes a queue with its messages and dead letters. Raises
+        :class:`QueueInUse` while another queue names it as its
+        ``dead_letter_queue`` (change or clear that setting first)."""
         self._client._run(self._calls.delete(name))
 
     def stats(self, name: str, minutes: Optional[int] = None) -> List[MinuteStats]:
