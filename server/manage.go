@@ -271,6 +271,13 @@ func (a *api) updateQueue(w http.ResponseWriter, r *http.Request, c *call) error
 
 func (a *api) deleteQueue(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err := a.s.queue.DeleteQueue(r.Context(), c.account, c.queue); err != nil {
+		if errors.Is(err, pgqueue.ErrQueueInUse) && !c.key.allQueues() {
+			// The queue core's message names the queues that use it; a
+			// key limited to some queues learns no names past them.
+			return errorf(http.StatusConflict, "queue_in_use",
+				"queue %q is the dead_letter_queue of other queues of account %s: their dead_letter_queue must change first (a key for every queue is told which)",
+				c.queue, c.account)
+		}
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -123,7 +123,14 @@ func TestDeadLetterQueueSetting(t *testing.T) {
 	// delete is refused while work names dead, and work keeps its setting.
 	e.do(tok, "PATCH", base+"/work", `{"dead_letter_queue":"dead"}`).expect(200)
 	deleter := e.key(acct, []string{"mq:admin"}, "dead")
-	e.do(deleter, "DELETE", base+"/dead", "").expectError(409, "queue_in_use")
+	refused := e.do(deleter, "DELETE", base+"/dead", "").expectError(409, "queue_in_use")
+	if strings.Contains(refused, "work") {
+		t.Errorf("a key limited to dead is told the name of a queue past its patterns: %s", refused)
+	}
+	named := e.do(tok, "DELETE", base+"/dead", "").expectError(409, "queue_in_use")
+	if !strings.Contains(named, `"work"`) {
+		t.Errorf("a key for every queue is not told which queue uses dead: %s", named)
+	}
 	e.do(tok, "GET", base+"/work", "").expect(200).decode(&q)
 	if q.DeadLetterQueue != "dead" {
 		t.Fatalf("work after the refused delete of its dead-letter queue: %+v", q)
