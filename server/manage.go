@@ -274,7 +274,7 @@ func (a *api) deleteQueue(w http.ResponseWriter, r *http.Request, c *call) error
 		if errors.Is(err, pgqueue.ErrQueueInUse) && !c.key.allQueues() {
 			// The queue core's message names the queues that use it; a
 			// key limited to some queues learns no names past them.
-			return errorf(http.StatusConflict, "queue_in_use",
+			return errorf(http.StatusConflict, wire.CodeQueueInUse,
 				"queue %q is the dead_letter_queue of other queues of account %s: their dead_letter_queue must change first (a key for every queue is told which)",
 				c.queue, c.account)
 		}
