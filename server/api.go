@@ -70,6 +70,7 @@ type api struct {
 
 	data, manage, hooks, ops *http.ServeMux
 	nextPrune                atomic.Int64 // unix nanos of the next delivery prune
+	nextAuthPrune            atomic.Int64 // unix nanos of the next auth_failures prune
 	// webhookReads holds a token per webhook body being read.
 	webhookReads chan struct{}
 	// invokes holds a token per invoke call running (maxInvokes).

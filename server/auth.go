@@ -272,14 +272,52 @@ func (a *api) authenticate(r *http.Request) (*keyRecord, error) {
 	match := subtle.ConstantTimeCompare(sum[:], want) == 1
 	if rec == nil || !match || rec.revoked {
 		if rec != nil && !match {
-			a.authFails.fail(keyFailures(id))
+			a.failAuth(r.Context(), keyFailures(id))
 		}
-		if wait := a.authFails.fail(client); wait > 0 {
+		if wait := a.failAuth(r.Context(), client); wait > 0 {
 			return nil, tooManyFailures(wait)
 		}
 		return nil, errUnauthorized
 	}
 	return rec, nil
+}
+
+// failAuth records a failed authentication of subject (a client address
+// or keyFailures) in this process's limiter and in the database's
+// auth_failures, which every process serving the database shares, and
+// returns how long subject must now wait. The local bucket takes the
+// shared count when that is lower, so that a subject over its budget in
+// other processes is refused here from its first failure on, without a
+// query: N processes allow the budget and N failures more, not N budgets.
+// When the database cannot be reached, the local count alone decides.
+func (a *api) failAuth(ctx context.Context, subject string) time.Duration {
+	wait := a.authFails.fail(subject)
+	if a.authFails.off() {
+		return wait
+	}
+	a.pruneAuthFailures(ctx)
+	var left float64
+	err := a.s.pool.QueryRow(ctx, a.q.Get("record_auth_failure"), subject,
+		a.authFails.burst, a.authFails.perMinute).Scan(&left)
+	if err != nil {
+		a.log.Warn().Err(err).Msg("record a failed authentication in auth_failures; this process's count decides")
+		return wait
+	}
+	return a.authFails.lower(subject, left)
+}
+
+// pruneAuthFailures deletes the auth_failures buckets that have refilled,
+// at most once a minute per process.
+func (a *api) pruneAuthFailures(ctx context.Context) {
+	now := time.Now().UnixNano()
+	next := a.nextAuthPrune.Load()
+	if now < next || !a.nextAuthPrune.CompareAndSwap(next, now+int64(time.Minute)) {
+		return
+	}
+	full := a.authFails.burst / a.authFails.perMinute * 60 // seconds
+	if _, err := a.s.pool.Exec(ctx, a.q.Get("prune_auth_failures"), full); err != nil {
+		a.log.Warn().Err(err).Msg("prune auth_failures")
+	}
 }
 
 // keyFailures names the authLimiter bucket of the failures with key id:
@@ -304,7 +342,8 @@ func clientAddr(r *http.Request) string {
 
 // authLimiter counts authentication failures per client address (and
 // per key, keyFailures) in a token bucket: burst failures at once,
-// refilled at perMinute a minute. It is per process and holds at most
+// refilled at perMinute a minute. It is this process's copy of the
+// buckets (failAuth brings it down to the shared count) and holds at most
 // maxLimitedAddrs buckets (beyond that the ones whose budget is full are
 // forgotten, then all of them).
 type authLimiter struct {
@@ -330,10 +369,13 @@ func (l *authLimiter) refill(b *authBucket, now time.Time) {
 	b.at = now
 }
 
+// off reports whether failures are not limited at all.
+func (l *authLimiter) off() bool { return l == nil || l.perMinute <= 0 }
+
 // blocked returns how long addr must wait before its next attempt, 0 if
 // it may try now.
 func (l *authLimiter) blocked(addr string) time.Duration {
-	if l == nil || l.perMinute <= 0 {
+	if l.off() {
 		return 0
 	}
 	l.mu.Lock()
@@ -352,7 +394,7 @@ func (l *authLimiter) blocked(addr string) time.Duration {
 // fail records a failure of addr and returns how long it must now wait
 // (0 while it has budget left).
 func (l *authLimiter) fail(addr string) time.Duration {
-	if l == nil || l.perMinute <= 0 {
+	if l.off() {
 		return 0
 	}
 	l.mu.Lock()
@@ -376,10 +418,31 @@ func (l *authLimiter) fail(addr string) time.Duration {
 	b.tokens--
 	left := b.tokens
 	l.mu.Unlock()
-	if left >= 0 {
+	return l.wait(left)
+}
+
+// lower brings addr's budget down to tokens (a count taken from the
+// shared buckets just now) if it is higher, and returns how long addr
+// must now wait.
+func (l *authLimiter) lower(addr string, tokens float64) time.Duration {
+	l.mu.Lock()
+	b, ok := l.m[addr] // fail made it; gone only if forgotten since
+	if ok {
+		l.refill(b, time.Now())
+		b.tokens = min(b.tokens, tokens)
+		tokens = b.tokens
+	}
+	l.mu.Unlock()
+	return l.wait(tokens)
+}
+
+// wait is how long a bucket holding tokens must wait for its next
+// attempt: 0 while it has budget left (a failure taken, tokens ≥ 0).
+func (l *authLimiter) wait(tokens float64) time.Duration {
+	if tokens >= 0 {
 		return 0
 	}
-	return time.Duration((1 - left) / l.perMinute * float64(time.Minute))
+	return time.Duration((1 - tokens) / l.perMinute * float64(time.Minute))
 }
 
 // call is an authorized request: its key and the account it acts on.

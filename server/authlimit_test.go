@@ -1,14 +1,19 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/server/keys"
 )
 
@@ -113,6 +118,74 @@ func TestWrongSecretsForAKeyInUseAreLimited(t *testing.T) {
 	}
 	if err := other(id + ":wrong"); err != errUnauthorized {
 		t.Fatalf("a wrong secret from another address: %v, want 401", err)
+	}
+}
+
+// TestAuthFailuresSharedByProcesses: two processes serving one database
+// share an address's failure budget (auth_failures), so that a second
+// process refuses an address the first has seen fail its budget from the
+// address's first failure there, and wrong secrets for a key count in
+// every process alike. Each process still answers 429 without a query once
+// it knows.
+func TestAuthFailuresSharedByProcesses(t *testing.T) {
+	t.Parallel()
+	const budget = 3 // refills one failure every 20 s: nothing here waits that long
+	e := newEnvWith(t, func(c *Config) { c.AuthFailuresPerMinute = budget })
+	acct, tok := e.admin("q")
+	path := "/" + acct + "/q/messages"
+	other := serveTest(t, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: e.srv.cfg.Schema, MaxConns: 4,
+		CacheDir: compiledCache(t), Logger: zerolog.Nop(), AuthFailuresPerMinute: budget})
+
+	for range budget {
+		e.do(randomKeyID()+":secret", "GET", path, "").expect(401)
+	}
+	e.do(randomKeyID()+":secret", "GET", path, "").expectError(429, "too_many_requests")
+	// The other process has not seen the address yet: its first failure
+	// there takes the shared count, which is spent.
+	before := other.srv.api.keyQueries.Load()
+	other.do(randomKeyID()+":secret", "GET", path, "").expectError(429, "too_many_requests")
+	for range 10 {
+		other.do(randomKeyID()+":secret", "GET", path, "").expectError(429, "too_many_requests")
+	}
+	if q := other.srv.api.keyQueries.Load() - before; q != 1 {
+		t.Fatalf("the second process queried %d keys for an address over its shared budget, want 1", q)
+	}
+	var left float64
+	if err := e.srv.pool.QueryRow(context.Background(),
+		`SELECT tokens FROM `+e.srv.cfg.Schema+`.auth_failures WHERE subject = '127.0.0.1'`).Scan(&left); err != nil {
+		t.Fatalf("the address's shared bucket: %v", err)
+	}
+	// Four failures were counted (three in the first process, one in the
+	// second); requests refused with 429 count none.
+	if left >= 0 || left < -1 {
+		t.Fatalf("the address's shared bucket holds %.2f tokens after 4 failures on a budget of %d, want about -1", left, budget)
+	}
+
+	// Wrong secrets for a key count against the key in every process
+	// alike (each from an address of its own, within its budget): after
+	// two in the first process and one in the second, the second holds
+	// the key over its budget.
+	id, _, _ := strings.Cut(tok, ":")
+	for i, srv := range []*Server{e.srv, e.srv, other.srv} {
+		req := httptest.NewRequest("GET", path, nil)
+		req.RemoteAddr = fmt.Sprintf("192.0.2.%d:40000", i+1)
+		req.Header.Set("Authorization", "Bearer "+id+":wrong")
+		if _, err := srv.api.authenticate(req); err != errUnauthorized {
+			t.Fatalf("wrong secret %d: %v, want 401", i+1, err)
+		}
+	}
+	if other.srv.api.authFails.blocked(keyFailures(id)) == 0 {
+		t.Fatalf("%d wrong secrets for key %s over two processes: the second still gives it budget", budget, id)
+	}
+
+	// Buckets untouched for as long as a refill takes are deleted.
+	ctx := context.Background()
+	if _, err := e.srv.pool.Exec(ctx, e.srv.api.q.Get("prune_auth_failures"), 0); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := e.srv.pool.QueryRow(ctx, `SELECT count(*) FROM `+e.srv.cfg.Schema+`.auth_failures`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("auth_failures holds %d rows after a prune of every bucket (%v)", n, err)
 	}
 }
 

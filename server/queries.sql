@@ -42,3 +42,20 @@ DELETE FROM {{schema}}.access_keys WHERE account = $1 AND revoked_at < now() - m
 -- name: lock_account_changes
 -- The account's change lock (server/accountlock.go), until the transaction ends.
 SELECT pg_advisory_xact_lock(hashtextextended($1, 0))
+
+-- name: record_auth_failure
+-- Takes one token from subject's bucket ($2 tokens at most, refilled at
+-- $3 a minute) and returns what is left: below 1, the subject is over
+-- its budget.
+INSERT INTO {{schema}}.auth_failures AS f (subject, tokens, at)
+VALUES ($1, $2::float8 - 1, clock_timestamp())
+ON CONFLICT (subject) DO UPDATE
+   SET tokens = least($2::float8,
+                      f.tokens + extract(epoch FROM clock_timestamp() - f.at)::float8 / 60 * $3::float8) - 1,
+       at = clock_timestamp()
+RETURNING tokens
+
+-- name: prune_auth_failures
+-- Buckets untouched for $1 seconds are full again: forgetting them
+-- changes nothing.
+DELETE FROM {{schema}}.auth_failures WHERE at < clock_timestamp() - make_interval(secs => $1)
