@@ -27,7 +27,7 @@ func TestConcurrentCreatesStayWithinLimits(t *testing.T) {
 	t.Parallel()
 	limits := AccountLimits{Queues: 4, Topics: 3, Hooks: 3, Triggers: 3, Keys: 3, Functions: 2}
 	e := newEnvWith(t, func(c *Config) { c.Limits = limits })
-	other := secondProcess(t, e)
+	other := secondProcess(t, e).ts
 	acct, tok := e.admin("")
 	v := "/v1/accounts/" + acct
 	e.do(tok, "POST", v+"/queues", `{"name":"q"}`).expect(201)
@@ -157,13 +157,14 @@ func TestChangesWaitForTheAccountLock(t *testing.T) {
 	}
 }
 
-// secondProcess starts another Server on e's schema (another process on
-// the same database, as far as the API's locks go) and returns its
-// listener.
-func secondProcess(t *testing.T, e *env) *httptest.Server {
+// secondProcess starts another Server on e's schema, with e's limits
+// (another process on the same database, as far as the API's locks and
+// the bounds it shares go), stopped at cleanup.
+func secondProcess(t *testing.T, e *env) *env {
 	t.Helper()
 	return serveTest(t, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: e.srv.cfg.Schema, MaxConns: 4,
-		CacheDir: compiledCache(t), Logger: zerolog.Nop(), Limits: e.srv.cfg.Limits}).ts
+		CacheDir: compiledCache(t), Logger: zerolog.Nop(), Limits: e.srv.cfg.Limits,
+		AuthFailuresPerMinute: e.srv.cfg.AuthFailuresPerMinute})
 }
 
 // jsonRequest is a request with a JSON body to path, for sendTo.

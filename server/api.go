@@ -85,8 +85,8 @@ type api struct {
 	stopOnce sync.Once
 	hooked   sync.Map // *http.Server → true once its shutdown is watched
 
-	deploys    deployJobs   // deploys compiling in the background
-	logStreams accountSlots // log streams open, by account
+	deploys deployJobs    // deploys compiling in the background
+	slots   *accountSlots // what accounts hold at once: deploys, log streams
 }
 
 func newAPI(s *Server) *api {
@@ -94,6 +94,8 @@ func newAPI(s *Server) *api {
 		authFails: newAuthLimiter(s.cfg.AuthFailuresPerMinute),
 		stopping:  make(chan struct{}), webhookReads: make(chan struct{}, s.cfg.WebhookReads), invokes: make(chan struct{}, maxInvokes),
 		changeLocks: make(chan struct{}, changeLockHolders(s.cfg.MaxConns))}
+	a.slots = &accountSlots{pool: s.pool, q: a.q, log: s.log, lease: slotLease}
+	a.deploys.slots = a.slots
 	a.metrics = newMetrics(a)
 	a.routes()
 	return a

@@ -5,15 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/server/keys"
 )
 
@@ -133,8 +129,7 @@ func TestAuthFailuresSharedByProcesses(t *testing.T) {
 	e := newEnvWith(t, func(c *Config) { c.AuthFailuresPerMinute = budget })
 	acct, tok := e.admin("q")
 	path := "/" + acct + "/q/messages"
-	other := serveTest(t, Config{DatabaseURL: os.Getenv(pgtest.EnvVar), Schema: e.srv.cfg.Schema, MaxConns: 4,
-		CacheDir: compiledCache(t), Logger: zerolog.Nop(), AuthFailuresPerMinute: budget})
+	other := secondProcess(t, e)
 
 	for range budget {
 		e.do(randomKeyID()+":secret", "GET", path, "").expect(401)

@@ -48,16 +48,20 @@ type deployJob struct {
 type deployJobs struct {
 	mu   sync.Mutex
 	jobs map[string]*deployJob
-	// compiling holds a slot per deploy running, by account.
-	compiling accountSlots
+	// slots holds a slot of kind slotDeploy per deploy running.
+	slots *accountSlots
 }
 
 // start runs deploy in the background as a new job of account, unless
-// account has maxAccountDeploys deploys running in this process already:
-// then it is a 429.
-func (d *deployJobs) start(account, function string, module []byte, deploy func(ctx context.Context) (functions.Deployment, error)) (*deployJob, error) {
-	if !d.compiling.take(account, maxAccountDeploys) {
-		return nil, tooManyRequests(5, "account %s has %d deploys compiling on this server: wait for one to end (GET .../deployments/{id}), then retry", account, maxAccountDeploys)
+// account has maxAccountDeploys deploys running already (in any process
+// serving the database): then it is a 429.
+func (d *deployJobs) start(ctx context.Context, account, function string, module []byte, deploy func(ctx context.Context) (functions.Deployment, error)) (*deployJob, error) {
+	slot, err := d.slots.take(ctx, account, slotDeploy, maxAccountDeploys)
+	if err != nil {
+		return nil, err
+	}
+	if slot == nil {
+		return nil, tooManyRequests(5, "account %s has %d deploys compiling: wait for one to end (GET .../deployments/{id}), then retry", account, maxAccountDeploys)
 	}
 	var idb [12]byte
 	_, _ = rand.Read(idb[:])
@@ -82,7 +86,7 @@ func (d *deployJobs) start(account, function string, module []byte, deploy func(
 		d.mu.Lock()
 		j.result, j.err, j.finished = res, err, time.Now()
 		d.mu.Unlock()
-		d.compiling.give(account) // before done: a deploy seen ended holds no slot
+		slot.give() // before done: a deploy seen ended holds no slot
 		close(j.done)
 	}()
 	return j, nil
@@ -149,7 +153,7 @@ func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) er
 	if err := a.s.registry.CheckLimits(r.Context(), limits, c.account, name, module); err != nil {
 		return err
 	}
-	j, err := a.deploys.start(c.account, name, module, func(ctx context.Context) (functions.Deployment, error) {
+	j, err := a.deploys.start(r.Context(), c.account, name, module, func(ctx context.Context) (functions.Deployment, error) {
 		return a.s.registry.DeployWithin(ctx, limits, c.account, name, module, cfg, alias)
 	})
 	if err != nil {

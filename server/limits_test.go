@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -92,49 +95,182 @@ func TestTopicsLimit(t *testing.T) {
 }
 
 // TestDeploysAtOnceAreBounded: an account has at most maxAccountDeploys
-// deploys compiling at once in a process (429 beyond); another account
-// is not held back, and a finished deploy gives its slot back.
+// deploys compiling at once across the processes serving the database
+// (429 beyond); another account is not held back, and a finished deploy
+// gives its slot back.
 func TestDeploysAtOnceAreBounded(t *testing.T) {
 	t.Parallel()
-	var d deployJobs
+	e := newEnv(t)
+	other := secondProcess(t, e).srv
+	ctx := context.Background()
 	release := make(chan struct{})
 	block := func(ctx context.Context) (functions.Deployment, error) {
 		<-release
 		return functions.Deployment{}, nil
 	}
 	var jobs []*deployJob
-	for range maxAccountDeploys {
-		j, err := d.start("a", "f", nil, block)
+	for i := range maxAccountDeploys {
+		d := &e.srv.api.deploys
+		if i%2 == 1 {
+			d = &other.api.deploys
+		}
+		j, err := d.start(ctx, "a", "f", nil, block)
 		if err != nil {
 			t.Fatal(err)
 		}
 		jobs = append(jobs, j)
 	}
-	_, err := d.start("a", "f", nil, block)
-	var ae *apiError
-	if !errors.As(err, &ae) || ae.Status != 429 {
-		t.Fatalf("deploy beyond the bound: %v, want a 429", err)
+	for _, d := range []*deployJobs{&e.srv.api.deploys, &other.api.deploys} {
+		_, err := d.start(ctx, "a", "f", nil, block)
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.Status != 429 {
+			t.Fatalf("deploy beyond the bound (%d held over two processes): %v, want a 429", maxAccountDeploys, err)
+		}
 	}
-	if _, err := d.start("b", "f", nil, block); err != nil {
+	if _, err := other.api.deploys.start(ctx, "b", "f", nil, block); err != nil {
 		t.Fatalf("another account: %v", err)
 	}
 	close(release)
 	<-jobs[0].done
-	if _, err := d.start("a", "f", nil, block); err != nil {
+	if _, err := other.api.deploys.start(ctx, "a", "f", nil, block); err != nil {
 		t.Fatalf("after a deploy ended: %v", err)
 	}
 }
 
-// TestAccountSlots: take holds up to max per account; give frees one.
+// TestLogStreamsAtOnceAreBounded: an account has at most
+// maxAccountLogStreams log streams open at once across the processes
+// serving the database (429 beyond, from either); a stream closed gives
+// its slot back.
+func TestLogStreamsAtOnceAreBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	other := secondProcess(t, e)
+	acct, tok := e.admin("")
+	path := "/v1/accounts/" + acct + "/logs?follow=true"
+	open := func(ts *httptest.Server) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest("GET", ts.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		res, err := ts.Client().Do(req) // a stream: the headers come at once, the body stays open
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	var streams []*http.Response
+	defer func() {
+		for _, s := range streams {
+			s.Body.Close()
+		}
+	}()
+	for i := range maxAccountLogStreams {
+		ts := e.ts
+		if i%2 == 1 {
+			ts = other.ts
+		}
+		res := open(ts)
+		if res.StatusCode != 200 {
+			t.Fatalf("stream %d: status %d", i+1, res.StatusCode)
+		}
+		streams = append(streams, res)
+	}
+	for _, ts := range []*httptest.Server{e.ts, other.ts} {
+		res := open(ts)
+		res.Body.Close()
+		if res.StatusCode != 429 || res.Header.Get("Retry-After") == "" {
+			t.Fatalf("stream beyond the bound (%d open over two processes): status %d, Retry-After %q, want 429 with it",
+				maxAccountLogStreams, res.StatusCode, res.Header.Get("Retry-After"))
+		}
+	}
+	// A stream closed by its client ends when the server sees the
+	// connection close (the request's context ends); its slot is free then.
+	streams[0].Body.Close()
+	streams = streams[1:]
+	for {
+		res := open(other.ts)
+		if res.StatusCode == 200 {
+			streams = append(streams, res)
+			break
+		}
+		res.Body.Close()
+		if res.StatusCode != 429 {
+			t.Fatalf("a stream after one closed: status %d", res.StatusCode)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestAccountSlots: take holds up to max slots per account and kind over
+// every process; give frees one; a holder's renewals keep its slot, and
+// the slot of a holder that stopped renewing (its process died) is free
+// once its lease ran out.
 func TestAccountSlots(t *testing.T) {
-	var s accountSlots
-	if !s.take("a", 1) || s.take("a", 1) || !s.take("b", 1) {
-		t.Fatal("take")
+	t.Parallel()
+	e := newEnv(t)
+	a, b := e.srv.api.slots, secondProcess(t, e).srv.api.slots
+	ctx := context.Background()
+	take := func(s *accountSlots, account, kind string) *heldSlot {
+		t.Helper()
+		h, err := s.take(ctx, account, kind, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
 	}
-	s.give("a")
-	if !s.take("a", 1) {
-		t.Fatal("take after give")
+	h1, h2 := take(a, "a", slotLogStream), take(b, "a", slotLogStream)
+	if h1 == nil || h2 == nil {
+		t.Fatal("two slots of a bound of 2, one in each process: not taken")
 	}
+	if take(a, "a", slotLogStream) != nil || take(b, "a", slotLogStream) != nil {
+		t.Fatal("a third slot of a bound of 2 was taken")
+	}
+	if take(b, "b", slotLogStream) == nil || take(b, "a", slotDeploy) == nil {
+		t.Fatal("another account's or another kind's slot was refused")
+	}
+	h1.give()
+	if h3 := take(b, "a", slotLogStream); h3 == nil || h3.slot != h1.slot {
+		t.Fatalf("the slot given back was not taken again: %+v", h3)
+	}
+
+	// h2's process dies: its lease runs out (here: is made to have run
+	// out) and the slot is free; the old holder's renewal then fails.
+	if _, err := e.srv.pool.Exec(ctx, `UPDATE `+e.srv.cfg.Schema+`.account_slots SET expires_at = now() - interval '1 second'
+		WHERE account = 'a' AND kind = $1 AND slot = $2`, slotLogStream, h2.slot); err != nil {
+		t.Fatal(err)
+	}
+	if h4 := take(a, "a", slotLogStream); h4 == nil || h4.slot != h2.slot {
+		t.Fatalf("the slot whose lease ran out was not taken: %+v", h4)
+	}
+	if err := h2.renew(ctx); !errors.Is(err, errSlotLost) {
+		t.Fatalf("renewing a slot taken over: %v, want errSlotLost", err)
+	}
+	h2.give() // gives nothing: the slot is another holder's now
+	if take(a, "a", slotLogStream) != nil {
+		t.Fatal("the old holder's give freed the new holder's slot")
+	}
+
+	// A renewal moves the lease on.
+	h5 := take(a, "c", slotDeploy)
+	var before, after time.Time
+	read := func(at *time.Time) {
+		t.Helper()
+		if err := e.srv.pool.QueryRow(ctx, `SELECT expires_at FROM `+e.srv.cfg.Schema+`.account_slots
+			WHERE account = 'c' AND kind = $1 AND slot = $2`, slotDeploy, h5.slot).Scan(at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read(&before)
+	if err := h5.renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	read(&after)
+	if !after.After(before) {
+		t.Fatalf("a renewal left the lease at %v (was %v)", after, before)
+	}
+	h5.give()
 }
 
 // TestKVQuota: an account's key-value stores hold at most its quota of

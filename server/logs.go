@@ -92,10 +92,14 @@ func (a *api) streamLogs(w http.ResponseWriter, r *http.Request, c *call) error 
 		}
 	}
 
-	if !a.logStreams.take(c.account, maxAccountLogStreams) {
-		return tooManyRequests(5, "account %s has %d log streams open on this server: close one, then retry", c.account, maxAccountLogStreams)
+	slot, err := a.slots.take(r.Context(), c.account, slotLogStream, maxAccountLogStreams)
+	if err != nil {
+		return err
 	}
-	defer a.logStreams.give(c.account)
+	if slot == nil {
+		return tooManyRequests(5, "account %s has %d log streams open: close one, then retry", c.account, maxAccountLogStreams)
+	}
+	defer slot.give()
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

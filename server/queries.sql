@@ -59,3 +59,27 @@ RETURNING tokens
 -- Buckets untouched for $1 seconds are full again: forgetting them
 -- changes nothing.
 DELETE FROM {{schema}}.auth_failures WHERE at < clock_timestamp() - make_interval(secs => $1)
+
+-- name: take_account_slot
+-- Takes for holder $4, for $5 seconds, the lowest slot of account $1's
+-- kind $2 below $3 that is free: no row, or a lease run out. No row
+-- returned: all $3 are held, or another taker got the chosen slot first
+-- (the caller tries again).
+INSERT INTO {{schema}}.account_slots AS h (account, kind, slot, holder, expires_at)
+SELECT $1, $2, s, $4, clock_timestamp() + make_interval(secs => $5)
+  FROM generate_series(0, $3::int - 1) s
+ WHERE NOT EXISTS (SELECT 1 FROM {{schema}}.account_slots o
+                    WHERE o.account = $1 AND o.kind = $2 AND o.slot = s AND o.expires_at > clock_timestamp())
+ ORDER BY s
+ LIMIT 1
+ON CONFLICT (account, kind, slot) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+ WHERE h.expires_at <= clock_timestamp()
+RETURNING slot
+
+-- name: renew_account_slot
+-- No row: the lease ran out and another holder has the slot.
+UPDATE {{schema}}.account_slots SET expires_at = clock_timestamp() + make_interval(secs => $5)
+ WHERE account = $1 AND kind = $2 AND slot = $3 AND holder = $4
+
+-- name: give_account_slot
+DELETE FROM {{schema}}.account_slots WHERE account = $1 AND kind = $2 AND slot = $3 AND holder = $4
