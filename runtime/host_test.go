@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,6 +161,38 @@ func TestHostHTTPDenyPrivateOutbound(t *testing.T) {
 	wantPrefix(t, "100.64.0.1 through a wildcard", out[0], "error denied:")
 	if !strings.Contains(out[0], "loopback, private or link-local") {
 		t.Errorf("denial %q does not say why", out[0])
+	}
+}
+
+// TestHostHTTPMetadataAddressesRefused: link-local and cloud metadata
+// addresses are refused even when the allow-list names them literally
+// and the runtime allows private addresses, so that a tenant's function
+// cannot read the host's instance credentials.
+func TestHostHTTPMetadataAddressesRefused(t *testing.T) {
+	t.Parallel()
+	rt, _ := newRuntime(t) // private addresses allowed (no DenyPrivateOutbound)
+	urls := []string{"http://169.254.169.254/latest/meta-data/", "http://169.254.170.2/v2/credentials",
+		"http://[fd00:ec2::254]/latest/meta-data/", "http://100.100.100.200/latest/meta-data/", "http://[fe80::1]/"}
+	var list []string
+	var calls []map[string]any
+	for _, u := range urls {
+		pu, err := url.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list = append(list, "http://"+pu.Host)
+		calls = append(calls, map[string]any{"op": "http", "url": u})
+	}
+	f := load(t, rt, "runtime/testdata/hostcalls", wasmbuild.Reactor, runtime.FunctionConfig{AllowedOutboundHosts: list})
+	out, res := ops(t, f, calls...)
+	for i, u := range urls {
+		wantPrefix(t, u+" listed literally", out[i], "error denied:")
+		if !strings.Contains(out[i], "metadata") {
+			t.Errorf("%s: denial %q does not say why", u, out[i])
+		}
+	}
+	if res.Host.HTTPBytesReceived != 0 {
+		t.Errorf("received %d bytes from a refused peer", res.Host.HTTPBytesReceived)
 	}
 }
 

@@ -179,10 +179,33 @@ var sharedSpace = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10,
 
 // special reports whether ip is loopback, private, shared (100.64.0.0/10),
 // link-local or unspecified: addresses a function reaches only when listed
-// literally, and never under Config.DenyPrivateOutbound.
+// literally, and never under Config.DenyPrivateOutbound (nor, whatever the
+// list, the link-local and metadata ones: metadataService).
 func special(ip net.IP) bool {
 	return ip.IsLoopback() || ip.IsPrivate() || sharedSpace.Contains(ip) || ip.IsLinkLocalUnicast() ||
 		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsUnspecified()
+}
+
+// metadataAddrs are the cloud metadata services outside link-local
+// space: AWS's over IPv6 (in fc00::/7) and Alibaba Cloud's (in
+// 100.64.0.0/10).
+var metadataAddrs = []net.IP{net.ParseIP("fd00:ec2::254"), net.ParseIP("100.100.100.200")}
+
+// metadataService reports whether ip is link-local (where cloud providers
+// serve instance metadata and credentials: 169.254.169.254 and the like)
+// or another known metadata address: a function never reaches these, even
+// listed literally and with private addresses allowed, since nothing a
+// function does needs the host's credentials.
+func metadataService(ip net.IP) bool {
+	if ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() {
+		return true
+	}
+	for _, m := range metadataAddrs {
+		if m.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // dial connects to addr, refusing a loopback, private or link-local peer
@@ -205,6 +228,8 @@ func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Co
 			return fmt.Errorf("dial %s: unparsable peer address %q", host, address)
 		}
 		switch {
+		case metadataService(ip):
+			return &deniedError{fmt.Sprintf("%s is %s, a link-local or cloud metadata address, which no function may reach (listed or not)", host, ip)}
 		case !special(ip) || exact:
 		case p.denyPrivate:
 			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address (%s), which this server lets no function reach (sluice serve --deny-private-outbound)", host, ip)}

@@ -41,12 +41,13 @@ type Config struct {
 	// both cgroups' thread files: root, or a delegated cgroup).
 	LongGuestCgroup string
 	// DenyPrivateOutbound refuses every function's HTTP calls to loopback,
-	// private, link-local and shared (100.64.0.0/10) addresses, even to a
-	// host its allowed_outbound_hosts names literally. Set it where tenants
-	// deploy functions, so that none reaches the operator's network (a
-	// metrics listener, a cloud metadata service). Off, a literal entry
-	// such as http://127.0.0.1:* reaches that address, as local
-	// development needs.
+	// private and shared (100.64.0.0/10) addresses, even to a host its
+	// allowed_outbound_hosts names literally. Set it where tenants deploy
+	// functions, so that none reaches the operator's network (a metrics
+	// listener, internal services). Off, a literal entry such as
+	// http://127.0.0.1:* reaches that address, as local development needs.
+	// Link-local and cloud metadata addresses (169.254.169.254) are
+	// refused either way.
 	DenyPrivateOutbound bool
 }
 

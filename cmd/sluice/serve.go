@@ -34,7 +34,7 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.StringVar(&f.cacheDir, "cache-dir", os.Getenv("SLUICE_CACHE_DIR"), "compiled WASM cache folder [SLUICE_CACHE_DIR]")
 	fs.StringVar(&f.longGuestCgroup, "long-guest-cgroup", os.Getenv("SLUICE_LONG_GUEST_CGROUP"), "cgroup (marked idle) that guests running past 20 ms take their CPU in, so they leave it to a Postgres on the same machine; see docs/function-abi.md (empty: none) [SLUICE_LONG_GUEST_CGROUP]")
 	fs.BoolVar(&f.denyPrivateOutbound, "deny-private-outbound", os.Getenv("SLUICE_DENY_PRIVATE_OUTBOUND") == "true",
-		"refuse every function's HTTP calls to loopback, private and link-local addresses, even hosts its allowed_outbound_hosts names literally; for servers tenants deploy to (SLUICE_DENY_PRIVATE_OUTBOUND=true)")
+		"refuse every function's HTTP calls to loopback and private addresses, even hosts its allowed_outbound_hosts names literally; for servers tenants deploy to (SLUICE_DENY_PRIVATE_OUTBOUND=true). Link-local and cloud metadata addresses are refused always")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGTERM, how long running batches may finish")
 	fs.IntVar(&f.maxConns, "max-conns", 20, "database connection pool size (2 or more)")
 	fs.DurationVar(&f.invocationRetention, "invocation-retention", triggers.DefaultInvocationRetention, "how long invocation records are kept (sluice invocations, sluice logs, the console); older ones are deleted once a minute (at least 1m)")
