@@ -194,6 +194,19 @@ func TestHostHTTPMetadataAddressesRefused(t *testing.T) {
 	if res.Host.HTTPBytesReceived != 0 {
 		t.Errorf("received %d bytes from a refused peer", res.Host.HTTPBytesReceived)
 	}
+
+	// Through the well-known NAT64 prefix, the IPv4 address inside is
+	// what is checked: 169.254.169.254 and 10.0.0.1 behind a wildcard.
+	wild := load(t, rt, "runtime/testdata/hostcalls", wasmbuild.Reactor, runtime.FunctionConfig{Name: "wild",
+		AllowedOutboundHosts: []string{"http://*:*"}})
+	out, _ = ops(t, wild, map[string]any{"op": "http", "url": "http://[64:ff9b::a9fe:a9fe]/"},
+		map[string]any{"op": "http", "url": "http://[64:ff9b::a00:1]/"})
+	for i, want := range []string{"metadata", "loopback, private"} {
+		wantPrefix(t, "NAT64 address", out[i], "error denied:")
+		if !strings.Contains(out[i], want) {
+			t.Errorf("NAT64 address: denial %q does not say %q", out[i], want)
+		}
+	}
 }
 
 func TestHostHTTPLimits(t *testing.T) {

@@ -186,6 +186,21 @@ func special(ip net.IP) bool {
 		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsUnspecified()
 }
 
+// nat64 is the well-known NAT64 prefix 64:ff9b::/96 (RFC 6052): on a
+// network with a NAT64 gateway, an address in it reaches the IPv4 address
+// of its last four bytes.
+var nat64 = &net.IPNet{IP: net.ParseIP("64:ff9b::"), Mask: net.CIDRMask(96, 128)}
+
+// unwrapNAT64 returns the IPv4 address ip reaches when ip is in the
+// well-known NAT64 prefix, else ip: the checks then apply to the real
+// peer (64:ff9b::a9fe:a9fe is 169.254.169.254).
+func unwrapNAT64(ip net.IP) net.IP {
+	if ip.To4() == nil && nat64.Contains(ip) {
+		return net.IPv4(ip[12], ip[13], ip[14], ip[15])
+	}
+	return ip
+}
+
 // metadataAddrs are the cloud metadata services outside link-local
 // space: AWS's over IPv6 (in fc00::/7) and Alibaba Cloud's (in
 // 100.64.0.0/10).
@@ -227,6 +242,7 @@ func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Co
 		if ip == nil {
 			return fmt.Errorf("dial %s: unparsable peer address %q", host, address)
 		}
+		ip = unwrapNAT64(ip)
 		switch {
 		case metadataService(ip):
 			return &deniedError{fmt.Sprintf("%s is %s, a link-local or cloud metadata address, which no function may reach (listed or not)", host, ip)}
