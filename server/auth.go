@@ -330,14 +330,24 @@ func tooManyFailures(wait time.Duration) error {
 	return tooManyRequests(secs, "too many failed authentications from this address: retry in %d s", secs)
 }
 
-// clientAddr is the request's client IP (the peer's; forwarding headers
-// are not trusted).
+// clientAddr is the request's client as the failure limiter counts it:
+// the peer's IPv4 address, or the /64 network of its IPv6 address (one
+// host usually holds a whole /64, so counting single IPv6 addresses
+// would let it pick a fresh one for every attempt). Forwarding headers
+// are not trusted.
 func clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
-	return host
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return host
+	}
+	if v4 := ip.To4(); v4 != nil {
+		return v4.String() // also for an IPv4-mapped address
+	}
+	return (&net.IPNet{IP: ip.Mask(net.CIDRMask(64, 128)), Mask: net.CIDRMask(64, 128)}).String()
 }
 
 // authLimiter counts authentication failures per client address (and

@@ -184,6 +184,27 @@ func TestAuthFailuresSharedByProcesses(t *testing.T) {
 	}
 }
 
+// TestClientAddrGroupsIPv6By64: failures count per IPv4 address and per
+// IPv6 /64, so a host cannot take a fresh address of its /64 for each
+// attempt.
+func TestClientAddrGroupsIPv6By64(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ remote, want string }{
+		{"192.0.2.7:40000", "192.0.2.7"},
+		{"[2001:db8:1:2::7]:40000", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:2:ffff:1:2:3]:1", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:3::7]:40000", "2001:db8:1:3::/64"},
+		{"[::ffff:192.0.2.7]:40000", "192.0.2.7"},
+		{"[::1]:40000", "::/64"},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = c.remote
+		if got := clientAddr(r); got != c.want {
+			t.Errorf("clientAddr(%s) = %q, want %q", c.remote, got, c.want)
+		}
+	}
+}
+
 func randomKeyID() string {
 	b := make([]byte, 20)
 	for i := range b {
