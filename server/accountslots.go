@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -63,9 +61,7 @@ const takeAttempts = 3
 // take holds a slot of account's kind, one of max: nil when all max are
 // held.
 func (s *accountSlots) take(ctx context.Context, account, kind string, max int) (*heldSlot, error) {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	h := &heldSlot{s: s, account: account, kind: kind, holder: hex.EncodeToString(b[:])}
+	h := &heldSlot{s: s, account: account, kind: kind, holder: randomID()}
 	for range takeAttempts {
 		err := s.pool.QueryRow(ctx, s.q.Get("take_account_slot"), account, kind, max, h.holder,
 			s.lease.Seconds()).Scan(&h.slot)

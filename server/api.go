@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,6 +101,22 @@ func newAPI(s *Server) *api {
 	a.metrics = newMetrics(a)
 	a.routes()
 	return a
+}
+
+// randomID is 12 random bytes in hex: a deploy's id, a slot holder's.
+func randomID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// dueEvery reports whether work guarded by next (unix nanos) is due now,
+// and if so moves next on by every: at most one caller a period in this
+// process is told true.
+func dueEvery(next *atomic.Int64, every time.Duration) bool {
+	now := time.Now().UnixNano()
+	n := next.Load()
+	return now >= n && next.CompareAndSwap(n, now+int64(every))
 }
 
 // apiError is an error the API returns as {"error": {"code", "message"}}.

@@ -309,9 +309,7 @@ func (a *api) failAuth(ctx context.Context, subject string) time.Duration {
 // pruneAuthFailures deletes the auth_failures buckets that have refilled,
 // at most once a minute per process.
 func (a *api) pruneAuthFailures(ctx context.Context) {
-	now := time.Now().UnixNano()
-	next := a.nextAuthPrune.Load()
-	if now < next || !a.nextAuthPrune.CompareAndSwap(next, now+int64(time.Minute)) {
+	if !dueEvery(&a.nextAuthPrune, time.Minute) {
 		return
 	}
 	full := a.authFails.burst / a.authFails.perMinute * 60 // seconds

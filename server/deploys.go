@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
@@ -63,10 +62,8 @@ func (d *deployJobs) start(ctx context.Context, account, function string, module
 	if slot == nil {
 		return nil, tooManyRequests(5, "account %s has %d deploys compiling: wait for one to end (GET .../deployments/{id}), then retry", account, maxAccountDeploys)
 	}
-	var idb [12]byte
-	_, _ = rand.Read(idb[:])
 	sum := sha256.Sum256(module)
-	j := &deployJob{id: hex.EncodeToString(idb[:]), account: account, function: function,
+	j := &deployJob{id: randomID(), account: account, function: function,
 		sha256: hex.EncodeToString(sum[:]), done: make(chan struct{})}
 	d.mu.Lock()
 	if d.jobs == nil {

@@ -294,9 +294,7 @@ func (a *api) readWebhookBody(w http.ResponseWriter, r *http.Request) ([]byte, e
 // triggers.DeliveryRetention, at most once a minute per process and a
 // bounded batch at a time.
 func (a *api) pruneDeliveries(ctx context.Context) {
-	now := time.Now().UnixNano()
-	next := a.nextPrune.Load()
-	if now < next || !a.nextPrune.CompareAndSwap(next, now+int64(time.Minute)) {
+	if !dueEvery(&a.nextPrune, time.Minute) {
 		return
 	}
 	if _, err := a.s.hooks.PruneDeliveries(ctx, triggers.DeliveryRetention); err != nil {
