@@ -19,7 +19,10 @@
 // that increases within its queue. Receive claims ready messages with FOR
 // UPDATE SKIP LOCKED in (visible_at, sequence) order, increments their
 // receive count, leases them for the visibility timeout and returns a fresh
-// Receipt per lease. Delete/Ack with the receipt settles the message; a
+// Receipt per lease. ReceivePending returns the same claim as soon as the
+// statement has run, while its commit flushes to disk, for a consumer that
+// starts work at once and settles only after the commit (the trigger
+// dispatcher). Delete/Ack with the receipt settles the message; a
 // stale receipt (the message was received again since) is refused and the
 // newer lease stays intact. Nack makes messages visible again after a
 // delay, recording their last error. A message is delivered at most

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"runtime/trace"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -111,6 +112,9 @@ type dispatcher struct {
 	// avgRun is the moving average of a batch's wall time (ns), 0 before
 	// the first batch (observe).
 	avgRun atomic.Int64
+	// lastClaim is the claim loop's last receive, whose commit the next
+	// one waits for (claim).
+	lastClaim *pgqueue.PendingReceive
 }
 
 // wakeAfter makes the claim loop look for messages again after d.
@@ -184,7 +188,9 @@ func (d *dispatcher) run(ctx context.Context) {
 		close(queue)
 		var left []pgqueue.Message
 		for q := range queue {
-			left = append(left, q.msgs...)
+			if q.leased() == nil {
+				left = append(left, q.msgs...)
+			}
 			done()
 		}
 		if len(left) > 0 {
@@ -208,9 +214,9 @@ func (d *dispatcher) run(ctx context.Context) {
 	if sub != nil {
 		wake = sub.C()
 	}
-	start := func(batch []pgqueue.Message) {
+	start := func(batch []pgqueue.Message, lease *pgqueue.PendingReceive) {
 		held.Add(1)
-		queue <- queuedBatch{msgs: batch, at: time.Now()}
+		queue <- queuedBatch{msgs: batch, lease: lease, at: time.Now()}
 	}
 	idle := d.e.cfg.PollMin
 	for {
@@ -294,31 +300,49 @@ func (d *dispatcher) claimLimit() int {
 // that is not full keeps receiving until it is full or the window has
 // passed since its first message (the full ones start first).
 //
+// The batches start while the receive's commit is on its way to disk
+// (pgqueue's ReceivePending): a function is invoked that much sooner, and
+// runBatch settles nothing before the commit has succeeded.
+//
 // A receive is never cancelled once started: cancelling the statement
 // could lose the race with its commit and leave messages leased by nobody
 // until their visibility timeout. Stopping the dispatcher (ctx) ends the
 // batch window early instead, and what was claimed is released
 // (runQueued).
-func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, start func([]pgqueue.Message)) (int, error) {
+func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, start func([]pgqueue.Message, *pgqueue.PendingReceive)) (int, error) {
 	if ctx.Err() != nil {
 		return 0, nil
+	}
+	// One claim at a time, as when a receive returned after its commit: a
+	// receive beside an uncommitted one would step over each of its rows,
+	// still ready in the index and locked (SKIP LOCKED), a cost per row
+	// that took a sixth of the drain at batch size 1.
+	if d.lastClaim != nil {
+		d.lastClaim.Wait() //nolint:errcheck // the batches of the claim report it
 	}
 	size := d.a.BatchSize
 	receiveCtx := context.WithoutCancel(ctx)
 	opts := pgqueue.ReceiveOptions{Max: min(free*size, max(size, maxClaim)), VisibilityTimeout: d.a.lease()}
-	msgs, err := d.e.cfg.Queue.Receive(receiveCtx, d.a.Account, d.a.Queue, opts)
+	lease, err := d.e.cfg.Queue.ReceivePending(receiveCtx, d.a.Account, d.a.Queue, opts)
 	if err != nil {
 		return 0, err
 	}
+	d.lastClaim = lease
+	msgs := lease.Messages
 	traceBatch(ctx, "sluice.received", d.a.Queue, msgs)
 	started := 0
 	for len(msgs) >= size || (len(msgs) > 0 && d.a.BatchWindow <= 0) {
 		n := min(size, len(msgs))
-		start(msgs[:n:n])
+		start(msgs[:n:n], lease)
 		msgs, started = msgs[n:], started+1
 	}
 	if len(msgs) == 0 {
 		return started, nil
+	}
+	// The batch that waits for more messages holds them past this
+	// receive's commit: if the commit failed, they are not leased.
+	if err := lease.Wait(); err != nil {
+		return started, err
 	}
 	batch := msgs
 	deadline := time.NewTimer(d.a.BatchWindow)
@@ -326,10 +350,10 @@ func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, 
 	for len(batch) < size {
 		select {
 		case <-deadline.C:
-			start(batch)
+			start(batch, lease)
 			return started + 1, nil
 		case <-ctx.Done():
-			start(batch)
+			start(batch, lease)
 			return started + 1, nil
 		case <-wake:
 		case <-time.After(min(d.a.BatchWindow/4+time.Millisecond, 50*time.Millisecond)):
@@ -341,14 +365,24 @@ func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, 
 		}
 		batch = append(batch, more...)
 	}
-	start(batch)
+	start(batch, lease)
 	return started + 1, nil
 }
 
-// queuedBatch is a claimed batch waiting for a worker, since at.
+// queuedBatch is a claimed batch waiting for a worker, since at; lease is
+// the receive that claimed it (its first messages), whose commit may still
+// be under way.
 type queuedBatch struct {
-	msgs []pgqueue.Message
-	at   time.Time
+	msgs  []pgqueue.Message
+	lease *pgqueue.PendingReceive
+	at    time.Time
+}
+
+// leased waits for the commit of the batch's claim and returns its error:
+// when it failed the messages were not leased, and there is nothing to
+// settle or give back.
+func (q queuedBatch) leased() error {
+	return q.lease.Wait()
 }
 
 // runQueued runs a batch a worker took from the queue. A batch that waited
@@ -358,13 +392,15 @@ type queuedBatch struct {
 // process claims the messages again now.
 func (d *dispatcher) runQueued(ctx context.Context, q queuedBatch) {
 	if ctx.Err() != nil || time.Since(q.at) >= d.a.lease()/2 {
-		d.giveBack(context.WithoutCancel(ctx), q.msgs)
+		if q.leased() == nil {
+			d.giveBack(context.WithoutCancel(ctx), q.msgs)
+		}
 		return
 	}
 	began := time.Now()
 	// The batch runs on the engine's context, not the dispatcher's: a
 	// dispatcher that is replaced lets its batches finish.
-	d.runBatch(d.e.runCtx, q.msgs)
+	d.runBatch(d.e.runCtx, q)
 	d.observe(time.Since(began))
 }
 
@@ -382,17 +418,30 @@ func (d *dispatcher) giveBack(ctx context.Context, batch []pgqueue.Message) {
 // runBatch invokes the function on a claimed batch under ctx (the
 // engine's run context) and settles every message as planSettlement says:
 // acks in one statement, retries with backoff, dead letters at once.
-func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
-	a, rules := d.a, d.a.settleRules()
+//
+// The function may start before the claim's commit has returned
+// (runEarly); nothing is settled or recorded before it has succeeded, and
+// when it fails the run is cancelled and its outcome dropped: the
+// messages were not leased, and are delivered again.
+func (d *dispatcher) runBatch(ctx context.Context, q queuedBatch) {
+	a, rules, msgs := d.a, d.a.settleRules(), q.msgs
 	b := newQueueBatch(msgs)
 	settleCtx := context.WithoutCancel(ctx)
+	ctx, stop := d.runEarly(ctx, q, rules)
+	defer stop()
+	if q.lease.Err() != nil {
+		d.leaseFailed(q, false)
+		return
+	}
 
 	// The id comes first: taking it may fail, and then the leases are
 	// still held (even under ack_first) and released.
 	invID, err := d.e.invocationID(settleCtx)
 	if err != nil {
 		d.log.Error().Err(err).Msg("batch not run; leases released")
-		d.giveBack(settleCtx, msgs)
+		if q.leased() == nil {
+			d.giveBack(settleCtx, msgs)
+		}
 		return
 	}
 	if rules.deleteFirst {
@@ -414,6 +463,10 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 	traceBatch(ctx, "sluice.invoke", a.Queue, msgs)
 	res, err := d.fn.Invoke(ctx, inv)
 	stopExtending()
+	if q.leased() != nil {
+		d.leaseFailed(q, true)
+		return
+	}
 
 	plan := planSettlement(rules, b, res, err)
 	if plan.notRun {
@@ -437,6 +490,47 @@ func (d *dispatcher) runBatch(ctx context.Context, msgs []pgqueue.Message) {
 	// The settler commits it, with what else is pending; the worker is free
 	// for the next batch meanwhile.
 	d.settles <- &settlement{b: b, rules: rules, plan: plan, res: res, rec: rec}
+}
+
+// runEarly returns the context the batch runs under: ctx itself once the
+// claim's commit has ended, and until then (a batch taken at once from a
+// claim whose commit is still on its way to disk) a context that is
+// cancelled if it fails. A batch with messages of ordered groups, or that
+// deletes its messages before the run (ack_first), waits for the commit
+// instead: a group's one-batch-at-a-time guarantee holds from the commit
+// of its lease. stop releases what the context holds.
+func (d *dispatcher) runEarly(ctx context.Context, q queuedBatch, rules settleRules) (context.Context, func()) {
+	lease := q.lease
+	select {
+	case <-lease.Committed():
+		return ctx, func() {}
+	default:
+	}
+	if rules.deleteFirst || slices.ContainsFunc(q.msgs, func(m pgqueue.Message) bool { return m.Group != "" }) {
+		lease.Wait() //nolint:errcheck // runBatch reads it from lease.Err
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-lease.Committed():
+			if err := lease.Err(); err != nil {
+				cancel(err)
+			}
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(nil) }
+}
+
+// leaseFailed notes a batch whose claim's commit failed, before its run or
+// after it (ran): nothing of it is settled or recorded.
+func (d *dispatcher) leaseFailed(q queuedBatch, ran bool) {
+	msg := "claim not committed: the batch is not run; its messages will be delivered again"
+	if ran {
+		msg = "claim not committed: the batch's run was stopped and its outcome dropped; its messages will be delivered again"
+	}
+	d.log.Warn().Err(q.lease.Err()).Int("messages", len(q.msgs)).Bool("ran", ran).Msg(msg)
 }
 
 // settle carries out a plan of a batch that ran, with the emits that go

@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -170,4 +171,44 @@ func BlockedBy(ctx context.Context, pool *pgxpool.Pool, pid uint32) (bool, error
 	var blocked bool
 	err := pool.QueryRow(ctx, query, pid).Scan(&blocked)
 	return blocked, err
+}
+
+// RefuseCommits makes the commit of every transaction that updates a row
+// of schema's messages table fail while refusing (on) is in force: a
+// deferred constraint trigger raises "commit refused by the test" at
+// commit, after the statements have run and answered, and after waiting
+// delay (as a commit waits for its disk). on and off switch it (committed
+// at once; it starts off). Citus does not run such triggers on distributed
+// tables: the test is skipped under CitusEnvVar.
+func RefuseCommits(t testing.TB, pool *pgxpool.Pool, schema string, delay time.Duration) (on, off func()) {
+	t.Helper()
+	if os.Getenv(CitusEnvVar) == "1" {
+		t.Skip("Citus runs no deferred constraint trigger on a distributed table")
+	}
+	s := pgx.Identifier{schema}.Sanitize()
+	ctx := context.Background()
+	_, err := pool.Exec(ctx, `
+CREATE TABLE `+s+`.test_refuse_commits (refuse boolean NOT NULL);
+CREATE FUNCTION `+s+`.test_refuse_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM `+s+`.test_refuse_commits) THEN
+		PERFORM pg_sleep(`+strconv.FormatFloat(delay.Seconds(), 'f', -1, 64)+`);
+		RAISE EXCEPTION 'commit refused by the test';
+	END IF;
+	RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER test_refuse_commit AFTER UPDATE ON `+s+`.messages
+	DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION `+s+`.test_refuse_commit()`)
+	if err != nil {
+		t.Fatalf("refuse commits: %v", err)
+	}
+	set := func(query string) func() {
+		return func() {
+			t.Helper()
+			if _, err := pool.Exec(ctx, query); err != nil {
+				t.Fatalf("refuse commits: %v", err)
+			}
+		}
+	}
+	return set(`INSERT INTO ` + s + `.test_refuse_commits VALUES (true)`), set(`DELETE FROM ` + s + `.test_refuse_commits`)
 }
