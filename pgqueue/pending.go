@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // PendingReceive is a receive whose leases are being committed: its
@@ -97,7 +98,8 @@ func (c *Client) receivePending(ctx context.Context, args []any, max int) (*Pend
 		return nil, err
 	}
 	sql := c.q.get("receive_id")
-	sd, err := conn.Conn().Prepare(ctx, pendingStatementName(sql), sql)
+	name := pendingStatementName(sql)
+	sd, err := conn.Conn().Prepare(ctx, name, sql)
 	if err != nil {
 		conn.Release()
 		return nil, err
@@ -113,7 +115,7 @@ func (c *Client) receivePending(ctx context.Context, args []any, max int) (*Pend
 	pl.SendPipelineSync()
 	p := &PendingReceive{done: make(chan struct{})}
 	if err := pl.Flush(); err != nil {
-		p.finish(conn, pl)
+		p.finish(conn, pl, "")
 		return nil, err
 	}
 	res, err := pl.GetResults()
@@ -128,19 +130,29 @@ func (c *Client) receivePending(ctx context.Context, args []any, max int) (*Pend
 	if err != nil {
 		// The statement failed (or its rows could not be read): the Sync
 		// rolls its transaction back; wait for that before answering, so
-		// that a retry does not meet this transaction's locks.
-		p.finish(conn, pl)
+		// that a retry does not meet this transaction's locks. The
+		// prepared statement is dropped: it may be what failed (a
+		// migration changed the function's result since it was prepared).
+		p.finish(conn, pl, name)
 		return nil, err
 	}
-	go p.finish(conn, pl)
+	go p.finish(conn, pl, "")
 	return p, nil
 }
 
 // finish reads the pipeline's Sync (the commit's outcome), closes the
-// pipeline, gives the connection back and closes done.
-func (p *PendingReceive) finish(conn interface{ Release() }, pl *pgconn.Pipeline) {
+// pipeline, deallocates the prepared statement forget (when not ""),
+// gives the connection back and closes done.
+func (p *PendingReceive) finish(conn *pgxpool.Conn, pl *pgconn.Pipeline, forget string) {
 	defer close(p.done)
 	defer conn.Release()
+	defer func() {
+		if forget != "" && !conn.Conn().IsClosed() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = conn.Conn().Deallocate(ctx, forget)
+		}
+	}()
 	res, err := pl.GetResults()
 	if err == nil {
 		if _, ok := res.(*pgconn.PipelineSync); !ok {
