@@ -528,7 +528,7 @@ func (d *dispatcher) runEarly(ctx context.Context, q queuedBatch, rules settleRu
 func (d *dispatcher) leaseFailed(q queuedBatch, ran bool) {
 	msg := "claim not committed: the batch is not run; its messages will be delivered again"
 	if ran {
-		msg = "claim not committed: the batch's run was stopped and its outcome dropped; its messages will be delivered again"
+		msg = "claim not committed: the batch's run (stopped if it was still running) is dropped; its messages will be delivered again"
 	}
 	d.log.Warn().Err(q.lease.Err()).Int("messages", len(q.msgs)).Bool("ran", ran).Msg(msg)
 }
