@@ -320,24 +320,33 @@ func sendBatchArgs(account, queue string, ms []NewMessage) ([]any, error) {
 // visibility timeout. With o.Wait > 0 it long-polls: it returns as soon as
 // a message is available, or an empty slice when the wait ends.
 func (c *Client) Receive(ctx context.Context, account, queue string, o ReceiveOptions) ([]Message, error) {
-	if o.Max == 0 {
-		o.Max = 1
-	}
-	if err := checkDuration("visibility timeout", o.VisibilityTimeout, 12*time.Hour); err != nil {
+	o, vt, err := o.lease()
+	if err != nil {
 		return nil, err
 	}
 	if err := checkDuration("wait", o.Wait, MaxWait); err != nil {
 		return nil, err
-	}
-	var vt *int
-	if o.VisibilityTimeout > 0 && !o.Delete {
-		vt = nullInt(seconds(o.VisibilityTimeout), true)
 	}
 	msgs, err := c.receiveOnce(ctx, account, queue, o, vt)
 	if err != nil || len(msgs) > 0 || o.Wait <= 0 {
 		return msgs, err
 	}
 	return c.longPoll(ctx, account, queue, o, vt)
+}
+
+// lease returns o with its defaults (Max 1) and the lease it asks for in
+// seconds (nil for the queue's visibility timeout, and with Delete).
+func (o ReceiveOptions) lease() (ReceiveOptions, *int, error) {
+	if o.Max == 0 {
+		o.Max = 1
+	}
+	if err := checkDuration("visibility timeout", o.VisibilityTimeout, 12*time.Hour); err != nil {
+		return o, nil, err
+	}
+	if o.VisibilityTimeout <= 0 || o.Delete {
+		return o, nil, nil
+	}
+	return o, nullInt(seconds(o.VisibilityTimeout), true), nil
 }
 
 func (c *Client) longPoll(ctx context.Context, account, queue string, o ReceiveOptions, vt *int) ([]Message, error) {

@@ -69,18 +69,12 @@ func (c *Client) ReceivePending(ctx context.Context, account, queue string, o Re
 	if o.Wait > 0 || o.Delete {
 		return nil, errors.New("pgqueue: receive pending: Wait and Delete are not allowed: use Receive")
 	}
-	if o.Max == 0 {
-		o.Max = 1
-	}
-	if err := checkDuration("visibility timeout", o.VisibilityTimeout, 12*time.Hour); err != nil {
+	o, vt, err := o.lease()
+	if err != nil {
 		return nil, err
 	}
-	var vt *int
-	if o.VisibilityTimeout > 0 {
-		vt = nullInt(seconds(o.VisibilityTimeout), true)
-	}
 	var p *PendingReceive
-	err := c.byID(ctx, "receive from queue "+quote(queue), account, queue, func(id int64) error {
+	err = c.byID(ctx, "receive from queue "+quote(queue), account, queue, func(id int64) error {
 		var err error
 		p, err = c.receivePending(ctx, []any{id, account, queue, o.Max, vt}, o.Max)
 		return convertError("receive from queue "+quote(queue), err)
