@@ -2,8 +2,6 @@ package pgqueue
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -44,8 +42,8 @@ func (p *PendingReceive) Err() error {
 }
 
 // Wait waits until the transaction that leases the messages has ended and
-// returns Err. It does not give up when ctx is done: it waits for the
-// commit, which the database ends without the client.
+// returns Err. It takes no context: the database ends the commit whatever
+// the client does, and Wait returns then.
 func (p *PendingReceive) Wait() error {
 	<-p.done
 	return p.err
@@ -91,9 +89,10 @@ func (c *Client) receivePending(ctx context.Context, args []any, max int) (*Pend
 	if err != nil {
 		return nil, err
 	}
+	// Named by its SQL, pgx names the prepared statement after its digest
+	// and keeps it for the connection's next claims.
 	sql := c.q.get("receive_id")
-	name := pendingStatementName(sql)
-	sd, err := conn.Conn().Prepare(ctx, name, sql)
+	sd, err := conn.Conn().Prepare(ctx, sql, sql)
 	if err != nil {
 		conn.Release()
 		return nil, err
@@ -127,7 +126,7 @@ func (c *Client) receivePending(ctx context.Context, args []any, max int) (*Pend
 		// that a retry does not meet this transaction's locks. The
 		// prepared statement is dropped: it may be what failed (a
 		// migration changed the function's result since it was prepared).
-		p.finish(conn, pl, name)
+		p.finish(conn, pl, sql)
 		return nil, err
 	}
 	go p.finish(conn, pl, "")
@@ -159,11 +158,4 @@ func (p *PendingReceive) finish(conn *pgxpool.Conn, pl *pgconn.Pipeline, forget 
 	if err != nil {
 		p.err = fmt.Errorf("pgqueue: commit of the leases: %w", err)
 	}
-}
-
-// pendingStatementName names the receive statement ReceivePending prepares
-// on a connection, one name per SQL text (the schema is part of it).
-func pendingStatementName(sql string) string {
-	h := sha256.Sum256([]byte(sql))
-	return "pgqueue_pending_" + hex.EncodeToString(h[:8])
 }
