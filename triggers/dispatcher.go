@@ -188,7 +188,7 @@ func (d *dispatcher) run(ctx context.Context) {
 		close(queue)
 		var left []pgqueue.Message
 		for q := range queue {
-			if q.leased() == nil {
+			if q.lease.Wait() == nil {
 				left = append(left, q.msgs...)
 			}
 			done()
@@ -371,18 +371,12 @@ func (d *dispatcher) claim(ctx context.Context, wake <-chan struct{}, free int, 
 
 // queuedBatch is a claimed batch waiting for a worker, since at; lease is
 // the receive that claimed it (its first messages), whose commit may still
-// be under way.
+// be under way: when that commit fails, the messages were not leased and
+// there is nothing to settle or give back.
 type queuedBatch struct {
 	msgs  []pgqueue.Message
 	lease *pgqueue.PendingReceive
 	at    time.Time
-}
-
-// leased waits for the commit of the batch's claim and returns its error:
-// when it failed the messages were not leased, and there is nothing to
-// settle or give back.
-func (q queuedBatch) leased() error {
-	return q.lease.Wait()
 }
 
 // runQueued runs a batch a worker took from the queue. A batch that waited
@@ -392,7 +386,7 @@ func (q queuedBatch) leased() error {
 // process claims the messages again now.
 func (d *dispatcher) runQueued(ctx context.Context, q queuedBatch) {
 	if ctx.Err() != nil || time.Since(q.at) >= d.a.lease()/2 {
-		if q.leased() == nil {
+		if q.lease.Wait() == nil {
 			d.giveBack(context.WithoutCancel(ctx), q.msgs)
 		}
 		return
@@ -439,7 +433,7 @@ func (d *dispatcher) runBatch(ctx context.Context, q queuedBatch) {
 	invID, err := d.e.invocationID(settleCtx)
 	if err != nil {
 		d.log.Error().Err(err).Msg("batch not run; leases released")
-		if q.leased() == nil {
+		if q.lease.Wait() == nil {
 			d.giveBack(settleCtx, msgs)
 		}
 		return
@@ -463,7 +457,7 @@ func (d *dispatcher) runBatch(ctx context.Context, q queuedBatch) {
 	traceBatch(ctx, "sluice.invoke", a.Queue, msgs)
 	res, err := d.fn.Invoke(ctx, inv)
 	stopExtending()
-	if q.leased() != nil {
+	if q.lease.Wait() != nil {
 		d.leaseFailed(q, true)
 		return
 	}
