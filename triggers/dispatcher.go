@@ -439,7 +439,10 @@ func (d *dispatcher) runBatch(ctx context.Context, q queuedBatch) {
 		return
 	}
 	if rules.deleteFirst {
-		if _, err := d.e.cfg.Queue.Ack(settleCtx, a.Account, a.Queue, b.leases); err != nil {
+		// The delete reaches disk before the run (AckTx on the pool
+		// commits synchronously, where Ack would not wait for the disk): a
+		// delete lost to a database crash would run the messages again.
+		if _, err := d.e.cfg.Queue.AckTx(settleCtx, d.e.cfg.Queue.Pool(), a.Account, a.Queue, b.leases); err != nil {
 			d.log.Error().Err(err).Msg("ack_first: delete before invoking failed; leases will expire and redeliver")
 			return
 		}

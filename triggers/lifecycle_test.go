@@ -3,10 +3,13 @@ package triggers_test
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/sluicehq/sluice/functions"
+	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/triggers"
 )
@@ -202,6 +205,50 @@ func TestAckFirstIsAtMostOnce(t *testing.T) {
 	}
 	if got := e.scalar(`SELECT count(*) FROM {{schema}}.invocations, unnest(message_ids)`); got != 2 {
 		t.Errorf("deliveries = %d, want 2 (each once, never retried)", got)
+	}
+}
+
+// ack_first's delete reaches disk before the function runs: a delete
+// committed with synchronous_commit off could be lost to a database crash
+// after the run, and the message would run again. A deferred constraint
+// trigger notes the setting each deleting transaction commits with; a plain
+// trigger's settlement, which may commit asynchronously (a lost ack only
+// redelivers), shows that the note tells the two apart.
+func TestAckFirstDeletesDurablyBeforeTheRun(t *testing.T) {
+	t.Parallel()
+	if os.Getenv(pgtest.CitusEnvVar) == "1" {
+		t.Skip("Citus runs no deferred constraint trigger on a distributed table")
+	}
+	e := newEnv(t)
+	q := pgx.Identifier{e.schema}.Sanitize()
+	if _, err := e.pool.Exec(t.Context(), `
+CREATE TABLE `+q+`.test_delete_commits (queue_id bigint NOT NULL, synchronous_commit text NOT NULL);
+CREATE FUNCTION `+q+`.test_note_delete_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO `+q+`.test_delete_commits VALUES (OLD.queue_id, current_setting('synchronous_commit'));
+	RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER test_note_delete_commit AFTER DELETE ON `+q+`.messages
+	DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION `+q+`.test_note_delete_commit()`); err != nil {
+		t.Fatal(err)
+	}
+	e.deploy("echo", "echo", functions.Config{})
+	for _, name := range []string{"amo", "plain"} {
+		e.createQueue(name, pgqueue.Settings{})
+		e.send(name, `{"n":1}`, `{"n":2}`, `{"n":3}`)
+	}
+	e.putTrigger(triggers.Trigger{Queue: "amo", Function: "echo", AckPolicy: "ack_first"})
+	e.putTrigger(triggers.Trigger{Queue: "plain", Function: "echo"})
+	e.startEngine()
+	e.waitFor("both queues' messages deleted", 20*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.test_delete_commits`) == 6
+	})
+	for queue, want := range map[string]string{"amo": "on", "plain": "off"} {
+		got := e.scalar(`SELECT count(*) FROM {{schema}}.test_delete_commits d JOIN {{schema}}.queues q ON q.id = d.queue_id
+			WHERE q.name = $1 AND d.synchronous_commit = $2`, queue, want)
+		if got != 3 {
+			t.Errorf("queue %s: %d of 3 deletes committed with synchronous_commit = %s", queue, got, want)
+		}
 	}
 }
 
