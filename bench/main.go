@@ -69,6 +69,7 @@ type config struct {
 	batch       int
 	batches     []int // the -batch values
 	concurrency int
+	ackPolicy   string // the Sluice triggers' ack_policy ("" is the default, ack)
 	rate        int
 	duration    time.Duration
 	systems     []string
@@ -86,6 +87,7 @@ func main() {
 	flag.IntVar(&c.n, "n", 200000, "messages (jobs) preloaded for the drain test")
 	batchList := flag.String("batch", "1000", "comma-separated Sluice trigger batch sizes for the drain test, each measured in turn with every system (River beside each)")
 	flag.IntVar(&c.concurrency, "concurrency", 4, "Sluice trigger concurrency (parallel batches)")
+	flag.StringVar(&c.ackPolicy, "ack-policy", "", "the Sluice triggers' ack_policy: ack (the default), reject_on_error or ack_first")
 	flag.IntVar(&c.rate, "rate", 500, "messages per second for the latency test")
 	flag.DurationVar(&c.duration, "duration", 15*time.Second, "length of the latency test")
 	flag.StringVar(&systems, "systems", "sluice-reactor,sluice-command,river", "what to measure (also: sluice-command-c and sluice-command-rust, the C and Rust triage examples as commands; queue, the queue core alone with no function; idle)")
@@ -147,9 +149,12 @@ type result struct {
 	drainPerSec  float64
 	drainElapsed time.Duration
 	p50, p99     time.Duration
-	sent         int64    // latency-test messages sent
-	samples      int      // and worked (and so measured)
-	cpu          []cpuUse // during the drain: each -cpu-nodes node, then this process
+	// claimP50 and claimP99 are the part of the latency up to the claim
+	// that took the message (Sluice's triggers only; 0 elsewhere).
+	claimP50, claimP99 time.Duration
+	sent               int64    // latency-test messages sent
+	samples            int      // and worked (and so measured)
+	cpu                []cpuUse // during the drain: each -cpu-nodes node, then this process
 }
 
 func run(ctx context.Context, c config) error {
@@ -231,6 +236,10 @@ func runAll(ctx context.Context, pool *pgxpool.Pool, c config, runs []string) er
 		fmt.Printf("%-26s drain %8.0f msg/s (%d in %s)   latency p50 %7s  p99 %7s  (%d of %d sent)\n",
 			r.system, r.drainPerSec, c.n, r.drainElapsed.Round(time.Millisecond),
 			r.p50.Round(100*time.Microsecond), r.p99.Round(100*time.Microsecond), r.samples, r.sent)
+		if r.claimP50 > 0 {
+			fmt.Printf("    latency to the claim (send, commit, wake-up, claim): p50 %s  p99 %s\n",
+				r.claimP50.Round(100*time.Microsecond), r.claimP99.Round(100*time.Microsecond))
+		}
 		if len(r.cpu) > 0 {
 			line := "    CPU during the drain:"
 			for _, u := range r.cpu {
@@ -259,6 +268,7 @@ type probe struct {
 	measuring atomic.Bool
 	mu        sync.Mutex
 	latencies []time.Duration
+	claims    []time.Duration // the part of each latency up to its claim, where known
 }
 
 // observe records that n messages were worked, with latencies for those
@@ -270,6 +280,17 @@ func (p *probe) observe(n int, latencies ...time.Duration) {
 	}
 	p.mu.Lock()
 	p.latencies = append(p.latencies, latencies...)
+	p.mu.Unlock()
+}
+
+// observeClaims records, during the latency test, the part of latencies
+// observed alongside that went to the claim.
+func (p *probe) observeClaims(claims ...time.Duration) {
+	if !p.measuring.Load() {
+		return
+	}
+	p.mu.Lock()
+	p.claims = append(p.claims, claims...)
 	p.mu.Unlock()
 }
 
@@ -318,6 +339,7 @@ func (p *probe) run(ctx context.Context, c config, start func() error, send func
 	defer p.mu.Unlock()
 	r.samples = len(p.latencies)
 	r.p50, r.p99 = percentiles(p.latencies)
+	r.claimP50, r.claimP99 = percentiles(p.claims)
 	return r, nil
 }
 

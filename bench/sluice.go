@@ -154,9 +154,12 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, module []byt
 				return
 			}
 			lat := make([]time.Duration, len(ev.CreatedAt))
+			claims := make([]time.Duration, len(ev.CreatedAt))
 			for i, created := range ev.CreatedAt {
 				lat[i] = ev.Started.Add(ev.Startup).Sub(created)
+				claims[i] = ev.Claimed.Sub(created)
 			}
+			pr.observeClaims(claims...)
 			pr.observe(0, lat...)
 		},
 	})
@@ -179,6 +182,7 @@ func benchSluice(ctx context.Context, pool *pgxpool.Pool, c config, module []byt
 		{Queue: "latency", BatchSize: 10, Concurrency: c.concurrency},
 	} {
 		t.Account, t.Kind, t.Function, t.Enabled, t.LeaseExtension = account, triggers.KindQueue, "bench", true, true
+		t.AckPolicy = triggers.AckPolicy(c.ackPolicy)
 		t.Name = t.DerivedName()
 		if _, err := store.Put(ctx, t); err != nil {
 			return result{}, err

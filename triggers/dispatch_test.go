@@ -229,3 +229,43 @@ func TestCronEnqueue(t *testing.T) {
 		return e.scalar(`SELECT count(*) FROM {{schema}}.messages WHERE body = '{"kind":"digest"}'`) >= 2
 	})
 }
+
+// OnBatch describes each settled batch: what ran, its outcome and counts,
+// and its times in order (the messages' sends, the claim, the invocation,
+// the function's first read of its batch).
+func TestOnBatchDescribesTheBatch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deploy("echo", "echo", functions.Config{})
+	e.createQueue("work", pgqueue.Settings{})
+	e.send("work", bodies(3, `{"n":%d}`)...)
+	e.putTrigger(triggers.Trigger{Queue: "work", Function: "echo", BatchSize: 10})
+	events := make(chan triggers.BatchEvent, 10)
+	e.startEngine(func(c *triggers.Config) { c.OnBatch = func(ev triggers.BatchEvent) { events <- ev } })
+	var ev triggers.BatchEvent
+	select {
+	case ev = <-events:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no batch reported within 20s")
+	}
+	if ev.Account != acct || ev.Queue != "work" || ev.Function != "echo" || ev.Version != 1 || ev.Trigger == "" {
+		t.Errorf("event names account %q, queue %q, function %q v%d, trigger %q; want %s, work, echo v1 and the trigger's name",
+			ev.Account, ev.Queue, ev.Function, ev.Version, ev.Trigger, acct)
+	}
+	if ev.Outcome != "success" || ev.Acked != 3 || ev.Retried != 0 || ev.Dead != 0 || len(ev.CreatedAt) != 3 {
+		t.Errorf("outcome %s, acked %d, retried %d, dead %d, %d send times; want success, 3 acked and 3 send times",
+			ev.Outcome, ev.Acked, ev.Retried, ev.Dead, len(ev.CreatedAt))
+	}
+	// The send times are the database's clock; on another host it may be
+	// a little off this process's.
+	const skew = time.Second
+	for i, created := range ev.CreatedAt {
+		if created.IsZero() || created.After(ev.Claimed.Add(skew)) {
+			t.Errorf("message %d sent at %s, claimed at %s", i, created, ev.Claimed)
+		}
+	}
+	if ev.Claimed.IsZero() || ev.Claimed.After(ev.Started) || ev.Startup < 0 || ev.Startup > ev.Duration {
+		t.Errorf("claimed %s, started %s, startup %s of %s: want claimed ≤ started and 0 ≤ startup ≤ duration",
+			ev.Claimed, ev.Started, ev.Startup, ev.Duration)
+	}
+}

@@ -486,7 +486,7 @@ func (d *dispatcher) runBatch(ctx context.Context, q queuedBatch) {
 	rec.setResult(res)
 	// The settler commits it, with what else is pending; the worker is free
 	// for the next batch meanwhile.
-	d.settles <- &settlement{b: b, rules: rules, plan: plan, res: res, rec: rec}
+	d.settles <- &settlement{claimed: q.at, b: b, rules: rules, plan: plan, res: res, rec: rec}
 }
 
 // runEarly returns the context the batch runs under: ctx itself once the

@@ -59,6 +59,13 @@ type Config struct {
 type BatchEvent struct {
 	Account, Trigger, Queue, Function string
 	Version                           int
+	// Claimed is when the batch's messages had been received and the
+	// batch was queued for a worker (process clock): from a message's
+	// CreatedAt to Claimed is its way through the database (the send and
+	// its commit, the wake-up, the claim; with a batch window, the wait
+	// for the batch to fill), from Claimed to Started the wait for a
+	// worker.
+	Claimed time.Time
 	// Started is when the function was invoked (process clock).
 	Started  time.Time
 	Duration time.Duration

@@ -18,11 +18,13 @@ const settlerCount = 2
 // settlement is a batch that ran, with what becomes of it: what the
 // settler commits.
 type settlement struct {
-	b     queueBatch
-	rules settleRules
-	plan  settlePlan
-	res   runtime.Result
-	rec   invocationRecord
+	// claimed is when the batch was queued for a worker (queuedBatch.at).
+	claimed time.Time
+	b       queueBatch
+	rules   settleRules
+	plan    settlePlan
+	res     runtime.Result
+	rec     invocationRecord
 }
 
 // settler commits the settlements of the dispatcher's batches until
@@ -162,7 +164,7 @@ func (d *dispatcher) settled(s *settlement) {
 	a, rec := d.a, &s.rec
 	if d.e.cfg.OnBatch != nil {
 		d.e.cfg.OnBatch(BatchEvent{Account: a.Account, Trigger: a.Name, Queue: a.Queue, Function: a.Function,
-			Version: a.version, Started: rec.startedAt, Duration: s.res.Duration, Startup: s.res.Startup, Outcome: rec.outcome,
+			Version: a.version, Claimed: s.claimed, Started: rec.startedAt, Duration: s.res.Duration, Startup: s.res.Startup, Outcome: rec.outcome,
 			Acked: rec.acked, Retried: rec.retried, Dead: rec.dead, Emitted: rec.emitted, CreatedAt: s.b.created})
 	}
 	ev := d.log.Debug()
