@@ -22,7 +22,9 @@ import (
 //
 // The sender commits durably (as every Sluice client does) or, in
 // sender=async, with synchronous_commit off for its session: the
-// difference is the send's flush to disk. Run with
+// difference is the send's flush to disk. Messages follow each other at
+// once, or in gap=2ms with the pause between them that 500 messages a
+// second leave, time for the processes on the path to go idle. Run with
 //
 //	go test ./pgqueue -run '^$' -bench SendToClaim -benchtime 2000x
 func BenchmarkSendToClaim(b *testing.B) {
@@ -48,10 +50,9 @@ func BenchmarkSendToClaim(b *testing.B) {
 		mode string
 		gap  time.Duration
 	}{{"durable", 0}, {"async", 0}, {"durable", 2 * time.Millisecond}} {
-		mode := run.mode
-		b.Run(fmt.Sprintf("sender=%s/gap=%s", mode, run.gap), func(b *testing.B) {
+		b.Run(fmt.Sprintf("sender=%s/gap=%s", run.mode, run.gap), func(b *testing.B) {
 			sender := e.c
-			if mode == "async" {
+			if run.mode == "async" {
 				cfg, err := pgxpool.ParseConfig(e.c.Pool().Config().ConnString())
 				if err != nil {
 					b.Fatal(err)
