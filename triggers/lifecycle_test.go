@@ -3,7 +3,6 @@ package triggers_test
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
@@ -216,9 +215,6 @@ func TestAckFirstIsAtMostOnce(t *testing.T) {
 // redelivers), shows that the note tells the two apart.
 func TestAckFirstDeletesDurablyBeforeTheRun(t *testing.T) {
 	t.Parallel()
-	if os.Getenv(pgtest.CitusEnvVar) == "1" {
-		t.Skip("Citus runs no deferred constraint trigger on a distributed table")
-	}
 	e := newEnv(t)
 	var serverDefault string
 	if err := e.pool.QueryRow(t.Context(), `SHOW synchronous_commit`).Scan(&serverDefault); err != nil {
@@ -228,15 +224,9 @@ func TestAckFirstDeletesDurablyBeforeTheRun(t *testing.T) {
 		t.Fatal("the test database's synchronous_commit is off: nothing then commits durably (RELIABILITY.md); run the tests against a server that keeps the default, on")
 	}
 	q := pgx.Identifier{e.schema}.Sanitize()
-	if _, err := e.pool.Exec(t.Context(), `
-CREATE TABLE `+q+`.test_delete_commits (queue_id bigint NOT NULL, synchronous_commit text NOT NULL);
-CREATE FUNCTION `+q+`.test_note_delete_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	INSERT INTO `+q+`.test_delete_commits VALUES (OLD.queue_id, current_setting('synchronous_commit'));
-	RETURN NULL;
-END $$;
-CREATE CONSTRAINT TRIGGER test_note_delete_commit AFTER DELETE ON `+q+`.messages
-	DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION `+q+`.test_note_delete_commit()`); err != nil {
+	pgtest.AtCommitOnMessages(t, e.pool, e.schema, "test_note_delete_commit", "DELETE", `
+	INSERT INTO `+q+`.test_delete_commits VALUES (OLD.queue_id, current_setting('synchronous_commit'));`)
+	if _, err := e.pool.Exec(t.Context(), `CREATE TABLE `+q+`.test_delete_commits (queue_id bigint NOT NULL, synchronous_commit text NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
 	e.deploy("echo", "echo", functions.Config{})

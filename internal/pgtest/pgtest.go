@@ -173,33 +173,50 @@ func BlockedBy(ctx context.Context, pool *pgxpool.Pool, pid uint32) (bool, error
 	return blocked, err
 }
 
-// RefuseCommits makes the commit of every transaction that updates a row
-// of schema's messages table fail while refusing (on) is in force: a
-// deferred constraint trigger raises "commit refused by the test" at
-// commit, after the statements have run and answered, and after waiting
-// delay (as a commit waits for its disk). on and off switch it (committed
-// at once; it starts off). Citus does not run such triggers on distributed
-// tables: the test is skipped under CitusEnvVar.
-func RefuseCommits(t testing.TB, pool *pgxpool.Pool, schema string, delay time.Duration) (on, off func()) {
+// AtCommitOnMessages installs in schema a deferred constraint trigger
+// named name on the messages table: for each row an event (INSERT, UPDATE
+// or DELETE) touched, body (the statements of a plpgsql trigger function,
+// with OLD and NEW) runs at the commit of the transaction that touched it,
+// after its statements have run and answered, with the transaction's own
+// settings still in force. Citus runs no such trigger on a distributed
+// table: the test is skipped under CitusEnvVar.
+func AtCommitOnMessages(t testing.TB, pool *pgxpool.Pool, schema, name, event, body string) {
 	t.Helper()
 	if os.Getenv(CitusEnvVar) == "1" {
 		t.Skip("Citus runs no deferred constraint trigger on a distributed table")
 	}
 	s := pgx.Identifier{schema}.Sanitize()
-	ctx := context.Background()
-	_, err := pool.Exec(ctx, `
-CREATE TABLE `+s+`.test_refuse_commits (refuse boolean NOT NULL);
-CREATE FUNCTION `+s+`.test_refuse_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+	fn := s + "." + pgx.Identifier{name}.Sanitize()
+	_, err := pool.Exec(context.Background(), `
+CREATE FUNCTION `+fn+`() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+`+body+`
+	RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER `+pgx.Identifier{name}.Sanitize()+` AFTER `+event+` ON `+s+`.messages
+	DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION `+fn+`()`)
+	if err != nil {
+		t.Fatalf("trigger %s at commit on messages: %v", name, err)
+	}
+}
+
+// RefuseCommits makes the commit of every transaction that updates a row
+// of schema's messages table fail while refusing (on) is in force: a
+// deferred constraint trigger (AtCommitOnMessages) raises "commit refused
+// by the test" at commit, after the statements have run and answered, and
+// after waiting delay (as a commit waits for its disk). on and off switch
+// it (committed at once; it starts off). Skipped under CitusEnvVar, as
+// AtCommitOnMessages is.
+func RefuseCommits(t testing.TB, pool *pgxpool.Pool, schema string, delay time.Duration) (on, off func()) {
+	t.Helper()
+	s := pgx.Identifier{schema}.Sanitize()
+	AtCommitOnMessages(t, pool, schema, "test_refuse_commit", "UPDATE", `
 	IF EXISTS (SELECT 1 FROM `+s+`.test_refuse_commits) THEN
 		PERFORM pg_sleep(`+strconv.FormatFloat(delay.Seconds(), 'f', -1, 64)+`);
 		RAISE EXCEPTION 'commit refused by the test';
-	END IF;
-	RETURN NULL;
-END $$;
-CREATE CONSTRAINT TRIGGER test_refuse_commit AFTER UPDATE ON `+s+`.messages
-	DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION `+s+`.test_refuse_commit()`)
-	if err != nil {
+	END IF;`)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `CREATE TABLE `+s+`.test_refuse_commits (refuse boolean NOT NULL)`); err != nil {
 		t.Fatalf("refuse commits: %v", err)
 	}
 	set := func(query string) func() {
