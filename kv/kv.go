@@ -106,8 +106,11 @@ func ttlMS(ttl time.Duration) int64 {
 
 // WithQuota returns the same stores, refusing with ErrQuota a write that
 // would take an account past quota(account). The quota is checked in the
-// statement that writes, against what the account's stores hold when it
-// runs: writes at once may pass it by as many as run together.
+// statement that writes and holds for writes at once on any number of
+// connections: near its quota (within max_connections entries, or that
+// many entries of the largest size), an account's writes that can grow
+// its stores check one at a time, each waiting for the one before to
+// commit; further from it they do not wait (kv migration 003).
 func (s *Stores) WithQuota(quota func(ctx context.Context, account string) (Quota, error)) *Stores {
 	c := *s
 	c.quota = quota

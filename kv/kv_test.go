@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/kv"
 	"github.com/sluicehq/sluice/pgqueue"
+	"github.com/sluicehq/sluice/pgqueue/migrate"
 )
 
 const acct = pgqueue.DefaultAccount
@@ -224,5 +225,36 @@ func TestListPrefix(t *testing.T) {
 	es, err = s.List(ctx, acct, "l", []byte("a/"), es[1].Key, 2)
 	if err != nil || len(es) != 1 || string(es[0].Key) != "a/3" {
 		t.Fatalf("second page: %+v %v", es, err)
+	}
+}
+
+// TestMigrationsDownAndUp: the key-value line's migrations revert, newest
+// first, leaving none of its tables or functions, and apply again.
+func TestMigrationsDownAndUp(t *testing.T) {
+	t.Parallel()
+	pool, schema := pgtest.Schema(t, pgqueue.Migrations, kv.Migrations)
+	ctx := context.Background()
+	if err := migrate.Down(ctx, pool, schema, kv.Migrations); err != nil {
+		t.Fatalf("down: %v", err)
+	}
+	var left []string
+	rows, err := pool.Query(ctx, `SELECT relname FROM pg_class WHERE relnamespace = $1::regnamespace AND relname LIKE 'kv%'
+	                              UNION ALL SELECT proname FROM pg_proc WHERE pronamespace = $1::regnamespace AND proname LIKE 'kv%'`, schema)
+	if err == nil {
+		left, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil || len(left) > 0 {
+		t.Fatalf("left after down: %v (%v)", left, err)
+	}
+	if err := migrate.Up(ctx, pool, schema, pgqueue.Migrations, kv.Migrations); err != nil {
+		t.Fatalf("up after down: %v", err)
+	}
+	s, err := kv.New(pool, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = s.WithQuota(func(context.Context, string) (kv.Quota, error) { return kv.Quota{Entries: 1}, nil })
+	if err := s.Set(ctx, acct, "s", []byte("k"), []byte("v"), 0); err != nil {
+		t.Fatalf("set after up: %v", err)
 	}
 }

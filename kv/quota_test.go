@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/kv"
 )
 
@@ -162,4 +163,91 @@ func TestUsageFollowsEveryWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after a sweep")
+}
+
+// TestQuotaHoldsUnderConcurrentWrites: writers on many connections at
+// once, each adding new keys by set, increment and compare-and-set of an
+// absent key (the bytes' case: sets and compare-and-sets, 10 bytes an
+// entry), take an account's stores to its quota and not one entry or byte
+// past it: the writes that pass are exactly the quota's room, the rest get
+// ErrQuota. Near its quota an account's writes check one at a time; far
+// from it (more room than max_connections writes of the largest entry
+// could take) they do not wait for each other, and the last case starts
+// there and writes past the point where they must.
+func TestQuotaHoldsUnderConcurrentWrites(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Schema(t)
+	var maxConnections int64
+	if err := pool.QueryRow(context.Background(), "SELECT current_setting('max_connections')::bigint").Scan(&maxConnections); err != nil {
+		t.Fatal(err)
+	}
+	for _, quota := range []kv.Quota{{Entries: 10}, {Bytes: 100}, {Entries: maxConnections + 10}} {
+		t.Run(quota.String(), func(t *testing.T) {
+			t.Parallel()
+			plain, row := newStores(t)
+			s := plain.WithQuota(func(context.Context, string) (kv.Quota, error) { return quota, nil })
+			ctx := context.Background()
+			writers := 8
+			each := int(max(quota.Entries, quota.Bytes/10))/writers + 4
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			passed := 0
+			errs := make(chan error, writers*each)
+			for w := range writers {
+				wg.Go(func() {
+					<-start
+					for i := range each {
+						// 10 bytes: a 4-byte key (i < 100 where the bytes
+						// count) and a 6-byte value.
+						key := []byte(fmt.Sprintf("%d.%02d", w, i))
+						op := i % 3
+						if quota.Bytes > 0 && op == 1 {
+							op = 0 // an increment counts as 24 bytes
+						}
+						var err error
+						switch op {
+						case 0:
+							err = s.Set(ctx, acct, "s", key, []byte("value!"), 0)
+						case 1:
+							_, err = s.Increment(ctx, acct, "s", key, 1)
+						case 2:
+							var ok bool
+							ok, err = s.CompareAndSet(ctx, acct, "s", key, nil, []byte("value!"), 0)
+							if err == nil && !ok {
+								err = fmt.Errorf("compare-and-set of the absent key %s: not set, and no error", key)
+							}
+						}
+						switch {
+						case err == nil:
+							mu.Lock()
+							passed++
+							mu.Unlock()
+						case !errors.Is(err, kv.ErrQuota):
+							errs <- err
+						}
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			var entries, bytes int64
+			if err := row("SELECT count(*), coalesce(sum(octet_length(key) + octet_length(value)), 0) FROM %s.kv_entries").Scan(&entries, &bytes); err != nil {
+				t.Fatal(err)
+			}
+			if quota.Entries > 0 && (entries != quota.Entries || int64(passed) != quota.Entries) {
+				t.Errorf("%d writes of a new key at once under a quota of %d entries: %d passed, the stores hold %d entries", writers*each, quota.Entries, passed, entries)
+			}
+			if quota.Bytes > 0 && (bytes != quota.Bytes || int64(passed) != quota.Bytes/10) {
+				t.Errorf("%d writes of a new 10-byte entry at once under a quota of %d bytes: %d passed, the stores hold %d bytes", writers*each, quota.Bytes, passed, bytes)
+			}
+			if u, err := s.Usage(ctx, acct); err != nil || u != (kv.Quota{Entries: entries, Bytes: bytes}) {
+				t.Errorf("usage %+v, %v; the entries hold %d and %d bytes", u, err, entries, bytes)
+			}
+		})
+	}
 }
