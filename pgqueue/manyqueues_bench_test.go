@@ -60,3 +60,30 @@ func manyQueues(b *testing.B, e benchEnv, prefix string, n, per int) []string {
 	}
 	return names
 }
+
+// BenchmarkStatsOfAPage counts the live messages of a page of 50 queues
+// of an account of 10,000 queues holding 100 messages each: every queue
+// of the account at once (ListStats, one statement over the account's
+// messages), and the page's queues one by one (StatsOf, what the HTTP
+// API's live list of a page of at most 100 takes). BENCHMARKS.md, "Live
+// counts of a page of queues".
+func BenchmarkStatsOfAPage(b *testing.B) {
+	e := benchSetup(b)
+	names := manyQueues(b, e, "stats_", 10_000, 100)
+	ctx := context.Background()
+	b.Run("ListStats", func(b *testing.B) {
+		for range b.N {
+			if all, err := e.c.ListStats(ctx, "000000000001"); err != nil || len(all) < len(names) {
+				b.Fatalf("ListStats: %d queues, %v", len(all), err)
+			}
+		}
+	})
+	b.Run("StatsOf50", func(b *testing.B) {
+		for i := range b.N {
+			from := i * 50 % len(names)
+			if page, err := e.c.StatsOf(ctx, "000000000001", names[from:from+50]); err != nil || len(page) != 50 || page[0].Ready != 100 {
+				b.Fatalf("StatsOf: %+v, %v", page, err)
+			}
+		}
+	})
+}

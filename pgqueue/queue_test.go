@@ -317,6 +317,16 @@ func TestListAndAllStats(t *testing.T) {
 	if list[0].Stats != (pgqueue.Stats{}) {
 		t.Fatalf("stats of empty queue a: %+v", list[0])
 	}
+	// StatsOf: the named queues only, in the order given, names that are
+	// not queues of the account left out, each as ListStats counts it.
+	some, err := e.c.StatsOf(e.ctx, acct, []string{"b", "nope", "c", "a"})
+	ageless := func(s pgqueue.QueueStats) pgqueue.QueueStats { s.OldestReadyAge = 0; return s }
+	if err != nil || len(some) != 2 || ageless(some[0]) != ageless(b) || some[0].OldestReadyAge < b.OldestReadyAge || some[1] != list[0] {
+		t.Fatalf("StatsOf(b, nope, c, a) = %+v %v, want b's and a's stats as ListStats gave them: %+v", some, err, list)
+	}
+	if some, err := e.c.StatsOf(e.ctx, acct, nil); err != nil || len(some) != 0 {
+		t.Fatalf("StatsOf of no queue: %+v %v", some, err)
+	}
 	if list, err := e.c.ListStats(e.ctx, "000000000099"); err != nil || len(list) != 0 {
 		t.Fatalf("ListStats of an account without queues: %+v %v", list, err)
 	}

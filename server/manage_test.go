@@ -37,6 +37,11 @@ func TestQueueManagement(t *testing.T) {
 	if list.Queues[1].Stats == nil || list.Queues[1].Stats.Ready != 2 || list.Queues[0].Stats == nil {
 		t.Fatalf("live list %+v", list.Queues)
 	}
+	// A page's live counts are those of its own queues.
+	e.do(tok, "GET", base+"?live=true&limit=1&after=audit", "").expect(200).decode(&list)
+	if len(list.Queues) != 1 || list.Queues[0].Name != "orders" || list.Queues[0].Stats == nil || list.Queues[0].Stats.Ready != 2 {
+		t.Fatalf("live page after audit %+v", list.Queues)
+	}
 
 	e.do(tok, "PATCH", base+"/orders", `{"max_receive_count":7}`).expect(200).decode(&q)
 	if q.MaxReceiveCount != 7 || q.VisibilityTimeoutSeconds != 0 || !q.UpdatedAt.After(q.CreatedAt) {
