@@ -26,7 +26,7 @@ import (
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("dev", stderr)
 	var f serveFlags
-	f.register(fs, "127.0.0.1:8080", "console")
+	f.register(fs, "127.0.0.1:8080", "console", false)
 	file := fs.String("f", "", "app manifest (default: ./sluice.yaml when there is one, else the bundled examples)")
 	pgDir := fs.String("postgres-dir", defaultPostgresDir, "private Postgres folder when DATABASE_URL is unset (also holds the lock that keeps a second sluice dev out)")
 	if err := fs.Parse(args); err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/trace"
+	"strconv"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -26,15 +27,30 @@ type serveFlags struct {
 	limits                                      server.AccountLimits
 	grace, invocationRetention                  time.Duration
 	maxConns, webhookReads, authFailures        int
+	// envErr is an environment variable register could not read; check
+	// reports it.
+	envErr error
 }
 
-func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat string) {
+// register defines the flags on fs with the command's defaults: its
+// address, its log format and whether functions are kept off loopback and
+// private addresses (serve: yes, a server others deploy to; dev: no, local
+// development calls local services).
+func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat string, denyPrivateOutbound bool) {
 	fs.StringVar(&f.addr, "addr", envOr("SLUICE_ADDR", defaultAddr), "HTTP API address (empty: no HTTP) [SLUICE_ADDR]")
 	fs.StringVar(&f.schema, "schema", envOr("SLUICE_SCHEMA", "sluice"), "database schema [SLUICE_SCHEMA]")
 	fs.StringVar(&f.cacheDir, "cache-dir", os.Getenv("SLUICE_CACHE_DIR"), "compiled WASM cache folder [SLUICE_CACHE_DIR]")
 	fs.StringVar(&f.longGuestCgroup, "long-guest-cgroup", os.Getenv("SLUICE_LONG_GUEST_CGROUP"), "cgroup (marked idle) that guests running past 20 ms take their CPU in, so they leave it to a Postgres on the same machine; see docs/function-abi.md (empty: none) [SLUICE_LONG_GUEST_CGROUP]")
-	fs.BoolVar(&f.denyPrivateOutbound, "deny-private-outbound", os.Getenv("SLUICE_DENY_PRIVATE_OUTBOUND") == "true",
-		"refuse every function's HTTP calls to loopback and private addresses, even hosts its allowed_outbound_hosts names literally; for servers tenants deploy to (SLUICE_DENY_PRIVATE_OUTBOUND=true). Link-local and cloud metadata addresses are refused always")
+	if v, ok := os.LookupEnv("SLUICE_DENY_PRIVATE_OUTBOUND"); ok {
+		deny, err := strconv.ParseBool(v)
+		if err != nil {
+			f.envErr = usageErrorf("SLUICE_DENY_PRIVATE_OUTBOUND=%q: use true or false", v)
+		} else {
+			denyPrivateOutbound = deny
+		}
+	}
+	fs.BoolVar(&f.denyPrivateOutbound, "deny-private-outbound", denyPrivateOutbound,
+		"refuse every function's HTTP calls to loopback and private addresses, even hosts its allowed_outbound_hosts names literally (sluice serve: on unless turned off with --deny-private-outbound=false, which lets any deployer's functions reach this server's network; sluice dev: off) [SLUICE_DENY_PRIVATE_OUTBOUND]. Link-local and cloud metadata addresses are refused always")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGTERM, how long running batches may finish")
 	fs.IntVar(&f.maxConns, "max-conns", 20, "database connection pool size (2 or more)")
 	fs.DurationVar(&f.invocationRetention, "invocation-retention", triggers.DefaultInvocationRetention, "how long invocation records are kept (sluice invocations, sluice logs, the console); older ones are deleted once a minute (at least 1m)")
@@ -58,6 +74,9 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 
 // check reports a flag value the server cannot run with.
 func (f *serveFlags) check() error {
+	if f.envErr != nil {
+		return f.envErr
+	}
 	if f.invocationRetention < time.Minute {
 		return usageErrorf("--invocation-retention %s: give at least 1m (e.g. 24h or 168h, the default)", f.invocationRetention)
 	}
@@ -100,7 +119,7 @@ func envOr(name, def string) string {
 func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
 	var f serveFlags
-	f.register(fs, ":8080", "json")
+	f.register(fs, ":8080", "json", true)
 	migrate := fs.Bool("migrate", false, "apply pending migrations before serving")
 	if err := fs.Parse(args); err != nil {
 		return err
