@@ -143,10 +143,23 @@ function queueURL(sess, name) {
   return `/${enc(sess.account)}/${enc(name)}`;
 }
 
+// every reads a paged list whole, following its next cursor (a page holds
+// at most 1,000 items), and returns {[field]: the items}.
+async function every(path, field, query, sess) {
+  const items = [];
+  let after = "";
+  for (;;) {
+    const r = await call("GET", path, { query: { ...query, after } }, sess);
+    items.push(...(r[field] || []));
+    if (!r.next) return { [field]: items };
+    after = r.next;
+  }
+}
+
 /** The API calls the console makes, each bound to the current session. */
 export const api = {
   listQueues: (live, sess = session()) =>
-    call("GET", `${mgmt(sess)}/queues`, { query: live ? { live: "true" } : {} }, sess),
+    every(`${mgmt(sess)}/queues`, "queues", live ? { live: "true" } : {}, sess),
   createQueue: (q) => call("POST", `${mgmt(session())}/queues`, { body: q }),
   getQueue: (name) => call("GET", `${mgmt(session())}/queues/${enc(name)}`),
   updateQueue: (name, settings) => call("PATCH", `${mgmt(session())}/queues/${enc(name)}`, { body: settings }),
@@ -173,8 +186,8 @@ export const api = {
   /** publishEntries sends rawJSON, a {"entries": [...]} document, to topic. */
   publishEntries: (topic, rawJSON) =>
     call("POST", `/${enc(session().account)}/topics/${enc(topic)}/messages/entries`, { raw: rawJSON }),
-  listTriggers: () => call("GET", `${mgmt(session())}/triggers`),
-  listFunctions: () => call("GET", `${mgmt(session())}/functions`),
+  listTriggers: () => every(`${mgmt(session())}/triggers`, "triggers", {}, session()),
+  listFunctions: () => every(`${mgmt(session())}/functions`, "functions", {}, session()),
   getFunction: (name) => call("GET", `${mgmt(session())}/functions/${enc(name)}`),
   setAlias: (name, alias, version) => call("PUT", `${mgmt(session())}/functions/${enc(name)}/aliases/${enc(alias)}`, { body: { version } }),
   rollback: (name, alias) => call("POST", `${mgmt(session())}/functions/${enc(name)}/rollback`, { body: { alias } }),
