@@ -43,7 +43,7 @@ func toStatsJSON(s pgqueue.Stats) *wire.QueueStats {
 // queue by queue (pgqueue.Client.StatsOf, ~0.15 ms a queue beside what
 // its messages cost), when the page does not hold all the account's
 // queues; a larger page, or the whole list, is counted in one statement
-// over every message of the account (ListStats: 0.4 s for 1M messages).
+// over every message of the account (ListStats: 0.4-0.8 s for 1M messages).
 // BENCHMARKS.md, "Live counts of a page of queues".
 const countApart = 100
 
