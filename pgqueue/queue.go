@@ -340,18 +340,24 @@ type Stats struct {
 // Stats returns the counts of a queue. It counts rows, so it costs time
 // proportional to the queue's size.
 func (c *Client) Stats(ctx context.Context, account, queue string) (Stats, error) {
-	var s Stats
-	var age float64
-	err := c.pool.QueryRow(ctx, c.q.get("stats"), account, queue).Scan(&s.Ready, &s.Delayed, &s.Inflight, &s.DLQ, &age, &s.Total,
-		&s.GroupedWaiting, &s.Groups, &s.GroupsInflight, &s.GroupsBlocked)
+	s, err := scanStats(c.pool.QueryRow(ctx, c.q.get("stats"), account, queue))
 	if errors.Is(err, pgx.ErrNoRows) {
 		if nerr := checkName("queue", queue); nerr != nil {
 			return Stats{}, nerr
 		}
 		return Stats{}, newError(ErrQueueNotFound, "queue %s not found in account %s", quote(queue), account)
 	}
-	s.OldestReadyAge = ageDuration(age)
 	return s, convertError("stats of queue "+quote(queue), err)
+}
+
+// scanStats reads the row of the stats statement (one queue's counts).
+func scanStats(row pgx.Row) (Stats, error) {
+	var s Stats
+	var age float64
+	err := row.Scan(&s.Ready, &s.Delayed, &s.Inflight, &s.DLQ, &age, &s.Total,
+		&s.GroupedWaiting, &s.Groups, &s.GroupsInflight, &s.GroupsBlocked)
+	s.OldestReadyAge = ageDuration(age)
+	return s, err
 }
 
 // QueueStats are the counts of one queue of one account.
@@ -382,10 +388,7 @@ func (c *Client) StatsOf(ctx context.Context, account string, queues []string) (
 	out := make([]QueueStats, 0, len(queues))
 	res := c.pool.SendBatch(ctx, &b)
 	for _, q := range queues {
-		s := QueueStats{Account: account, Queue: q}
-		var age float64
-		err := res.QueryRow().Scan(&s.Ready, &s.Delayed, &s.Inflight, &s.DLQ, &age, &s.Total,
-			&s.GroupedWaiting, &s.Groups, &s.GroupsInflight, &s.GroupsBlocked)
+		s, err := scanStats(res.QueryRow())
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue
 		}
@@ -393,8 +396,7 @@ func (c *Client) StatsOf(ctx context.Context, account string, queues []string) (
 			res.Close()
 			return nil, convertError("stats of queue "+quote(q), err)
 		}
-		s.OldestReadyAge = ageDuration(age)
-		out = append(out, s)
+		out = append(out, QueueStats{Account: account, Queue: q, Stats: s})
 	}
 	return out, convertError("stats of account "+account, res.Close())
 }
