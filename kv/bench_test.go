@@ -24,14 +24,7 @@ func BenchmarkSet(b *testing.B) {
 	for _, quota := range []kv.Quota{{}, {Entries: 1_000_000, Bytes: 1 << 30}} {
 		b.Run(fmt.Sprintf("quota=%v", quota != (kv.Quota{})), func(b *testing.B) {
 			durable, schema := pgtest.Schema(b, pgqueue.Migrations, kv.Migrations)
-			cfg := durable.Config().Copy()
-			cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
-			pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer pool.Close()
-			s := benchStores(b, pool, schema, quota)
+			s := benchStores(b, pgtest.AsyncCommitPool(b, durable), schema, quota)
 			value := make([]byte, 100)
 			rng := rand.New(rand.NewPCG(1, 1))
 			b.ResetTimer()

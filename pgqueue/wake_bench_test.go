@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/pgqueue"
 )
 
@@ -53,17 +53,7 @@ func BenchmarkSendToClaim(b *testing.B) {
 		b.Run(fmt.Sprintf("sender=%s/gap=%s", run.mode, run.gap), func(b *testing.B) {
 			sender := e.c
 			if run.mode == "async" {
-				cfg, err := pgxpool.ParseConfig(e.c.Pool().Config().ConnString())
-				if err != nil {
-					b.Fatal(err)
-				}
-				cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
-				pool, err := pgxpool.NewWithConfig(ctx, cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer pool.Close()
-				if sender, err = pgqueue.New(pool, pgqueue.Options{Schema: e.schema}); err != nil {
+				if sender, err = pgqueue.New(pgtest.AsyncCommitPool(b, e.c.Pool()), pgqueue.Options{Schema: e.schema}); err != nil {
 					b.Fatal(err)
 				}
 			}

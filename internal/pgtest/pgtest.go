@@ -131,6 +131,21 @@ func RemoteCommands(t testing.TB, pool *pgxpool.Pool) (logged *pgxpool.Pool, tak
 	}
 }
 
+// AsyncCommitPool returns a pool on pool's database whose sessions commit
+// without waiting for the disk (synchronous_commit off): what a statement
+// costs beside its commit's flush. The pool is closed when the test ends.
+func AsyncCommitPool(t testing.TB, pool *pgxpool.Pool) *pgxpool.Pool {
+	t.Helper()
+	cfg := pool.Config()
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	async, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(async.Close)
+	return async
+}
+
 // WaitBlockedBy returns once some backend waits for a lock that backend
 // pid holds: the statement a test ran beside a transaction holding locks
 // is now blocked on them. It fails tb if that statement ends first (done
