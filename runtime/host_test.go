@@ -195,16 +195,27 @@ func TestHostHTTPMetadataAddressesRefused(t *testing.T) {
 		t.Errorf("received %d bytes from a refused peer", res.Host.HTTPBytesReceived)
 	}
 
-	// Through the well-known NAT64 prefix, the IPv4 address inside is
-	// what is checked: 169.254.169.254 and 10.0.0.1 behind a wildcard.
+	// Through NAT64, the IPv4 address inside is what is checked:
+	// 169.254.169.254 and 10.0.0.1 behind a wildcard, in the well-known
+	// prefix and in the local-use one (at /96, /48 and /64).
 	wild := load(t, rt, "runtime/testdata/hostcalls", wasmbuild.Reactor, runtime.FunctionConfig{Name: "wild",
 		AllowedOutboundHosts: []string{"http://*:*"}})
-	out, _ = ops(t, wild, map[string]any{"op": "http", "url": "http://[64:ff9b::a9fe:a9fe]/"},
-		map[string]any{"op": "http", "url": "http://[64:ff9b::a00:1]/"})
-	for i, want := range []string{"metadata", "loopback, private"} {
-		wantPrefix(t, "NAT64 address", out[i], "error denied:")
-		if !strings.Contains(out[i], want) {
-			t.Errorf("NAT64 address: denial %q does not say %q", out[i], want)
+	nat := []struct{ addr, want string }{
+		{"64:ff9b::a9fe:a9fe", "metadata"},
+		{"64:ff9b::a00:1", "loopback, private"},
+		{"64:ff9b:1::a9fe:a9fe", "metadata"},
+		{"64:ff9b:1:a9fe:a9:fe00::", "metadata"},
+		{"64:ff9b:1::a:0:100:0", "loopback, private"},
+	}
+	calls = nil
+	for _, n := range nat {
+		calls = append(calls, map[string]any{"op": "http", "url": "http://[" + n.addr + "]/"})
+	}
+	out, _ = ops(t, wild, calls...)
+	for i, n := range nat {
+		wantPrefix(t, "NAT64 address "+n.addr, out[i], "error denied:")
+		if !strings.Contains(out[i], n.want) {
+			t.Errorf("NAT64 address %s: denial %q does not say %q", n.addr, out[i], n.want)
 		}
 	}
 }

@@ -191,14 +191,67 @@ func special(ip net.IP) bool {
 // of its last four bytes.
 var nat64 = &net.IPNet{IP: net.ParseIP("64:ff9b::"), Mask: net.CIDRMask(96, 128)}
 
-// unwrapNAT64 returns the IPv4 address ip reaches when ip is in the
-// well-known NAT64 prefix, else ip: the checks then apply to the real
-// peer (64:ff9b::a9fe:a9fe is 169.254.169.254).
-func unwrapNAT64(ip net.IP) net.IP {
-	if ip.To4() == nil && nat64.Contains(ip) {
-		return net.IPv4(ip[12], ip[13], ip[14], ip[15])
+// nat64Local is the local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215). A
+// network places its own translation prefix inside it, of any length RFC
+// 6052 allows from /48 to /96, and the IPv4 address sits at a different
+// place for each length; which one the gateway uses is not known here.
+var nat64Local = &net.IPNet{IP: net.ParseIP("64:ff9b:1::"), Mask: net.CIDRMask(48, 128)}
+
+// nat64Places are the bytes of an IPv6 address that hold the IPv4
+// address for each RFC 6052 prefix length from /48 (the table of its
+// section 2.2: byte 8 holds the u octet, which is zero, never the IPv4
+// address).
+var nat64Places = [][4]int{
+	{6, 7, 9, 10},    // /48
+	{7, 9, 10, 11},   // /56
+	{9, 10, 11, 12},  // /64
+	{12, 13, 14, 15}, // /96
+}
+
+// peersOf returns the addresses a connection to ip reaches, for the
+// checks to apply to: ip itself, or through NAT64, the IPv4 address
+// inside it (64:ff9b::a9fe:a9fe is 169.254.169.254). In the local-use
+// prefix that is every reading the prefix lengths allow, except 0.0.0.0,
+// where the reading of another length's address has only zero bytes and
+// where no gateway sends. A wrong reading may refuse an address, never let
+// one through: on a network whose prefix is a /96 (the usual length) the
+// other readings are 0.0.0.0 or 0.0.0.x, never refused; at /48 to /64 an
+// IPv4 address whose bytes happen to read as a private one elsewhere in
+// the address (93.184.216.10 at /64 reads as 10.0.0.0 at /96) is.
+func peersOf(ip net.IP) []net.IP {
+	if ip.To4() != nil {
+		return []net.IP{ip}
 	}
-	return ip
+	if nat64.Contains(ip) {
+		return []net.IP{net.IPv4(ip[12], ip[13], ip[14], ip[15])}
+	}
+	if !nat64Local.Contains(ip) {
+		return []net.IP{ip}
+	}
+	var peers []net.IP
+	for _, at := range nat64Places {
+		if at != nat64Places[len(nat64Places)-1] && ip[8] != 0 {
+			continue // not this length: below /96, the u octet is zero
+		}
+		v4 := net.IPv4(ip[at[0]], ip[at[1]], ip[at[2]], ip[at[3]])
+		if !v4.IsUnspecified() {
+			peers = append(peers, v4)
+		}
+	}
+	if len(peers) == 0 {
+		return []net.IP{ip}
+	}
+	return peers
+}
+
+// firstOf returns the first of ips for which is reports true, or nil.
+func firstOf(ips []net.IP, is func(net.IP) bool) net.IP {
+	for _, ip := range ips {
+		if is(ip) {
+			return ip
+		}
+	}
+	return nil
 }
 
 // metadataAddrs are the cloud metadata services outside link-local
@@ -242,10 +295,14 @@ func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Co
 		if ip == nil {
 			return fmt.Errorf("dial %s: unparsable peer address %q", host, address)
 		}
-		ip = unwrapNAT64(ip)
+		peers := peersOf(ip)
+		if m := firstOf(peers, metadataService); m != nil {
+			return &deniedError{fmt.Sprintf("%s is %s, a link-local or cloud metadata address, which no function may reach (listed or not)", host, m)}
+		}
+		if s := firstOf(peers, special); s != nil {
+			ip = s
+		}
 		switch {
-		case metadataService(ip):
-			return &deniedError{fmt.Sprintf("%s is %s, a link-local or cloud metadata address, which no function may reach (listed or not)", host, ip)}
 		case !special(ip) || exact:
 		case p.denyPrivate:
 			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address (%s), which this server lets no function reach (sluice serve --deny-private-outbound)", host, ip)}
