@@ -172,7 +172,8 @@ func TestHostHTTPMetadataAddressesRefused(t *testing.T) {
 	t.Parallel()
 	rt, _ := newRuntime(t) // private addresses allowed (no DenyPrivateOutbound)
 	urls := []string{"http://169.254.169.254/latest/meta-data/", "http://169.254.170.2/v2/credentials",
-		"http://[fd00:ec2::254]/latest/meta-data/", "http://100.100.100.200/latest/meta-data/", "http://[fe80::1]/"}
+		"http://[fd00:ec2::254]/latest/meta-data/", "http://100.100.100.200/latest/meta-data/", "http://168.63.129.16/machine?comp=goalstate",
+		"http://[fe80::1]/"}
 	var list []string
 	var calls []map[string]any
 	for _, u := range urls {

@@ -255,9 +255,11 @@ func firstOf(ips []net.IP, is func(net.IP) bool) net.IP {
 }
 
 // metadataAddrs are the cloud metadata services outside link-local
-// space: AWS's over IPv6 (in fc00::/7) and Alibaba Cloud's (in
-// 100.64.0.0/10).
-var metadataAddrs = []net.IP{net.ParseIP("fd00:ec2::254"), net.ParseIP("100.100.100.200")}
+// space: AWS's over IPv6 (in fc00::/7), Alibaba Cloud's (in
+// 100.64.0.0/10) and Azure's WireServer (168.63.129.16, a public address
+// each Azure host answers for itself, which serves a VM's extension
+// settings and certificates).
+var metadataAddrs = []net.IP{net.ParseIP("fd00:ec2::254"), net.ParseIP("100.100.100.200"), net.ParseIP("168.63.129.16")}
 
 // metadataService reports whether ip is link-local (where cloud providers
 // serve instance metadata and credentials: 169.254.169.254 and the like)
