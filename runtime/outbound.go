@@ -215,9 +215,11 @@ var nat64Places = [][4]int{
 // where the reading of another length's address has only zero bytes and
 // where no gateway sends. A wrong reading may refuse an address, never let
 // one through: on a network whose prefix is a /96 (the usual length) the
-// other readings are 0.0.0.0 or 0.0.0.x, never refused; at /48 to /64 an
-// IPv4 address whose bytes happen to read as a private one elsewhere in
-// the address (93.184.216.10 at /64 reads as 10.0.0.0 at /96) is.
+// other readings are 0.0.0.0 or 0.0.0.x, never refused; at /48 to /64, an
+// address whose other readings (of its IPv4 bytes, or of the network's
+// own prefix bytes after 64:ff9b:1) happen to fall in private space is
+// (93.184.216.10 at /64 reads as 10.0.0.0 at /96; under a prefix
+// 64:ff9b:1:a00::/64, every address reads as 10.0.x.x at /48).
 func peersOf(ip net.IP) []net.IP {
 	if ip.To4() != nil {
 		return []net.IP{ip}
