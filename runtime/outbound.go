@@ -214,8 +214,9 @@ var nat64Places = [][4]int{
 // prefix that is every reading the prefix lengths allow, except 0.0.0.0,
 // where the reading of another length's address has only zero bytes and
 // where no gateway sends. A wrong reading may refuse an address, never let
-// one through: on a network whose prefix is a /96 (the usual length) the
-// other readings are 0.0.0.0 or 0.0.0.x, never refused; at /48 to /64, an
+// one through: under the prefix 64:ff9b:1::/96 (zeros up to the IPv4
+// address) the other readings are 0.0.0.0 or 0.0.0.x, never refused;
+// at /48 to /64, an
 // address whose other readings (of its IPv4 bytes, or of the network's
 // own prefix bytes after 64:ff9b:1) happen to fall in private space is
 // (93.184.216.10 at /64 reads as 10.0.0.0 at /96; under a prefix
