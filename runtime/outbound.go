@@ -213,14 +213,13 @@ var nat64Places = [][4]int{
 // inside it (64:ff9b::a9fe:a9fe is 169.254.169.254). In the local-use
 // prefix that is every reading the prefix lengths allow, except 0.0.0.0,
 // where the reading of another length's address has only zero bytes and
-// where no gateway sends. A wrong reading may refuse an address, never let
-// one through: under the prefix 64:ff9b:1::/96 (zeros up to the IPv4
-// address) the other readings are 0.0.0.0 or 0.0.0.x, never refused;
-// at /48 to /64, an
-// address whose other readings (of its IPv4 bytes, or of the network's
-// own prefix bytes after 64:ff9b:1) happen to fall in private space is
-// (93.184.216.10 at /64 reads as 10.0.0.0 at /96; under a prefix
-// 64:ff9b:1:a00::/64, every address reads as 10.0.x.x at /48).
+// where no gateway sends. A wrong reading may refuse an address, never
+// let one through: under the prefix 64:ff9b:1::/96 (zeros up to the IPv4
+// address) the other readings are 0.0.0.0 or 0.0.0.x, never refused; at
+// /48 to /64, an address whose other readings (of its IPv4 bytes, or of
+// the network's own prefix bytes after 64:ff9b:1) happen to fall in
+// private space is (93.184.216.10 at /64 reads as 10.0.0.0 at /96; under
+// a prefix 64:ff9b:1:a00::/64, every address reads as 10.0.x.x at /48).
 func peersOf(ip net.IP) []net.IP {
 	if ip.To4() != nil {
 		return []net.IP{ip}
