@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -217,6 +218,38 @@ func TestHostHTTPMetadataAddressesRefused(t *testing.T) {
 		wantPrefix(t, "NAT64 address "+n.addr, out[i], "error denied:")
 		if !strings.Contains(out[i], n.want) {
 			t.Errorf("NAT64 address %s: denial %q does not say %q", n.addr, out[i], n.want)
+		}
+	}
+}
+
+// TestHostHTTPOwnNAT64Prefix: with the network's own NAT64 prefix named
+// (Config.NAT64Prefixes), an address in it is checked as the IPv4 address
+// inside, behind a wildcard; New refuses a prefix of a length RFC 6052
+// does not define, naming it.
+func TestHostHTTPOwnNAT64Prefix(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	if _, err := runtime.New(ctx, runtime.Config{NAT64Prefixes: []netip.Prefix{netip.MustParsePrefix("2001:db8::/33")}}); err == nil ||
+		!strings.Contains(err.Error(), "NAT64 prefix 2001:db8::/33: give an IPv6 prefix of length /32, /40, /48, /56, /64 or /96") {
+		t.Fatalf("New with a /33 NAT64 prefix: %v", err)
+	}
+	rt, err := runtime.New(ctx, runtime.Config{CompilationCacheDir: compileCacheDir(t),
+		NAT64Prefixes: []netip.Prefix{netip.MustParsePrefix("2001:db8:64::/96")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rt.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	wild := load(t, rt, "runtime/testdata/hostcalls", wasmbuild.Reactor, runtime.FunctionConfig{AllowedOutboundHosts: []string{"http://*:*"}})
+	out, _ := ops(t, wild, map[string]any{"op": "http", "url": "http://[2001:db8:64::a9fe:a9fe]/"},
+		map[string]any{"op": "http", "url": "http://[2001:db8:64::a00:1]/"})
+	for i, want := range []string{"169.254.169.254, a link-local or cloud metadata address", "reaches 10.0.0.1 through NAT64, a loopback, private"} {
+		wantPrefix(t, "address in the network's NAT64 prefix", out[i], "error denied:")
+		if !strings.Contains(out[i], want) {
+			t.Errorf("denial %q does not say %q", out[i], want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -105,6 +106,8 @@ type outboundPolicy struct {
 	// denyPrivate refuses special addresses even when listed literally
 	// (Config.DenyPrivateOutbound).
 	denyPrivate bool
+	// nat64 are the network's own NAT64 prefixes (Config.NAT64Prefixes).
+	nat64 []netip.Prefix
 }
 
 // errDenied marks a request the function's allow-list refuses.
@@ -112,8 +115,8 @@ type deniedError struct{ msg string }
 
 func (e *deniedError) Error() string { return e.msg }
 
-func newOutboundPolicy(entries []string, denyPrivate bool) (*outboundPolicy, error) {
-	p := &outboundPolicy{entries: entries, denyPrivate: denyPrivate}
+func newOutboundPolicy(entries []string, denyPrivate bool, nat64 []netip.Prefix) (*outboundPolicy, error) {
+	p := &outboundPolicy{entries: entries, denyPrivate: denyPrivate, nat64: nat64}
 	for _, e := range entries {
 		r, err := parseOutboundRule(e)
 		if err != nil {
@@ -197,46 +200,79 @@ var nat64 = &net.IPNet{IP: net.ParseIP("64:ff9b::"), Mask: net.CIDRMask(96, 128)
 // place for each length; which one the gateway uses is not known here.
 var nat64Local = &net.IPNet{IP: net.ParseIP("64:ff9b:1::"), Mask: net.CIDRMask(48, 128)}
 
-// nat64Places are the bytes of an IPv6 address that hold the IPv4
-// address for each RFC 6052 prefix length from /48 (the table of its
-// section 2.2: byte 8 holds the u octet, which is zero, never the IPv4
-// address).
-var nat64Places = [][4]int{
-	{6, 7, 9, 10},    // /48
-	{7, 9, 10, 11},   // /56
-	{9, 10, 11, 12},  // /64
-	{12, 13, 14, 15}, // /96
+// rfc6052Places are the bytes of an IPv6 address that hold the IPv4
+// address under a NAT64 prefix of each length RFC 6052 allows (the table
+// of its section 2.2: below /96, byte 8 holds the u octet, which is zero,
+// never the IPv4 address).
+var rfc6052Places = map[int][4]int{
+	32: {4, 5, 6, 7},
+	40: {5, 6, 7, 9},
+	48: {6, 7, 9, 10},
+	56: {7, 9, 10, 11},
+	64: {9, 10, 11, 12},
+	96: {12, 13, 14, 15},
+}
+
+// nat64LocalLengths are the prefix lengths a network may use inside
+// nat64Local, in the order peersOf reads them.
+var nat64LocalLengths = []int{48, 56, 64, 96}
+
+// checkNAT64Prefix reports whether p can be a NAT64 translation prefix
+// (Config.NAT64Prefixes): an IPv6 prefix of one of the lengths of RFC 6052.
+func checkNAT64Prefix(p netip.Prefix) error {
+	if _, ok := rfc6052Places[p.Bits()]; !ok || !p.Addr().Is6() || p.Addr().Is4In6() {
+		return fmt.Errorf("NAT64 prefix %s: give an IPv6 prefix of length /32, /40, /48, /56, /64 or /96 (RFC 6052), e.g. 2001:db8:64::/96", p)
+	}
+	return nil
+}
+
+// inside returns the IPv4 address ip holds under a NAT64 prefix of the
+// given length (one of rfc6052Places').
+func inside(ip net.IP, length int) net.IP {
+	at := rfc6052Places[length]
+	return net.IPv4(ip[at[0]], ip[at[1]], ip[at[2]], ip[at[3]])
 }
 
 // peersOf returns the addresses a connection to ip reaches, for the
 // checks to apply to: ip itself, or through NAT64, the IPv4 address
-// inside it (64:ff9b::a9fe:a9fe is 169.254.169.254). In the local-use
-// prefix that is every reading the prefix lengths allow, except 0.0.0.0,
-// where the reading of another length's address has only zero bytes and
-// where no gateway sends. A wrong reading may refuse an address, never
-// let one through: under the prefix 64:ff9b:1::/96 (zeros up to the IPv4
-// address) the other readings are 0.0.0.0 or 0.0.0.x, never refused; at
-// /48 to /64, an address whose other readings (of its IPv4 bytes, or of
-// the network's own prefix bytes after 64:ff9b:1) happen to fall in
-// private space is (93.184.216.10 at /64 reads as 10.0.0.0 at /96; under
-// a prefix 64:ff9b:1:a00::/64, every address reads as 10.0.x.x at /48).
-func peersOf(ip net.IP) []net.IP {
+// inside it (64:ff9b::a9fe:a9fe is 169.254.169.254), read at the place
+// its prefix's length gives. Under the network's own prefixes (own,
+// Config.NAT64Prefixes, which come first) and the well-known one, that
+// reading is exact. Under the local-use prefix, whose length is the
+// network's choice, it is every reading the lengths allow, except
+// 0.0.0.0, where the reading of another length's address has only zero
+// bytes and where no gateway sends. A wrong reading may refuse an
+// address, never let one through: under the prefix 64:ff9b:1::/96 (zeros
+// up to the IPv4 address) the other readings are 0.0.0.0 or 0.0.0.x,
+// never refused; at /48 to /64, an address whose other readings (of its
+// IPv4 bytes, or of the network's own prefix bytes after 64:ff9b:1)
+// happen to fall in private space is (93.184.216.10 at /64 reads as
+// 10.0.0.0 at /96; under a prefix 64:ff9b:1:a00::/64, every address reads
+// as 10.0.x.x at /48). Naming the network's prefix in own makes its
+// reading exact.
+func peersOf(ip net.IP, own []netip.Prefix) []net.IP {
 	if ip.To4() != nil {
 		return []net.IP{ip}
 	}
+	if a, ok := netip.AddrFromSlice(ip); ok {
+		for _, p := range own {
+			if p.Contains(a) {
+				return []net.IP{inside(ip, p.Bits())}
+			}
+		}
+	}
 	if nat64.Contains(ip) {
-		return []net.IP{net.IPv4(ip[12], ip[13], ip[14], ip[15])}
+		return []net.IP{inside(ip, 96)}
 	}
 	if !nat64Local.Contains(ip) {
 		return []net.IP{ip}
 	}
 	var peers []net.IP
-	for _, at := range nat64Places {
-		if at != nat64Places[len(nat64Places)-1] && ip[8] != 0 {
+	for _, length := range nat64LocalLengths {
+		if length < 96 && ip[8] != 0 {
 			continue // not this length: below /96, the u octet is zero
 		}
-		v4 := net.IPv4(ip[at[0]], ip[at[1]], ip[at[2]], ip[at[3]])
-		if !v4.IsUnspecified() {
+		if v4 := inside(ip, length); !v4.IsUnspecified() {
 			peers = append(peers, v4)
 		}
 	}
@@ -299,7 +335,7 @@ func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Co
 		if ip == nil {
 			return fmt.Errorf("dial %s: unparsable peer address %q", host, address)
 		}
-		peers := peersOf(ip)
+		peers := peersOf(ip, p.nat64)
 		if m := firstOf(peers, metadataService); m != nil {
 			return &deniedError{fmt.Sprintf("%s is %s, a link-local or cloud metadata address, which no function may reach (listed or not)", host, m)}
 		}
@@ -310,8 +346,10 @@ func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Co
 		case !special(ip) || exact:
 		case p.denyPrivate:
 			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address (%s), which this server lets no function reach (sluice serve --deny-private-outbound)", host, ip)}
-		case net.ParseIP(host) != nil:
+		case net.ParseIP(host).Equal(ip):
 			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address: list it literally in allowed_outbound_hosts to reach it", host)}
+		case net.ParseIP(host) != nil:
+			return &deniedError{fmt.Sprintf("%s reaches %s through NAT64, a loopback, private or link-local address: list it literally in allowed_outbound_hosts to reach it", host, ip)}
 		default:
 			return &deniedError{fmt.Sprintf("%s resolves to %s, a loopback, private or link-local address: list the host literally in allowed_outbound_hosts to reach it", host, ip)}
 		}

@@ -2,14 +2,19 @@ package runtime
 
 import (
 	"net"
+	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 )
 
 // TestPeersOf: the addresses a connection reaches through NAT64, which
 // the outbound checks apply to (RFC 6052's places for each prefix length
-// in the local-use prefix of RFC 8215).
+// in the local-use prefix of RFC 8215, and in the network's own prefixes
+// when named).
 func TestPeersOf(t *testing.T) {
+	own := []netip.Prefix{netip.MustParsePrefix("2001:db8:64::/96"), netip.MustParsePrefix("2001:db8:1::/48"),
+		netip.MustParsePrefix("64:ff9b:1::/96")}
 	for _, c := range []struct {
 		addr string
 		want []string
@@ -35,11 +40,48 @@ func TestPeersOf(t *testing.T) {
 		{"64:ff9b:1::", []string{"64:ff9b:1::"}},
 	} {
 		var got []string
-		for _, ip := range peersOf(net.ParseIP(c.addr)) {
+		for _, ip := range peersOf(net.ParseIP(c.addr), nil) {
 			got = append(got, ip.String())
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("peersOf(%s) = %v, want %v", c.addr, got, c.want)
+		}
+	}
+
+	// The network's own prefixes, named: read at their lengths alone.
+	for _, c := range []struct{ addr, want string }{
+		{"2001:db8:64::a00:1", "10.0.0.1"},
+		{"2001:db8:64::a9fe:a9fe", "169.254.169.254"},
+		{"2001:db8:1:a9fe:a9:fe00::", "169.254.169.254"}, // /48: around the u octet
+		// The local-use prefix at /96, named: 93.184.216.10 alone, not also
+		// the readings of the lengths it might have had.
+		{"64:ff9b:1::5db8:d80a", "93.184.216.10"},
+		// Outside them: as without.
+		{"64:ff9b::a00:1", "10.0.0.1"},
+		{"2001:db8:65::a00:1", "2001:db8:65::a00:1"},
+	} {
+		got := peersOf(net.ParseIP(c.addr), own)
+		if len(got) != 1 || got[0].String() != c.want {
+			t.Errorf("peersOf(%s, %v) = %v, want [%s]", c.addr, own, got, c.want)
+		}
+	}
+}
+
+// TestCheckNAT64Prefix: a NAT64 prefix is an IPv6 prefix of one of RFC
+// 6052's lengths.
+func TestCheckNAT64Prefix(t *testing.T) {
+	for _, p := range []string{"2001:db8::/32", "2001:db8:64::/40", "2001:db8:64::/48", "2001:db8:64::/56",
+		"2001:db8:64::/64", "2001:db8:64::/96"} {
+		if err := checkNAT64Prefix(netip.MustParsePrefix(p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	for _, p := range []string{"2001:db8::/33", "2001:db8::/128", "10.0.0.0/8", "::ffff:10.0.0.0/104"} {
+		err := checkNAT64Prefix(netip.MustParsePrefix(p))
+		if err == nil {
+			t.Errorf("%s: accepted", p)
+		} else if want := "give an IPv6 prefix of length /32, /40, /48, /56, /64 or /96"; !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v does not say %q", p, err, want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"sync"
 
@@ -49,6 +50,17 @@ type Config struct {
 	// Link-local and cloud metadata addresses (169.254.169.254) are
 	// refused either way.
 	DenyPrivateOutbound bool
+	// NAT64Prefixes are the NAT64 translation prefixes of the network the
+	// runtime runs in, when it uses its own (RFC 6052: an IPv6 prefix of
+	// length /32, /40, /48, /56, /64 or /96, e.g. 2001:db8:64::/96). A
+	// function's connection to an address in one is checked as the IPv4
+	// address inside it, as one in the well-known prefix 64:ff9b::/96
+	// always is; without it, such an address is checked as the IPv6
+	// address it is, and may so reach a private or metadata IPv4 address
+	// through the gateway. (In the local-use prefix 64:ff9b:1::/48 every
+	// place an IPv4 address may sit is checked unless the network's prefix
+	// is named here.) New fails on a prefix of another length.
+	NAT64Prefixes []netip.Prefix
 }
 
 // Runtime hosts WebAssembly functions: wazero runtimes and compilation
@@ -64,6 +76,8 @@ type Runtime struct {
 	log       zerolog.Logger
 	// denyPrivate is Config.DenyPrivateOutbound.
 	denyPrivate bool
+	// nat64 is Config.NAT64Prefixes, masked.
+	nat64 []netip.Prefix
 	// host lists the functions the host provides, by import module, name.
 	host hostDefs
 	// base is canceled by Close, stopping every running batch; running
@@ -154,6 +168,13 @@ type moduleKey struct {
 
 // New returns a Runtime. Close it to free its compiled code.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
+	nat64 := make([]netip.Prefix, len(cfg.NAT64Prefixes))
+	for i, p := range cfg.NAT64Prefixes {
+		if err := checkNAT64Prefix(p); err != nil {
+			return nil, fmt.Errorf("runtime: %w", err)
+		}
+		nat64[i] = p.Masked()
+	}
 	long, err := newLongSlots(cfg.LongGuestCgroup)
 	if err != nil {
 		return nil, err
@@ -181,6 +202,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		ctx:         ctxEngine,
 		log:         cfg.Logger,
 		denyPrivate: cfg.DenyPrivateOutbound,
+		nat64:       nat64,
 		host:        host,
 		compiled:    map[moduleKey]*compiledModule{},
 		functions:   map[*Function]struct{}{},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -49,6 +50,10 @@ type Config struct {
 	// function reaches a loopback, private or link-local address, even
 	// one its allow-list names literally (for servers tenants deploy to).
 	DenyPrivateOutbound bool
+	// NAT64Prefixes is runtime.Config.NAT64Prefixes: the network's own
+	// NAT64 translation prefixes, through which functions' connections are
+	// checked as the IPv4 addresses inside.
+	NAT64Prefixes []netip.Prefix
 	// ShutdownGrace is how long Stop lets running batches finish before
 	// releasing their leases (default 30s).
 	ShutdownGrace time.Duration
@@ -198,7 +203,8 @@ func (s *Server) open(ctx context.Context) error {
 		return fmt.Errorf("server: wasm cache folder: %w", err)
 	}
 	if s.runtime, err = runtime.New(ctx, runtime.Config{CompilationCacheDir: cfg.CacheDir, Logger: s.log,
-		LongGuestCgroup: cfg.LongGuestCgroup, DenyPrivateOutbound: cfg.DenyPrivateOutbound}); err != nil {
+		LongGuestCgroup: cfg.LongGuestCgroup, DenyPrivateOutbound: cfg.DenyPrivateOutbound,
+		NAT64Prefixes: cfg.NAT64Prefixes}); err != nil {
 		return err
 	}
 	if s.registry, err = functions.NewRegistry(s.pool, cfg.Schema, s.validateModule); err != nil {

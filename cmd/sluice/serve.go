@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"runtime/trace"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -22,6 +24,7 @@ type serveFlags struct {
 	addr, schema, cacheDir, logLevel, logFormat string
 	longGuestCgroup                             string
 	denyPrivateOutbound                         bool
+	nat64Prefixes                               string
 	metricsAddr                                 string
 	metricsSeries                               int
 	limits                                      server.AccountLimits
@@ -51,6 +54,8 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	}
 	fs.BoolVar(&f.denyPrivateOutbound, "deny-private-outbound", denyPrivateOutbound,
 		"refuse every function's HTTP calls to loopback and private addresses, even hosts its allowed_outbound_hosts names literally (sluice serve: on unless turned off with --deny-private-outbound=false, which lets any deployer's functions reach this server's network; sluice dev: off) [SLUICE_DENY_PRIVATE_OUTBOUND]. Link-local and cloud metadata addresses are refused always")
+	fs.StringVar(&f.nat64Prefixes, "nat64-prefix", os.Getenv("SLUICE_NAT64_PREFIXES"),
+		"the NAT64 translation prefixes of this server's network when it uses its own, comma-separated (e.g. 2001:db8:64::/96; lengths /32, /40, /48, /56, /64 or /96): a function's connection to an address in one is checked as the IPv4 address inside, as in 64:ff9b::/96 always (empty: none) [SLUICE_NAT64_PREFIXES]")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGTERM, how long running batches may finish")
 	fs.IntVar(&f.maxConns, "max-conns", 20, "database connection pool size (2 or more)")
 	fs.DurationVar(&f.invocationRetention, "invocation-retention", triggers.DefaultInvocationRetention, "how long invocation records are kept (sluice invocations, sluice logs, the console); older ones are deleted once a minute (at least 1m)")
@@ -77,17 +82,39 @@ func (f *serveFlags) check() error {
 	if f.envErr != nil {
 		return f.envErr
 	}
+	if _, err := f.nat64(); err != nil {
+		return err
+	}
 	if f.invocationRetention < time.Minute {
 		return usageErrorf("--invocation-retention %s: give at least 1m (e.g. 24h or 168h, the default)", f.invocationRetention)
 	}
 	return nil
 }
 
+// nat64 parses --nat64-prefix. The runtime checks the prefixes' lengths.
+func (f *serveFlags) nat64() ([]netip.Prefix, error) {
+	var prefixes []netip.Prefix
+	for _, v := range strings.Split(f.nat64Prefixes, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			return nil, usageErrorf("--nat64-prefix %q: %q is not an IPv6 prefix (e.g. 2001:db8:64::/96)", f.nat64Prefixes, v)
+		}
+		prefixes = append(prefixes, p)
+	}
+	return prefixes, nil
+}
+
+// config is the server's configuration from the flags; check has
+// accepted them.
 func (f *serveFlags) config(databaseURL string, logger zerolog.Logger) server.Config {
+	nat64, _ := f.nat64()
 	return server.Config{
 		Engine:      triggers.Config{InvocationRetention: f.invocationRetention},
 		DatabaseURL: databaseURL, Schema: f.schema, HTTPAddr: f.addr, CacheDir: f.cacheDir,
-		LongGuestCgroup: f.longGuestCgroup, DenyPrivateOutbound: f.denyPrivateOutbound,
+		LongGuestCgroup: f.longGuestCgroup, DenyPrivateOutbound: f.denyPrivateOutbound, NAT64Prefixes: nat64,
 		ShutdownGrace: f.grace, MaxConns: int32(f.maxConns), Logger: logger,
 		WebhookReads: f.webhookReads, AuthFailuresPerMinute: f.authFailures,
 		MetricsAddr: f.metricsAddr, MetricsSeriesPerAccount: f.metricsSeries, Limits: f.limits,
