@@ -326,6 +326,7 @@ func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Co
 		return nil, err
 	}
 	exact := p.listedExactly(host) && !p.denyPrivate
+	literal := net.ParseIP(host) // nil for a name
 	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
 		h, _, err := net.SplitHostPort(address)
 		if err != nil {
@@ -339,19 +340,17 @@ func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Co
 		if m := firstOf(peers, metadataService); m != nil {
 			return &deniedError{fmt.Sprintf("%s is %s, a link-local or cloud metadata address, which no function may reach (listed or not)", host, m)}
 		}
-		if s := firstOf(peers, special); s != nil {
-			ip = s
-		}
+		s := firstOf(peers, special)
 		switch {
-		case !special(ip) || exact:
+		case s == nil || exact:
 		case p.denyPrivate:
-			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address (%s), which this server lets no function reach (sluice serve --deny-private-outbound)", host, ip)}
-		case net.ParseIP(host).Equal(ip):
+			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address (%s), which this server lets no function reach (sluice serve --deny-private-outbound)", host, s)}
+		case literal.Equal(s):
 			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address: list it literally in allowed_outbound_hosts to reach it", host)}
-		case net.ParseIP(host) != nil:
-			return &deniedError{fmt.Sprintf("%s reaches %s through NAT64, a loopback, private or link-local address: list it literally in allowed_outbound_hosts to reach it", host, ip)}
+		case literal != nil:
+			return &deniedError{fmt.Sprintf("%s reaches %s through NAT64, a loopback, private or link-local address: list it literally in allowed_outbound_hosts to reach it", host, s)}
 		default:
-			return &deniedError{fmt.Sprintf("%s resolves to %s, a loopback, private or link-local address: list the host literally in allowed_outbound_hosts to reach it", host, ip)}
+			return &deniedError{fmt.Sprintf("%s resolves to %s, a loopback, private or link-local address: list the host literally in allowed_outbound_hosts to reach it", host, s)}
 		}
 		return nil
 	}}
