@@ -24,7 +24,8 @@ type serveFlags struct {
 	addr, schema, cacheDir, logLevel, logFormat string
 	longGuestCgroup                             string
 	denyPrivateOutbound                         bool
-	nat64Prefixes                               string
+	nat64Prefixes                               string         // --nat64-prefix as given
+	nat64                                       []netip.Prefix // parsed by check
 	metricsAddr                                 string
 	metricsSeries                               int
 	limits                                      server.AccountLimits
@@ -77,12 +78,14 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.StringVar(&f.logFormat, "log-format", envOr("SLUICE_LOG_FORMAT", defaultLogFormat), "json or console [SLUICE_LOG_FORMAT]")
 }
 
-// check reports a flag value the server cannot run with.
+// check reports a flag value the server cannot run with, and parses the
+// values config passes on parsed (the NAT64 prefixes).
 func (f *serveFlags) check() error {
 	if f.envErr != nil {
 		return f.envErr
 	}
-	if _, err := f.nat64(); err != nil {
+	var err error
+	if f.nat64, err = parseNAT64Prefixes(f.nat64Prefixes); err != nil {
 		return err
 	}
 	if f.invocationRetention < time.Minute {
@@ -91,16 +94,17 @@ func (f *serveFlags) check() error {
 	return nil
 }
 
-// nat64 parses --nat64-prefix. The runtime checks the prefixes' lengths.
-func (f *serveFlags) nat64() ([]netip.Prefix, error) {
+// parseNAT64Prefixes parses --nat64-prefix's comma-separated prefixes.
+// The runtime checks their lengths.
+func parseNAT64Prefixes(value string) ([]netip.Prefix, error) {
 	var prefixes []netip.Prefix
-	for _, v := range strings.Split(f.nat64Prefixes, ",") {
+	for _, v := range strings.Split(value, ",") {
 		if v = strings.TrimSpace(v); v == "" {
 			continue
 		}
 		p, err := netip.ParsePrefix(v)
 		if err != nil {
-			return nil, usageErrorf("--nat64-prefix %q: %q is not an IPv6 prefix (e.g. 2001:db8:64::/96)", f.nat64Prefixes, v)
+			return nil, usageErrorf("--nat64-prefix %q: %q is not an IPv6 prefix (e.g. 2001:db8:64::/96)", value, v)
 		}
 		prefixes = append(prefixes, p)
 	}
@@ -110,11 +114,10 @@ func (f *serveFlags) nat64() ([]netip.Prefix, error) {
 // config is the server's configuration from the flags; check has
 // accepted them.
 func (f *serveFlags) config(databaseURL string, logger zerolog.Logger) server.Config {
-	nat64, _ := f.nat64()
 	return server.Config{
 		Engine:      triggers.Config{InvocationRetention: f.invocationRetention},
 		DatabaseURL: databaseURL, Schema: f.schema, HTTPAddr: f.addr, CacheDir: f.cacheDir,
-		LongGuestCgroup: f.longGuestCgroup, DenyPrivateOutbound: f.denyPrivateOutbound, NAT64Prefixes: nat64,
+		LongGuestCgroup: f.longGuestCgroup, DenyPrivateOutbound: f.denyPrivateOutbound, NAT64Prefixes: f.nat64,
 		ShutdownGrace: f.grace, MaxConns: int32(f.maxConns), Logger: logger,
 		WebhookReads: f.webhookReads, AuthFailuresPerMinute: f.authFailures,
 		MetricsAddr: f.metricsAddr, MetricsSeriesPerAccount: f.metricsSeries, Limits: f.limits,
