@@ -165,6 +165,95 @@ func TestHostHTTPDenyPrivateOutbound(t *testing.T) {
 	}
 }
 
+// TestHostHTTPPrivateOutboundNetworks: under DenyPrivateOutbound, the
+// networks the operator names are reached at hosts listed literally, and
+// only those: a special address outside them is refused naming them, one
+// inside them reached through a wildcard is refused as without the
+// setting, and metadata addresses inside them stay refused.
+func TestHostHTTPPrivateOutboundNetworks(t *testing.T) {
+	t.Parallel()
+	srv := upstream(t)
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	denyBut := func(networks ...string) *runtime.Runtime {
+		cfg := runtime.Config{CompilationCacheDir: compileCacheDir(t), DenyPrivateOutbound: true}
+		for _, n := range networks {
+			cfg.PrivateOutboundNetworks = append(cfg.PrivateOutboundNetworks, netip.MustParsePrefix(n))
+		}
+		rt, err := runtime.New(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rt.Close(context.Background()) })
+		return rt
+	}
+	// 127.0.0.1/8, not masked: the runtime masks it.
+	loopback := denyBut("127.0.0.1/8", "fd12:3456::/48")
+	f := load(t, loopback, "runtime/testdata/hostcalls", wasmbuild.Reactor, runtime.FunctionConfig{
+		AllowedOutboundHosts: []string{"http://127.0.0.1:" + port, "http://*:*"}})
+	out, _ := ops(t, f,
+		map[string]any{"op": "http", "url": srv.URL + "/ok"},
+		map[string]any{"op": "http", "url": "http://127.0.0.2:" + port + "/ok"},
+	)
+	wantPrefix(t, "127.0.0.1 listed literally, inside 127.0.0.0/8", out[0], "ok 200 hello")
+	wantPrefix(t, "127.0.0.2 through a wildcard, inside 127.0.0.0/8", out[1], "error denied:")
+	if !strings.Contains(out[1], "list it literally") {
+		t.Errorf("127.0.0.2 through a wildcard: denial %q does not say how to reach it", out[1])
+	}
+
+	other := denyBut("10.1.2.0/24")
+	f = load(t, other, "runtime/testdata/hostcalls", wasmbuild.Reactor, runtime.FunctionConfig{
+		AllowedOutboundHosts: []string{"http://127.0.0.1:" + port}})
+	out, res := ops(t, f, map[string]any{"op": "http", "url": srv.URL + "/ok"})
+	wantPrefix(t, "127.0.0.1 listed literally, outside 10.1.2.0/24", out[0], "error denied:")
+	if !strings.Contains(out[0], "--private-outbound-networks 10.1.2.0/24") {
+		t.Errorf("denial %q does not name the networks the server allows", out[0])
+	}
+	if res.Host.HTTPBytesReceived != 0 {
+		t.Errorf("received %d bytes from a refused peer", res.Host.HTTPBytesReceived)
+	}
+
+	metadata := denyBut("169.254.0.0/16", "100.64.0.0/10")
+	f = load(t, metadata, "runtime/testdata/hostcalls", wasmbuild.Reactor, runtime.FunctionConfig{
+		AllowedOutboundHosts: []string{"http://169.254.169.254", "http://100.100.100.200"}})
+	out, _ = ops(t, f,
+		map[string]any{"op": "http", "url": "http://169.254.169.254/latest/meta-data/"},
+		map[string]any{"op": "http", "url": "http://100.100.100.200/latest/meta-data/"},
+	)
+	for i, what := range []string{"169.254.169.254 inside 169.254.0.0/16", "100.100.100.200 inside 100.64.0.0/10"} {
+		wantPrefix(t, what, out[i], "error denied:")
+		if !strings.Contains(out[i], "metadata") {
+			t.Errorf("%s: denial %q does not say why", what, out[i])
+		}
+	}
+}
+
+// TestPrivateOutboundNetworksNeedDenyPrivate: New refuses networks to
+// allow where nothing is denied, and a prefix that is not one.
+func TestPrivateOutboundNetworksNeedDenyPrivate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		cfg  runtime.Config
+		want string
+	}{
+		{"deny off", runtime.Config{PrivateOutboundNetworks: []netip.Prefix{netip.MustParsePrefix("10.1.2.0/24")}},
+			"private outbound networks 10.1.2.0/24: they name what functions may still reach where private addresses are denied, and DenyPrivateOutbound is off"},
+		{"invalid prefix", runtime.Config{DenyPrivateOutbound: true, PrivateOutboundNetworks: []netip.Prefix{{}}},
+			`private outbound network "invalid Prefix": give a network such as 10.1.2.0/24`},
+	} {
+		tc.cfg.CompilationCacheDir = t.TempDir()
+		rt, err := runtime.New(context.Background(), tc.cfg)
+		if err == nil {
+			rt.Close(context.Background())
+			t.Errorf("%s: New succeeded", tc.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: New: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
 // TestHostHTTPMetadataAddressesRefused: link-local and cloud metadata
 // addresses are refused even when the allow-list names them literally
 // and the runtime allows private addresses, so that a tenant's function

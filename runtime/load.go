@@ -41,7 +41,7 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte, cfg FunctionConfig) (*F
 		return nil, fmt.Errorf("load function %s v%d: %w", cfg.Name, cfg.Version, err)
 	}
 	limit := uint64(cfg.MemoryMiB) << 20
-	outbound, err := newOutboundPolicy(cfg.AllowedOutboundHosts, r.denyPrivate, r.nat64)
+	outbound, err := newOutboundPolicy(cfg.AllowedOutboundHosts, r.network)
 	if err != nil {
 		return nil, fmt.Errorf("load function %s v%d: %w", cfg.Name, cfg.Version, err)
 	}

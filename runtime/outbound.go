@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -103,11 +104,72 @@ type outboundPolicy struct {
 	entries []string
 	rules   []outboundRule
 	client  *http.Client
+	network networkRules
+}
+
+// networkRules are the runtime's outbound rules, shared by every
+// function's policy.
+type networkRules struct {
 	// denyPrivate refuses special addresses even when listed literally
-	// (Config.DenyPrivateOutbound).
+	// (Config.DenyPrivateOutbound), outside reachable.
 	denyPrivate bool
-	// nat64 are the network's own NAT64 prefixes (Config.NAT64Prefixes).
+	// reachable are the networks whose special addresses a literal entry
+	// still reaches under denyPrivate (Config.PrivateOutboundNetworks),
+	// masked.
+	reachable []netip.Prefix
+	// nat64 are the network's own NAT64 prefixes (Config.NAT64Prefixes),
+	// masked.
 	nat64 []netip.Prefix
+}
+
+// newNetworkRules checks and keeps cfg's outbound rules.
+func newNetworkRules(cfg Config) (networkRules, error) {
+	n := networkRules{denyPrivate: cfg.DenyPrivateOutbound}
+	if len(cfg.PrivateOutboundNetworks) > 0 && !cfg.DenyPrivateOutbound {
+		return n, fmt.Errorf("private outbound networks %s: they name what functions may still reach where private addresses are denied, and DenyPrivateOutbound is off (a literal entry reaches any private address)", prefixList(cfg.PrivateOutboundNetworks))
+	}
+	for _, p := range cfg.PrivateOutboundNetworks {
+		if !p.IsValid() {
+			return n, fmt.Errorf("private outbound network %q: give a network such as 10.1.2.0/24 or fd12:3456::/48", p)
+		}
+		n.reachable = append(n.reachable, p.Masked())
+	}
+	for _, p := range cfg.NAT64Prefixes {
+		if err := checkNAT64Prefix(p); err != nil {
+			return n, err
+		}
+		n.nat64 = append(n.nat64, p.Masked())
+	}
+	return n, nil
+}
+
+// prefixList writes prefixes as a comma-separated list, as the flags take
+// them.
+func prefixList(prefixes []netip.Prefix) string {
+	s := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ",")
+}
+
+// reaches reports whether the runtime lets a literal entry reach every
+// special address among peers (all of them: under the local-use NAT64
+// prefix, each reading is a peer the connection may reach).
+func (n networkRules) reaches(peers []net.IP) bool {
+	if !n.denyPrivate {
+		return true
+	}
+	for _, ip := range peers {
+		if !special(ip) {
+			continue
+		}
+		a, ok := netip.AddrFromSlice(ip)
+		if !ok || !slices.ContainsFunc(n.reachable, func(p netip.Prefix) bool { return p.Contains(a.Unmap()) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // errDenied marks a request the function's allow-list refuses.
@@ -115,8 +177,8 @@ type deniedError struct{ msg string }
 
 func (e *deniedError) Error() string { return e.msg }
 
-func newOutboundPolicy(entries []string, denyPrivate bool, nat64 []netip.Prefix) (*outboundPolicy, error) {
-	p := &outboundPolicy{entries: entries, denyPrivate: denyPrivate, nat64: nat64}
+func newOutboundPolicy(entries []string, network networkRules) (*outboundPolicy, error) {
+	p := &outboundPolicy{entries: entries, network: network}
 	for _, e := range entries {
 		r, err := parseOutboundRule(e)
 		if err != nil {
@@ -182,8 +244,9 @@ var sharedSpace = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10,
 
 // special reports whether ip is loopback, private, shared (100.64.0.0/10),
 // link-local or unspecified: addresses a function reaches only when listed
-// literally, and never under Config.DenyPrivateOutbound (nor, whatever the
-// list, the link-local and metadata ones: metadataService).
+// literally, and under Config.DenyPrivateOutbound only inside
+// Config.PrivateOutboundNetworks (never, whatever the list, the link-local
+// and metadata ones: metadataService).
 func special(ip net.IP) bool {
 	return ip.IsLoopback() || ip.IsPrivate() || sharedSpace.Contains(ip) || ip.IsLinkLocalUnicast() ||
 		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsUnspecified()
@@ -318,14 +381,14 @@ func metadataService(ip net.IP) bool {
 
 // dial connects to addr, refusing a loopback, private or link-local peer
 // unless the allow-list names the host exactly and the runtime allows such
-// peers at all: a name that resolves (or is rebound) to such an address is
-// refused at connect time.
+// a peer (networkRules.reaches): a name that resolves (or is rebound) to
+// such an address is refused at connect time.
 func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
-	exact := p.listedExactly(host) && !p.denyPrivate
+	exact := p.listedExactly(host)
 	literal := net.ParseIP(host) // nil for a name
 	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
 		h, _, err := net.SplitHostPort(address)
@@ -336,14 +399,17 @@ func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Co
 		if ip == nil {
 			return fmt.Errorf("dial %s: unparsable peer address %q", host, address)
 		}
-		peers := peersOf(ip, p.nat64)
+		peers := peersOf(ip, p.network.nat64)
 		if m := firstOf(peers, metadataService); m != nil {
 			return &deniedError{fmt.Sprintf("%s is %s, a link-local or cloud metadata address, which no function may reach (listed or not)", host, m)}
 		}
 		s := firstOf(peers, special)
+		reachable := p.network.reaches(peers)
 		switch {
-		case s == nil || exact:
-		case p.denyPrivate:
+		case s == nil || exact && reachable:
+		case !reachable && len(p.network.reachable) > 0:
+			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address (%s) outside the networks this server lets functions reach (sluice serve --private-outbound-networks %s)", host, s, prefixList(p.network.reachable))}
+		case !reachable:
 			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address (%s), which this server lets no function reach (sluice serve --deny-private-outbound)", host, s)}
 		case literal.Equal(s):
 			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address: list it literally in allowed_outbound_hosts to reach it", host)}

@@ -50,6 +50,17 @@ type Config struct {
 	// Link-local and cloud metadata addresses (169.254.169.254) are
 	// refused either way.
 	DenyPrivateOutbound bool
+	// PrivateOutboundNetworks are the loopback, private or shared
+	// networks that functions may still reach under DenyPrivateOutbound,
+	// at hosts their allowed_outbound_hosts name literally (a name that
+	// resolves into one, or an address in one): the operator's own
+	// services a function is meant to call, such as 10.1.2.0/24, rather
+	// than the whole network. A connection that reaches a special address
+	// outside them is refused as before; metadata addresses stay refused
+	// inside them. New fails when DenyPrivateOutbound is off (every
+	// special address listed literally is reachable then) or a prefix is
+	// not valid.
+	PrivateOutboundNetworks []netip.Prefix
 	// NAT64Prefixes are the NAT64 translation prefixes of the network the
 	// runtime runs in, when it uses its own (RFC 6052: an IPv6 prefix of
 	// length /32, /40, /48, /56, /64 or /96, e.g. 2001:db8:64::/96). A
@@ -74,10 +85,9 @@ type Runtime struct {
 	// WithCloseOnContextDone, after guard.AddEntryChecks.
 	fuel, ctx engine
 	log       zerolog.Logger
-	// denyPrivate is Config.DenyPrivateOutbound.
-	denyPrivate bool
-	// nat64 is Config.NAT64Prefixes, masked.
-	nat64 []netip.Prefix
+	// network holds the outbound rules of every function: Config's
+	// DenyPrivateOutbound, PrivateOutboundNetworks and NAT64Prefixes.
+	network networkRules
 	// host lists the functions the host provides, by import module, name.
 	host hostDefs
 	// base is canceled by Close, stopping every running batch; running
@@ -168,12 +178,9 @@ type moduleKey struct {
 
 // New returns a Runtime. Close it to free its compiled code.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
-	nat64 := make([]netip.Prefix, len(cfg.NAT64Prefixes))
-	for i, p := range cfg.NAT64Prefixes {
-		if err := checkNAT64Prefix(p); err != nil {
-			return nil, fmt.Errorf("runtime: %w", err)
-		}
-		nat64[i] = p.Masked()
+	network, err := newNetworkRules(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	long, err := newLongSlots(cfg.LongGuestCgroup)
 	if err != nil {
@@ -196,17 +203,16 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	return &Runtime{
-		base:        base,
-		cancelBase:  cancel,
-		fuel:        fuel,
-		ctx:         ctxEngine,
-		log:         cfg.Logger,
-		denyPrivate: cfg.DenyPrivateOutbound,
-		nat64:       nat64,
-		host:        host,
-		compiled:    map[moduleKey]*compiledModule{},
-		functions:   map[*Function]struct{}{},
-		long:        long,
+		base:       base,
+		cancelBase: cancel,
+		fuel:       fuel,
+		ctx:        ctxEngine,
+		log:        cfg.Logger,
+		network:    network,
+		host:       host,
+		compiled:   map[moduleKey]*compiledModule{},
+		functions:  map[*Function]struct{}{},
+		long:       long,
 	}, nil
 }
 

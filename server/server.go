@@ -50,6 +50,10 @@ type Config struct {
 	// function reaches a loopback, private or link-local address, even
 	// one its allow-list names literally (for servers tenants deploy to).
 	DenyPrivateOutbound bool
+	// PrivateOutboundNetworks is runtime.Config.PrivateOutboundNetworks:
+	// under DenyPrivateOutbound, the networks functions may still reach
+	// at hosts their allow-list names literally.
+	PrivateOutboundNetworks []netip.Prefix
 	// NAT64Prefixes is runtime.Config.NAT64Prefixes: the network's own
 	// NAT64 translation prefixes, through which functions' connections are
 	// checked as the IPv4 addresses inside.
@@ -204,7 +208,7 @@ func (s *Server) open(ctx context.Context) error {
 	}
 	if s.runtime, err = runtime.New(ctx, runtime.Config{CompilationCacheDir: cfg.CacheDir, Logger: s.log,
 		LongGuestCgroup: cfg.LongGuestCgroup, DenyPrivateOutbound: cfg.DenyPrivateOutbound,
-		NAT64Prefixes: cfg.NAT64Prefixes}); err != nil {
+		PrivateOutboundNetworks: cfg.PrivateOutboundNetworks, NAT64Prefixes: cfg.NAT64Prefixes}); err != nil {
 		return err
 	}
 	if s.registry, err = functions.NewRegistry(s.pool, cfg.Schema, s.validateModule); err != nil {

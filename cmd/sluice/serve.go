@@ -26,6 +26,8 @@ type serveFlags struct {
 	denyPrivateOutbound                         bool
 	nat64Prefixes                               string         // --nat64-prefix as given
 	nat64                                       []netip.Prefix // parsed by check
+	privateNetworks                             string         // --private-outbound-networks as given
+	private                                     []netip.Prefix // parsed by check
 	metricsAddr                                 string
 	metricsSeries                               int
 	limits                                      server.AccountLimits
@@ -55,6 +57,8 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	}
 	fs.BoolVar(&f.denyPrivateOutbound, "deny-private-outbound", denyPrivateOutbound,
 		"refuse every function's HTTP calls to loopback and private addresses, even hosts its allowed_outbound_hosts names literally (sluice serve: on unless turned off with --deny-private-outbound=false, which lets any deployer's functions reach this server's network; sluice dev: off) [SLUICE_DENY_PRIVATE_OUTBOUND]. Link-local and cloud metadata addresses are refused always")
+	fs.StringVar(&f.privateNetworks, "private-outbound-networks", os.Getenv("SLUICE_PRIVATE_OUTBOUND_NETWORKS"),
+		"under --deny-private-outbound, the loopback, private or shared networks functions may still reach, comma-separated (e.g. 10.1.2.0/24 where the services they call run; one address: 10.1.2.3/32), at hosts their allowed_outbound_hosts name literally; every other private address stays refused, and metadata addresses inside these too (empty: none) [SLUICE_PRIVATE_OUTBOUND_NETWORKS]")
 	fs.StringVar(&f.nat64Prefixes, "nat64-prefix", os.Getenv("SLUICE_NAT64_PREFIXES"),
 		"the NAT64 translation prefixes of this server's network when it uses its own, comma-separated (e.g. 2001:db8:64::/96; lengths /32, /40, /48, /56, /64 or /96): a function's connection to an address in one is checked as the IPv4 address inside, as in 64:ff9b::/96 always (empty: none) [SLUICE_NAT64_PREFIXES]")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGTERM, how long running batches may finish")
@@ -79,14 +83,21 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 }
 
 // check reports a flag value the server cannot run with, and parses the
-// values config passes on parsed (the NAT64 prefixes).
+// values config passes on parsed (the NAT64 prefixes, the private
+// networks).
 func (f *serveFlags) check() error {
 	if f.envErr != nil {
 		return f.envErr
 	}
 	var err error
-	if f.nat64, err = parseNAT64Prefixes(f.nat64Prefixes); err != nil {
+	if f.nat64, err = parsePrefixes("--nat64-prefix", f.nat64Prefixes, "an IPv6 prefix (e.g. 2001:db8:64::/96)"); err != nil {
 		return err
+	}
+	if f.private, err = parsePrefixes("--private-outbound-networks", f.privateNetworks, "a network (e.g. 10.1.2.0/24; one address: 10.1.2.3/32)"); err != nil {
+		return err
+	}
+	if len(f.private) > 0 && !f.denyPrivateOutbound {
+		return usageErrorf("--private-outbound-networks %q: these are what functions may still reach under --deny-private-outbound, which is off here (every private address listed literally is reachable); turn it on, or leave the networks out", f.privateNetworks)
 	}
 	if f.invocationRetention < time.Minute {
 		return usageErrorf("--invocation-retention %s: give at least 1m (e.g. 24h or 168h, the default)", f.invocationRetention)
@@ -94,9 +105,10 @@ func (f *serveFlags) check() error {
 	return nil
 }
 
-// parseNAT64Prefixes parses --nat64-prefix's comma-separated prefixes.
-// The runtime checks their lengths.
-func parseNAT64Prefixes(value string) ([]netip.Prefix, error) {
+// parsePrefixes parses a flag's comma-separated prefixes; want says what
+// one should be. The runtime checks what they may be (the NAT64
+// prefixes' lengths).
+func parsePrefixes(flag, value, want string) ([]netip.Prefix, error) {
 	var prefixes []netip.Prefix
 	for _, v := range strings.Split(value, ",") {
 		if v = strings.TrimSpace(v); v == "" {
@@ -104,7 +116,7 @@ func parseNAT64Prefixes(value string) ([]netip.Prefix, error) {
 		}
 		p, err := netip.ParsePrefix(v)
 		if err != nil {
-			return nil, usageErrorf("--nat64-prefix %q: %q is not an IPv6 prefix (e.g. 2001:db8:64::/96)", value, v)
+			return nil, usageErrorf("%s %q: %q is not %s", flag, value, v, want)
 		}
 		prefixes = append(prefixes, p)
 	}
@@ -117,8 +129,8 @@ func (f *serveFlags) config(databaseURL string, logger zerolog.Logger) server.Co
 	return server.Config{
 		Engine:      triggers.Config{InvocationRetention: f.invocationRetention},
 		DatabaseURL: databaseURL, Schema: f.schema, HTTPAddr: f.addr, CacheDir: f.cacheDir,
-		LongGuestCgroup: f.longGuestCgroup, DenyPrivateOutbound: f.denyPrivateOutbound, NAT64Prefixes: f.nat64,
-		ShutdownGrace: f.grace, MaxConns: int32(f.maxConns), Logger: logger,
+		LongGuestCgroup: f.longGuestCgroup, DenyPrivateOutbound: f.denyPrivateOutbound, PrivateOutboundNetworks: f.private,
+		NAT64Prefixes: f.nat64, ShutdownGrace: f.grace, MaxConns: int32(f.maxConns), Logger: logger,
 		WebhookReads: f.webhookReads, AuthFailuresPerMinute: f.authFailures,
 		MetricsAddr: f.metricsAddr, MetricsSeriesPerAccount: f.metricsSeries, Limits: f.limits,
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/server"
 )
 
 // TestPrivateOutboundDefaults: `sluice serve` keeps functions off loopback
@@ -16,25 +18,72 @@ import (
 // way, the flag wins over it, and an environment value that is not a
 // boolean is a usage error naming it.
 func TestPrivateOutboundDefaults(t *testing.T) {
-	for _, c := range []struct {
-		command, env string
-		args         []string
-		want         bool
-		err          string
-	}{
-		{command: "serve", want: true},
-		{command: "dev", want: false},
-		{command: "serve", args: []string{"--deny-private-outbound=false"}, want: false},
-		{command: "dev", args: []string{"--deny-private-outbound"}, want: true},
-		{command: "serve", env: "false", want: false},
-		{command: "dev", env: "true", want: true},
-		{command: "serve", env: "false", args: []string{"--deny-private-outbound=true"}, want: true},
+	testFlagCases(t, "SLUICE_DENY_PRIVATE_OUTBOUND", func(c server.Config) any { return c.DenyPrivateOutbound }, []flagCase{
+		{command: "serve", want: "true"},
+		{command: "dev", want: "false"},
+		{command: "serve", args: []string{"--deny-private-outbound=false"}, want: "false"},
+		{command: "dev", args: []string{"--deny-private-outbound"}, want: "true"},
+		{command: "serve", env: "false", want: "false"},
+		{command: "dev", env: "true", want: "true"},
+		{command: "serve", env: "false", args: []string{"--deny-private-outbound=true"}, want: "true"},
 		{command: "serve", env: "yes please", err: `SLUICE_DENY_PRIVATE_OUTBOUND="yes please": use true or false`},
-	} {
-		name := strings.Join(append([]string{c.command, "env=" + c.env}, c.args...), " ")
-		t.Run(name, func(t *testing.T) {
+	})
+}
+
+// TestNAT64PrefixFlag: --nat64-prefix (or SLUICE_NAT64_PREFIXES) names the
+// network's NAT64 prefixes for the runtime, comma-separated; the flag wins
+// over the variable, and a value that is not a prefix is a usage error
+// naming it. (The runtime refuses a prefix of another length than RFC
+// 6052's: runtime/TestHostHTTPOwnNAT64Prefix.)
+func TestNAT64PrefixFlag(t *testing.T) {
+	testFlagCases(t, "SLUICE_NAT64_PREFIXES", func(c server.Config) any { return c.NAT64Prefixes }, []flagCase{
+		{want: "[]"},
+		{args: []string{"--nat64-prefix", "2001:db8:64::/96"}, want: "[2001:db8:64::/96]"},
+		{args: []string{"--nat64-prefix", "2001:db8:64::/96, 64:ff9b:1::/96"}, want: "[2001:db8:64::/96 64:ff9b:1::/96]"},
+		{env: "2001:db8:1::/48", want: "[2001:db8:1::/48]"},
+		{env: "2001:db8:1::/48", args: []string{"--nat64-prefix", "2001:db8:64::/96"}, want: "[2001:db8:64::/96]"},
+		{args: []string{"--nat64-prefix", "2001:db8:64::/96,banana"}, err: `--nat64-prefix "2001:db8:64::/96,banana": "banana" is not an IPv6 prefix`},
+	})
+}
+
+// TestPrivateOutboundNetworksFlag: --private-outbound-networks (or
+// SLUICE_PRIVATE_OUTBOUND_NETWORKS) reaches the server's configuration on
+// serve, and on dev once --deny-private-outbound is on; without it, or
+// with a value that is not a network, it is a usage error naming the value.
+func TestPrivateOutboundNetworksFlag(t *testing.T) {
+	testFlagCases(t, "SLUICE_PRIVATE_OUTBOUND_NETWORKS", func(c server.Config) any { return c.PrivateOutboundNetworks }, []flagCase{
+		{command: "serve", want: "[]"},
+		{command: "serve", args: []string{"--private-outbound-networks", "10.1.2.0/24, fd12:3456::/48"}, want: "[10.1.2.0/24 fd12:3456::/48]"},
+		{command: "serve", env: "10.1.2.3/32", want: "[10.1.2.3/32]"},
+		{command: "serve", env: "10.1.2.3/32", args: []string{"--private-outbound-networks", "10.9.0.0/16"}, want: "[10.9.0.0/16]"},
+		{command: "dev", args: []string{"--deny-private-outbound", "--private-outbound-networks", "10.1.2.0/24"}, want: "[10.1.2.0/24]"},
+		{command: "serve", args: []string{"--private-outbound-networks", "10.1.2.3"}, err: `--private-outbound-networks "10.1.2.3": "10.1.2.3" is not a network (e.g. 10.1.2.0/24; one address: 10.1.2.3/32)`},
+		{command: "dev", args: []string{"--private-outbound-networks", "10.1.2.0/24"}, err: `--private-outbound-networks "10.1.2.0/24": these are what functions may still reach under --deny-private-outbound, which is off here`},
+		{command: "serve", args: []string{"--deny-private-outbound=false", "--private-outbound-networks", "10.1.2.0/24"}, err: "which is off here"},
+	})
+}
+
+// flagCase is a command line of `sluice serve` or `sluice dev` (serve
+// when command is empty) with an environment variable's value (env, when
+// set), and the configuration value it gives (want, printed with
+// fmt.Sprint) or the usage error check reports (err).
+type flagCase struct {
+	command, env string
+	args         []string
+	want, err    string
+}
+
+// testFlagCases runs each case as a subtest: variable set to its env,
+// its flags checked, and the value of got in the resulting configuration.
+func testFlagCases(t *testing.T, variable string, got func(server.Config) any, cases []flagCase) {
+	t.Helper()
+	for _, c := range cases {
+		if c.command == "" {
+			c.command = "serve"
+		}
+		t.Run(strings.Join(append([]string{c.command, "env=" + c.env}, c.args...), " "), func(t *testing.T) {
 			if c.env != "" {
-				t.Setenv("SLUICE_DENY_PRIVATE_OUTBOUND", c.env)
+				t.Setenv(variable, c.env)
 			}
 			f, err := serveFlagsOf(t, c.command, c.args)
 			if c.err != "" {
@@ -44,46 +93,8 @@ func TestPrivateOutboundDefaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := f.config("postgres://x", zerolog.Nop()).DenyPrivateOutbound; got != c.want {
-				t.Fatalf("DenyPrivateOutbound = %v, want %v", got, c.want)
-			}
-		})
-	}
-}
-
-// TestNAT64PrefixFlag: --nat64-prefix (or SLUICE_NAT64_PREFIXES) names the
-// network's NAT64 prefixes for the runtime, comma-separated; the flag wins
-// over the variable, and a value that is not a prefix is a usage error
-// naming it. (The runtime refuses a prefix of another length than RFC
-// 6052's: runtime/TestHostHTTPOwnNAT64Prefix.)
-func TestNAT64PrefixFlag(t *testing.T) {
-	for _, c := range []struct {
-		env  string
-		args []string
-		want string
-		err  string
-	}{
-		{want: "[]"},
-		{args: []string{"--nat64-prefix", "2001:db8:64::/96"}, want: "[2001:db8:64::/96]"},
-		{args: []string{"--nat64-prefix", "2001:db8:64::/96, 64:ff9b:1::/96"}, want: "[2001:db8:64::/96 64:ff9b:1::/96]"},
-		{env: "2001:db8:1::/48", want: "[2001:db8:1::/48]"},
-		{env: "2001:db8:1::/48", args: []string{"--nat64-prefix", "2001:db8:64::/96"}, want: "[2001:db8:64::/96]"},
-		{args: []string{"--nat64-prefix", "2001:db8:64::/96,banana"}, err: `--nat64-prefix "2001:db8:64::/96,banana": "banana" is not an IPv6 prefix`},
-	} {
-		t.Run(c.env+" "+strings.Join(c.args, " "), func(t *testing.T) {
-			if c.env != "" {
-				t.Setenv("SLUICE_NAT64_PREFIXES", c.env)
-			}
-			f, err := serveFlagsOf(t, "serve", c.args)
-			if c.err != "" {
-				wantUsageError(t, err, c.err)
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := fmt.Sprint(f.config("postgres://x", zerolog.Nop()).NAT64Prefixes); got != c.want {
-				t.Fatalf("NAT64Prefixes = %s, want %s", got, c.want)
+			if v := fmt.Sprint(got(f.config("postgres://x", zerolog.Nop()))); v != c.want {
+				t.Fatalf("%s: got %s, want %s", variable, v, c.want)
 			}
 		})
 	}
