@@ -153,23 +153,21 @@ func prefixList(prefixes []netip.Prefix) string {
 	return strings.Join(s, ",")
 }
 
-// reaches reports whether the runtime lets a literal entry reach every
-// special address among peers (all of them: under the local-use NAT64
-// prefix, each reading is a peer the connection may reach).
-func (n networkRules) reaches(peers []net.IP) bool {
+// unreachable returns the first special address among peers that the
+// runtime lets no literal entry reach, or nil. Every peer counts: under
+// the local-use NAT64 prefix, each reading is an address the connection
+// may reach.
+func (n networkRules) unreachable(peers []net.IP) net.IP {
 	if !n.denyPrivate {
-		return true
+		return nil
 	}
-	for _, ip := range peers {
+	return firstOf(peers, func(ip net.IP) bool {
 		if !special(ip) {
-			continue
-		}
-		a, ok := netip.AddrFromSlice(ip)
-		if !ok || !slices.ContainsFunc(n.reachable, func(p netip.Prefix) bool { return p.Contains(a.Unmap()) }) {
 			return false
 		}
-	}
-	return true
+		a, ok := netip.AddrFromSlice(ip)
+		return !ok || !slices.ContainsFunc(n.reachable, func(p netip.Prefix) bool { return p.Contains(a.Unmap()) })
+	})
 }
 
 // errDenied marks a request the function's allow-list refuses.
@@ -381,7 +379,7 @@ func metadataService(ip net.IP) bool {
 
 // dial connects to addr, refusing a loopback, private or link-local peer
 // unless the allow-list names the host exactly and the runtime allows such
-// a peer (networkRules.reaches): a name that resolves (or is rebound) to
+// a peer (networkRules.unreachable): a name that resolves (or is rebound) to
 // such an address is refused at connect time.
 func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, _, err := net.SplitHostPort(addr)
@@ -404,13 +402,13 @@ func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Co
 			return &deniedError{fmt.Sprintf("%s is %s, a link-local or cloud metadata address, which no function may reach (listed or not)", host, m)}
 		}
 		s := firstOf(peers, special)
-		reachable := p.network.reaches(peers)
+		out := p.network.unreachable(peers)
 		switch {
-		case s == nil || exact && reachable:
-		case !reachable && len(p.network.reachable) > 0:
-			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address (%s) outside the networks this server lets functions reach (sluice serve --private-outbound-networks %s)", host, s, prefixList(p.network.reachable))}
-		case !reachable:
-			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address (%s), which this server lets no function reach (sluice serve --deny-private-outbound)", host, s)}
+		case s == nil || exact && out == nil:
+		case out != nil && len(p.network.reachable) > 0:
+			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address (%s) outside the networks this server lets functions reach (sluice serve --private-outbound-networks %s)", host, out, prefixList(p.network.reachable))}
+		case out != nil:
+			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address (%s), which this server lets no function reach (sluice serve --deny-private-outbound)", host, out)}
 		case literal.Equal(s):
 			return &deniedError{fmt.Sprintf("%s is a loopback, private or link-local address: list it literally in allowed_outbound_hosts to reach it", host)}
 		case literal != nil:

@@ -86,26 +86,28 @@ func TestCheckNAT64Prefix(t *testing.T) {
 	}
 }
 
-// TestNetworkRulesReaches: under DenyPrivateOutbound, a connection's
+// TestNetworkRulesUnreachable: under DenyPrivateOutbound, a connection's
 // special peers are reachable only when every one of them lies in a
-// network of PrivateOutboundNetworks; public peers need no network.
-func TestNetworkRulesReaches(t *testing.T) {
+// network of PrivateOutboundNetworks (the first that does not is named);
+// public peers need no network.
+func TestNetworkRulesUnreachable(t *testing.T) {
 	open := networkRules{}
 	some := networkRules{denyPrivate: true, reachable: []netip.Prefix{netip.MustParsePrefix("10.1.2.0/24"), netip.MustParsePrefix("fd12:3456::/48")}}
 	none := networkRules{denyPrivate: true}
 	for _, c := range []struct {
-		peers            []string
-		open, some, none bool
+		peers      []string
+		some, none string // the address unreachable ("": none)
 	}{
-		{[]string{"10.1.2.3"}, true, true, false},
-		{[]string{"10.1.3.1"}, true, false, false},
-		{[]string{"93.184.216.34"}, true, true, true},
-		{[]string{"fd12:3456::1"}, true, true, false},
-		{[]string{"fd12:3457::1"}, true, false, false},
+		{[]string{"10.1.2.3"}, "", "10.1.2.3"},
+		{[]string{"10.1.3.1"}, "10.1.3.1", "10.1.3.1"},
+		{[]string{"93.184.216.34"}, "", ""},
+		{[]string{"fd12:3456::1"}, "", "fd12:3456::1"},
+		{[]string{"fd12:3457::1"}, "fd12:3457::1", "fd12:3457::1"},
 		// Every reading of a local-use NAT64 address is a peer: one
-		// outside the networks is enough to refuse the connection.
-		{[]string{"10.1.2.3", "192.168.0.1"}, true, false, false},
-		{[]string{"10.1.2.3", "93.184.216.34"}, true, true, false},
+		// outside the networks is enough to refuse the connection, and is
+		// the one named.
+		{[]string{"10.1.2.3", "192.168.0.1"}, "192.168.0.1", "10.1.2.3"},
+		{[]string{"93.184.216.34", "10.1.2.3"}, "", "10.1.2.3"},
 	} {
 		var peers []net.IP
 		for _, p := range c.peers {
@@ -114,10 +116,11 @@ func TestNetworkRulesReaches(t *testing.T) {
 		for _, r := range []struct {
 			name  string
 			rules networkRules
-			want  bool
-		}{{"deny off", open, c.open}, {"10.1.2.0/24,fd12:3456::/48", some, c.some}, {"no networks", none, c.none}} {
-			if got := r.rules.reaches(peers); got != r.want {
-				t.Errorf("%s: reaches(%v) = %v, want %v", r.name, c.peers, got, r.want)
+			want  string
+		}{{"deny off", open, ""}, {"10.1.2.0/24,fd12:3456::/48", some, c.some}, {"no networks", none, c.none}} {
+			got := r.rules.unreachable(peers)
+			if (got == nil) != (r.want == "") || got != nil && !got.Equal(net.ParseIP(r.want)) {
+				t.Errorf("%s: unreachable(%v) = %v, want %q", r.name, c.peers, got, r.want)
 			}
 		}
 	}
