@@ -311,5 +311,13 @@ func TestQueueLimitedKeysStayOffAccountWideResources(t *testing.T) {
 		t.Errorf("limited key wiring an emitting function: %q", msg)
 	}
 	put(full, "g").expect(200)
+	// Nor switched on by them: the trigger the full key wired stays off
+	// for the limited key, which may still switch it off.
+	if msg := e.do(limited, "POST", v+"/triggers/t-g/enable", "").expectError(403, "forbidden"); !strings.Contains(msg, "function g version 1, which may emit to other") {
+		t.Errorf("limited key enabling a trigger of an emitting function: %q", msg)
+	}
+	e.do(limited, "POST", v+"/triggers/t-g/disable", "").expect(200)
+	e.do(full, "POST", v+"/triggers/t-g/enable", "").expect(200)
 	put(limited, "f").expect(200) // f emits nothing
+	e.do(limited, "POST", v+"/triggers/t-g/enable", "").expect(200)
 }

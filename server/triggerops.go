@@ -32,8 +32,9 @@ func (a *api) disableTrigger(w http.ResponseWriter, r *http.Request, c *call) er
 	return a.setTriggerEnabled(w, r, c, false)
 }
 
-// setTriggerEnabled enables or disables a trigger. Every server on the
-// database follows at its next trigger reload (one second by default): a
+// setTriggerEnabled enables or disables a trigger; a key limited to some
+// queues enables only a trigger whose function version emits nothing
+// (checkTriggerEmits). Every server on the database follows at its next trigger reload (one second by default): a
 // disabled trigger takes no new batches, the running ones finish.
 func (a *api) setTriggerEnabled(w http.ResponseWriter, r *http.Request, c *call, enabled bool) error {
 	name := r.PathValue("name")
@@ -48,6 +49,11 @@ func (a *api) setTriggerEnabled(w http.ResponseWriter, r *http.Request, c *call,
 		}
 		if !c.key.allowsQueues(triggerQueues(old)) {
 			return c.forbidQueues("trigger " + name + ", which touches " + strconvQuote(old.Queue))
+		}
+		if enabled { // as putTrigger: a queue-limited key runs no function that may emit
+			if err := a.checkTriggerEmits(r, c, old); err != nil {
+				return err
+			}
 		}
 		changed, err = a.s.triggers.SetEnabled(r.Context(), c.account, name, enabled)
 		return err
