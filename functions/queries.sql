@@ -6,8 +6,12 @@ ON CONFLICT (account, name) DO UPDATE SET name = excluded.name
 RETURNING id
 
 -- name: store_module
+-- Stores the module, or locks the stored one (ON CONFLICT DO UPDATE locks
+-- the row even where its WHERE is false) until the deploy commits, so that
+-- delete_unused_modules cannot remove it before the new version refers
+-- to it.
 INSERT INTO {{schema}}.wasm_modules (sha256, module, size_bytes) VALUES ($1, $2, $3)
-ON CONFLICT (sha256) DO NOTHING
+ON CONFLICT (sha256) DO UPDATE SET size_bytes = excluded.size_bytes WHERE false
 
 -- name: latest_version
 SELECT version, wasm_sha256, memory_mib, timeout_ms, env, capabilities
@@ -76,7 +80,26 @@ SELECT f.name, f.created_at,
 SELECT module FROM {{schema}}.wasm_modules WHERE sha256 = $1
 
 -- name: delete_function
-DELETE FROM {{schema}}.functions WHERE account = $1 AND name = $2
+-- Deletes the function (its versions and aliases by cascade) and returns
+-- the modules its versions used.
+WITH f AS (DELETE FROM {{schema}}.functions WHERE account = $1 AND name = $2 RETURNING id)
+SELECT EXISTS (SELECT 1 FROM f),
+       array(SELECT DISTINCT v.wasm_sha256 FROM {{schema}}.function_versions v WHERE v.function_id IN (SELECT id FROM f))
+
+-- name: lock_modules
+-- Locks those of the modules $1 no deploy is storing right now (one that
+-- is holds its row lock from store_module until it commits; skipped, it
+-- stays).
+SELECT sha256 FROM {{schema}}.wasm_modules WHERE sha256 = ANY ($1::bytea[]) FOR UPDATE SKIP LOCKED
+
+-- name: delete_unused_modules
+-- Deletes those of the modules $1, locked by lock_modules, that no
+-- version uses, in any account (modules are shared by their hash). Run as
+-- a statement of its own after the lock, its snapshot sees every deploy
+-- that stored one of them before.
+DELETE FROM {{schema}}.wasm_modules m
+ WHERE m.sha256 = ANY ($1::bytea[])
+   AND NOT EXISTS (SELECT 1 FROM {{schema}}.function_versions v WHERE v.wasm_sha256 = m.sha256)
 
 -- name: resolve_many
 -- The versions many (account, function, alias) refs point at, in one

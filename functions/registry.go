@@ -480,13 +480,27 @@ func (r *Registry) Module(ctx context.Context, sha256Hex string) ([]byte, error)
 	return module, nil
 }
 
-// Delete removes a function with all its versions and aliases.
+// Delete removes a function with all its versions and aliases, and the
+// modules no other version (of any account) uses.
 func (r *Registry) Delete(ctx context.Context, account, name string) error {
-	tag, err := r.pool.Exec(ctx, r.q.Get("delete_function"), account, name)
+	var found bool
+	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		var modules [][]byte
+		if err := tx.QueryRow(ctx, r.q.Get("delete_function"), account, name).Scan(&found, &modules); err != nil || !found {
+			return err
+		}
+		rows, _ := tx.Query(ctx, r.q.Get("lock_modules"), modules)
+		locked, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		if err != nil || len(locked) == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, r.q.Get("delete_unused_modules"), locked)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("functions: delete %s (account %s): %w", name, account, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if !found {
 		return fmt.Errorf("functions: delete %s (account %s): %w", name, account, ErrNotFound)
 	}
 	return nil

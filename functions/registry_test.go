@@ -264,3 +264,71 @@ func TestDeployWithinLimits(t *testing.T) {
 		t.Errorf("functions after the refusals: %v %v, want f alone", fs, err)
 	}
 }
+
+// TestDeleteRemovesUnusedModules: deleting a function deletes the modules
+// no other version uses (so that deleting and deploying again cannot
+// store modules past the account's limit), and keeps the ones still in
+// use; a deploy storing a module while another function's delete removes
+// it keeps it.
+func TestDeleteRemovesUnusedModules(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRegistry(t, nil)
+	deploy := func(name, tag string) functions.Deployment {
+		t.Helper()
+		d, err := r.Deploy(ctx, acct, name, module(tag), cfg, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	stored := func(d functions.Deployment) bool {
+		t.Helper()
+		_, err := r.Module(ctx, d.Version.SHA256)
+		if err != nil && !errors.Is(err, functions.ErrNotFound) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	shared := deploy("a", "shared")
+	deploy("b", "shared")
+	onlyB := deploy("b", "only-b")
+	if err := r.Delete(ctx, acct, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if !stored(shared) || stored(onlyB) {
+		t.Errorf("after deleting b: shared module stored %v (want true, a uses it), b's own %v (want false)", stored(shared), stored(onlyB))
+	}
+	if err := r.Delete(ctx, acct, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if stored(shared) {
+		t.Error("after deleting a too: the shared module is still stored")
+	}
+	if err := r.Delete(ctx, acct, "a"); !errors.Is(err, functions.ErrNotFound) {
+		t.Errorf("deleting a again: %v, want ErrNotFound", err)
+	}
+
+	// A delete racing a deploy of the same module by another function:
+	// neither fails, and the deployed version's module stays.
+	for i := range 30 {
+		tag := fmt.Sprintf("race-%d", i)
+		deploy("x", tag)
+		errs := make(chan error, 2)
+		var kept functions.Deployment
+		go func() { errs <- r.Delete(ctx, acct, "x") }()
+		go func() {
+			var err error
+			kept, err = r.Deploy(ctx, acct, "y", module(tag), cfg, "")
+			errs <- err
+		}()
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", i, err)
+			}
+		}
+		if !stored(kept) {
+			t.Fatalf("round %d: y's live version %d has lost its module", i, kept.Version.Number)
+		}
+	}
+}
