@@ -21,6 +21,17 @@ const (
 // MaxEmitPatterns bounds the emits patterns of one function.
 const MaxEmitPatterns = 100
 
+// Bounds of what a function keeps. MaxConfigBytes bounds one version's
+// env and capabilities as stored (JSON); MaxAliases the aliases of a
+// function; a deploy keeps the function's newest KeepVersions versions
+// and deletes older ones no alias points at or rolls back to (with the
+// modules no other version uses).
+const (
+	MaxConfigBytes = 64 << 10
+	MaxAliases     = 100
+	KeepVersions   = 100
+)
+
 // CheckEmitPattern says whether p is a valid emits pattern: a queue or
 // topic name (1-80 of A-Za-z0-9_-) that may hold the wildcards * (any
 // run of characters), ? (one) and [...] classes of path.Match, such as

@@ -33,6 +33,23 @@ ON CONFLICT (function_id, alias) DO UPDATE
  WHERE a.version <> excluded.version
 RETURNING previous_version
 
+-- name: alias_count
+-- The function's aliases, and whether $2 is one of them.
+SELECT count(*)::integer, coalesce(bool_or(alias = $2), false)
+  FROM {{schema}}.function_aliases WHERE function_id = $1
+
+-- name: prune_versions
+-- Deletes the function's versions older than its newest $2 that no alias
+-- points at or would roll back to, and returns the modules they used.
+WITH gone AS (
+    DELETE FROM {{schema}}.function_versions v
+     WHERE v.function_id = $1
+       AND v.version <= (SELECT max(version) FROM {{schema}}.function_versions WHERE function_id = $1) - $2
+       AND NOT EXISTS (SELECT 1 FROM {{schema}}.function_aliases a
+                        WHERE a.function_id = $1 AND v.version IN (a.version, a.previous_version))
+    RETURNING v.wasm_sha256)
+SELECT array(SELECT DISTINCT wasm_sha256 FROM gone)
+
 -- name: lock_function
 SELECT id FROM {{schema}}.functions WHERE account = $1 AND name = $2 FOR UPDATE
 

@@ -138,6 +138,11 @@ func (c Config) check() error {
 	if c.Timeout < time.Millisecond || c.Timeout > MaxTimeout {
 		return fmt.Errorf("functions: %w: timeout %s is out of range 1ms-%s", ErrInvalidConfig, c.Timeout, MaxTimeout)
 	}
+	env, _ := json.Marshal(c.Env) // strings only: cannot fail
+	caps, _ := json.Marshal(c.Capabilities)
+	if n := len(env) + len(caps); n > MaxConfigBytes {
+		return fmt.Errorf("functions: %w: env and capabilities take %d bytes as JSON; at most %d are kept for a version", ErrInvalidConfig, n, MaxConfigBytes)
+	}
 	return nil
 }
 
@@ -260,7 +265,14 @@ func (r *Registry) DeployWithin(ctx context.Context, l Limits, account, name str
 		}
 		moved, err := setAlias(ctx, tx, r.q, id, alias, d.Version.Number)
 		d.AliasMoved = moved
-		return err
+		if err != nil || !d.Created {
+			return err
+		}
+		var modules [][]byte
+		if err := tx.QueryRow(ctx, r.q.Get("prune_versions"), id, KeepVersions).Scan(&modules); err != nil {
+			return err
+		}
+		return r.deleteUnusedModules(ctx, tx, modules)
 	})
 	if err != nil {
 		return Deployment{}, fmt.Errorf("functions: deploy %s (account %s): %w", name, account, err)
@@ -273,7 +285,19 @@ func (r *Registry) DeployWithin(ctx context.Context, l Limits, account, name str
 	return d, nil
 }
 
+// setAlias points function id's alias at version, creating the alias
+// unless the function has MaxAliases already.
 func setAlias(ctx context.Context, tx pgx.Tx, q namedsql.Statements, id int64, alias string, version int) (moved bool, err error) {
+	var (
+		aliases int
+		exists  bool
+	)
+	if err := tx.QueryRow(ctx, q.Get("alias_count"), id, alias).Scan(&aliases, &exists); err != nil {
+		return false, err
+	}
+	if !exists && aliases >= MaxAliases {
+		return false, fmt.Errorf("%w: the function has %d aliases, the most it may have; point an existing one (such as %s) instead", ErrLimit, aliases, DefaultAlias)
+	}
 	var prev *int
 	err = tx.QueryRow(ctx, q.Get("set_alias"), id, alias, version).Scan(&prev)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -480,6 +504,21 @@ func (r *Registry) Module(ctx context.Context, sha256Hex string) ([]byte, error)
 	return module, nil
 }
 
+// deleteUnusedModules deletes those of modules no version of any account
+// uses, but for one a deploy is storing at the moment (lock_modules).
+func (r *Registry) deleteUnusedModules(ctx context.Context, tx pgx.Tx, modules [][]byte) error {
+	if len(modules) == 0 {
+		return nil
+	}
+	rows, _ := tx.Query(ctx, r.q.Get("lock_modules"), modules)
+	locked, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil || len(locked) == 0 {
+		return err
+	}
+	_, err = tx.Exec(ctx, r.q.Get("delete_unused_modules"), locked)
+	return err
+}
+
 // Delete removes a function with all its versions and aliases, and the
 // modules no other version (of any account) uses.
 func (r *Registry) Delete(ctx context.Context, account, name string) error {
@@ -489,13 +528,7 @@ func (r *Registry) Delete(ctx context.Context, account, name string) error {
 		if err := tx.QueryRow(ctx, r.q.Get("delete_function"), account, name).Scan(&found, &modules); err != nil || !found {
 			return err
 		}
-		rows, _ := tx.Query(ctx, r.q.Get("lock_modules"), modules)
-		locked, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-		if err != nil || len(locked) == 0 {
-			return err
-		}
-		_, err = tx.Exec(ctx, r.q.Get("delete_unused_modules"), locked)
-		return err
+		return r.deleteUnusedModules(ctx, tx, modules)
 	})
 	if err != nil {
 		return fmt.Errorf("functions: delete %s (account %s): %w", name, account, err)

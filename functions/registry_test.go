@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -330,5 +332,75 @@ func TestDeleteRemovesUnusedModules(t *testing.T) {
 		if !stored(kept) {
 			t.Fatalf("round %d: y's live version %d has lost its module", i, kept.Version.Number)
 		}
+	}
+}
+
+// TestVersionsAndAliasesBounded: a function keeps its newest KeepVersions
+// versions and the ones its aliases point at or roll back to (older ones
+// go with the modules no other version uses), at most MaxAliases aliases,
+// and at most MaxConfigBytes of env and capabilities a version.
+func TestVersionsAndAliasesBounded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRegistry(t, nil)
+	deploy := func(tag string, i int) functions.Deployment {
+		t.Helper()
+		c := cfg
+		c.Env = map[string]string{"I": strconv.Itoa(i)}
+		d, err := r.Deploy(ctx, acct, "f", module(tag), c, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	first := deploy("first", 1)
+	deploy("pinned", 2)
+	if err := r.SetAlias(ctx, acct, "f", "pinned", 2); err != nil {
+		t.Fatal(err)
+	}
+	last := functions.KeepVersions + 5
+	for i := 3; i <= last; i++ {
+		deploy("later", i)
+	}
+	vs, err := r.Versions(ctx, acct, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var numbers []int
+	for _, v := range vs {
+		numbers = append(numbers, v.Number)
+	}
+	want := []int{2}
+	for n := last - functions.KeepVersions + 1; n <= last; n++ {
+		want = append(want, n)
+	}
+	if !slices.Equal(numbers, want) {
+		t.Errorf("versions kept = %v, want 2 (pinned) and the newest %d: %v", numbers, functions.KeepVersions, want)
+	}
+	if _, err := r.Module(ctx, first.Version.SHA256); !errors.Is(err, functions.ErrNotFound) {
+		t.Errorf("module of the deleted version 1: %v, want ErrNotFound", err)
+	}
+	if back, err := r.Rollback(ctx, acct, "f", "live"); err != nil || back != last-1 {
+		t.Errorf("rollback of live = %d, %v; want %d", back, err, last-1)
+	}
+
+	for i := 2; i < functions.MaxAliases; i++ { // live and pinned exist
+		if err := r.SetAlias(ctx, acct, "f", "a"+strconv.Itoa(i), last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = r.SetAlias(ctx, acct, "f", "one-more", last)
+	if !errors.Is(err, functions.ErrLimit) || !strings.Contains(err.Error(), fmt.Sprintf("has %d aliases", functions.MaxAliases)) {
+		t.Errorf("alias %d: %v, want ErrLimit naming the count", functions.MaxAliases+1, err)
+	}
+	if err := r.SetAlias(ctx, acct, "f", "pinned", last); err != nil {
+		t.Errorf("moving an existing alias at the limit: %v", err)
+	}
+
+	big := cfg
+	big.Env = map[string]string{"BIG": strings.Repeat("x", functions.MaxConfigBytes)}
+	if _, err := r.Deploy(ctx, acct, "f", module("big"), big, ""); !errors.Is(err, functions.ErrInvalidConfig) ||
+		!strings.Contains(err.Error(), fmt.Sprintf("at most %d are kept", functions.MaxConfigBytes)) {
+		t.Errorf("deploy with %d bytes of env: %v, want ErrInvalidConfig naming the bound", functions.MaxConfigBytes, err)
 	}
 }
