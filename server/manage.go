@@ -127,6 +127,18 @@ func checkDeadLetterQueue(c *call, opts pgqueue.QueueOptions) error {
 	return nil
 }
 
+// deadLetterCycle hides, from a key limited to some queues, the queues
+// through which the dead_letter_queue asked for leads back to queue: the
+// queue core's message names them, and the key learns no names past its
+// patterns.
+func deadLetterCycle(c *call, queue string, opts pgqueue.QueueOptions, err error) error {
+	dlq, _ := opts[deadLetterQueueOption].(string)
+	if err == nil || c.key.allQueues() || !errors.Is(err, pgqueue.ErrInvalidArgument) || !strings.HasSuffix(err.Error(), ": a cycle") {
+		return err
+	}
+	return badRequest("invalid dead_letter_queue %q: its dead letters go back to %q through the dead_letter_queue of queues past this key's: a cycle (a key for every queue is told which)", dlq, queue)
+}
+
 // decodeQueueOptions parses a create (withName) or update body into the
 // queue's name, the SQL API's options and require_receipt (nil when not
 // given). The SQL API checks the ranges; here every value must be an
@@ -232,7 +244,7 @@ func (a *api) createQueue(w http.ResponseWriter, r *http.Request, c *call) error
 			}
 		}
 		q, err = a.s.queue.CreateQueueWithOptions(r.Context(), c.account, name, opts)
-		return err
+		return deadLetterCycle(c, name, opts, err)
 	})
 	if err != nil {
 		return err
@@ -286,7 +298,7 @@ func (a *api) updateQueue(w http.ResponseWriter, r *http.Request, c *call) error
 	}
 	q, err := a.s.queue.PatchQueue(r.Context(), c.account, c.queue, opts)
 	if err != nil {
-		return err
+		return deadLetterCycle(c, c.queue, opts, err)
 	}
 	if requireReceipt != nil && *requireReceipt != q.Settings.RequireReceipt {
 		if q, err = a.s.queue.SetRequireReceipt(r.Context(), c.account, c.queue, *requireReceipt); err != nil {

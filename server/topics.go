@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -233,7 +234,7 @@ func (a *api) publish(w http.ResponseWriter, r *http.Request, c *call) error {
 	if req.single != nil {
 		n, err := a.s.queue.PublishBatch(r.Context(), c.account, name, []pgqueue.Publication{{Body: req.single, Delay: req.delay}})
 		if err != nil {
-			return err
+			return publishError(c, name, err)
 		}
 		writeJSON(w, http.StatusCreated, wire.PublishResult{Copies: n[0]})
 		return nil
@@ -244,10 +245,27 @@ func (a *api) publish(w http.ResponseWriter, r *http.Request, c *call) error {
 	}
 	n, err := a.s.queue.PublishBatch(r.Context(), c.account, name, ms)
 	if err != nil {
-		return err
+		return publishError(c, name, err)
 	}
 	writeJSON(w, http.StatusCreated, wire.PublishBatchResult{Copies: n})
 	return nil
+}
+
+// publishError hides, from a key limited to some queues, the subscribed
+// queue a publish could not deliver to (a message larger than it takes,
+// or a fifo queue, which needs a group): the queue core's message names
+// it, and a subscription past the key's patterns is not the key's to see.
+func publishError(c *call, topic string, err error) error {
+	switch {
+	case c.key.allQueues():
+		return err
+	case errors.Is(err, pgqueue.ErrMessageTooLarge):
+		return errorf(http.StatusRequestEntityTooLarge, "message_too_large",
+			"a message is larger than a queue subscribed to topic %q takes (max_message_bytes; a key for every queue is told which)", topic)
+	case errors.Is(err, pgqueue.ErrInvalidArgument) && strings.Contains(err.Error(), "cannot deliver to queue"):
+		return badRequest("topic %q cannot deliver to a queue subscribed to it: a fifo queue, and publishes carry no group (a key for every queue is told which)", topic)
+	}
+	return err
 }
 
 // subscribeRequest is wire.SubscribeRequest with the filter checked by
@@ -309,7 +327,7 @@ func (a *api) publishEntries(w http.ResponseWriter, r *http.Request, c *call) er
 	}
 	n, err := a.s.queue.PublishBatch(r.Context(), c.account, name, ms)
 	if err != nil {
-		return err
+		return publishError(c, name, err)
 	}
 	writeJSON(w, http.StatusCreated, wire.PublishBatchResult{Copies: n})
 	return nil

@@ -87,6 +87,37 @@ func TestTopics(t *testing.T) {
 		t.Fatalf("limited delete: %s", msg)
 	}
 
+	// A publish a subscribed queue refuses names it to a key for every
+	// queue only: a key limited to some learns no name past its patterns.
+	e.do(tok, "POST", "/v1/accounts/"+acct+"/queues", `{"name":"secret-tiny","max_message_bytes":20}`).expect(201)
+	e.do(tok, "PUT", base+"/orders/subscriptions/secret-tiny", "").expect(200)
+	big := `{"padding":"` + strings.Repeat("x", 40) + `"}`
+	if msg := e.do(tok, "POST", "/"+acct+"/topics/orders/messages", big).expectError(413, "message_too_large"); !strings.Contains(msg, "secret-tiny") {
+		t.Errorf("too large for a subscriber, a key for every queue: %q, want the queue named", msg)
+	}
+	for _, path := range []string{"/messages", "/messages/entries"} {
+		body := big
+		if path == "/messages/entries" {
+			body = `{"entries":[{"body":` + big + `}]}`
+		}
+		if msg := e.do(sender, "POST", "/"+acct+"/topics/orders"+path, body).expectError(413, "message_too_large"); strings.Contains(msg, "secret") ||
+			!strings.Contains(msg, `subscribed to topic "orders"`) {
+			t.Errorf("too large for a subscriber past the key's patterns (%s): %q", path, msg)
+		}
+	}
+	e.do(tok, "DELETE", base+"/orders/subscriptions/secret-tiny", "").expect(204)
+	e.do(tok, "POST", "/v1/accounts/"+acct+"/queues", `{"name":"secret-fifo"}`).expect(201)
+	e.do(tok, "PUT", base+"/orders/subscriptions/secret-fifo", "").expect(200)
+	e.do(tok, "PATCH", "/v1/accounts/"+acct+"/queues/secret-fifo", `{"fifo":true}`).expect(200) // made fifo once subscribed
+	if msg := e.do(sender, "POST", "/"+acct+"/topics/orders/messages", `{}`).expectError(400, "invalid_argument"); strings.Contains(msg, "secret") ||
+		!strings.Contains(msg, "a fifo queue") {
+		t.Errorf("a fifo subscriber past the key's patterns: %q", msg)
+	}
+	if msg := e.do(tok, "POST", "/"+acct+"/topics/orders/messages", `{}`).expectError(400, "invalid_argument"); !strings.Contains(msg, "secret-fifo") {
+		t.Errorf("a fifo subscriber, a key for every queue: %q, want the queue named", msg)
+	}
+	e.do(tok, "DELETE", base+"/orders/subscriptions/secret-fifo", "").expect(204)
+
 	e.do(tok, "DELETE", base+"/orders/subscriptions/shipping", "").expect(204)
 	e.do(tok, "DELETE", base+"/orders", "").expect(204)
 	e.do(tok, "DELETE", base+"/orders", "").expectError(404, "topic_not_found")
@@ -137,4 +168,19 @@ func TestDeadLetterQueueSetting(t *testing.T) {
 	}
 	e.do(tok, "PATCH", base+"/work", `{"dead_letter_queue":null}`).expect(200)
 	e.do(deleter, "DELETE", base+"/dead", "").expect(204)
+
+	// A cycle through a queue past a key's patterns is refused without
+	// naming it: w1 -> w2 -> secret-x -> w1.
+	for _, q := range []string{"w1", "w2", "secret-x"} {
+		e.do(tok, "POST", base, `{"name":"`+q+`"}`).expect(201)
+	}
+	e.do(tok, "PATCH", base+"/w2", `{"dead_letter_queue":"secret-x"}`).expect(200)
+	e.do(tok, "PATCH", base+"/secret-x", `{"dead_letter_queue":"w1"}`).expect(200)
+	ws := e.key(acct, []string{"mq:admin"}, "w*")
+	if msg := e.do(ws, "PATCH", base+"/w1", `{"dead_letter_queue":"w2"}`).expectError(400, "invalid_argument"); strings.Contains(msg, "secret") || !strings.Contains(msg, "a cycle") {
+		t.Errorf("a cycle through a queue past the key's patterns: %q", msg)
+	}
+	if msg := e.do(tok, "PATCH", base+"/w1", `{"dead_letter_queue":"w2"}`).expectError(400, "invalid_argument"); !strings.Contains(msg, "secret-x") {
+		t.Errorf("a cycle, a key for every queue: %q, want the queue named", msg)
+	}
 }
