@@ -40,6 +40,9 @@ const (
 	DefaultMaxHTTPRequests = 100
 	// DefaultMaxHTTPResponseBytes caps one response body.
 	DefaultMaxHTTPResponseBytes = 4 << 20
+	// MaxHTTPResponseHeaderBytes caps one response's headers (status line
+	// included), whatever the body's cap.
+	MaxHTTPResponseHeaderBytes = 64 << 10
 	// DefaultHTTPRequestTimeout caps one request (the batch's deadline
 	// caps it too).
 	DefaultHTTPRequestTimeout = 30 * time.Second

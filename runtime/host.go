@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -225,8 +226,9 @@ func hostHTTPRequest(ctx context.Context, hc *hostCalls, m api.Module, stack []u
 	}
 	hc.stats.HTTPBytesSent += int64(len(req.Body))
 	var (
-		resp httpResponse
-		over bool
+		resp        httpResponse
+		over        bool
+		headerBytes int
 	)
 	hc.wait(func() {
 		var r *http.Response
@@ -235,16 +237,23 @@ func hostHTTPRequest(ctx context.Context, hc *hostCalls, m api.Module, stack []u
 		}
 		defer r.Body.Close()
 		resp.Status, resp.Headers = r.StatusCode, r.Header
+		for k, vs := range r.Header {
+			for _, v := range vs {
+				headerBytes += len(k) + len(v) + 4 // "k: v\r\n"
+			}
+		}
 		resp.Body, err = io.ReadAll(io.LimitReader(r.Body, int64(cfg.MaxHTTPResponseBytes)+1))
 		if len(resp.Body) > cfg.MaxHTTPResponseBytes {
 			over = true
 		}
 	})
-	hc.stats.HTTPBytesReceived += int64(len(resp.Body))
+	hc.stats.HTTPBytesReceived += int64(headerBytes + len(resp.Body))
 	var denied *deniedError
 	switch {
 	case errors.As(err, &denied):
 		return hc.fail(ErrnoDenied, "http_request %s %s: %v", req.Method, u.Redacted(), denied)
+	case err != nil && strings.Contains(err.Error(), "response headers exceeded"): // net/http's, untyped
+		return hc.fail(ErrnoLimit, "http_request %s %s: response headers over the limit of %d bytes", req.Method, u.Redacted(), MaxHTTPResponseHeaderBytes)
 	case err != nil && errors.Is(err, context.DeadlineExceeded):
 		return hc.fail(ErrnoFailed, "http_request %s %s: timed out (per-request cap %s, or the batch's deadline)", req.Method, u.Redacted(), cfg.HTTPRequestTimeout)
 	case err != nil:

@@ -37,6 +37,10 @@ func upstream(t *testing.T) *httptest.Server {
 		case "/big":
 			n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 			_, _ = w.Write([]byte(strings.Repeat("x", n)))
+		case "/bigheaders":
+			n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+			w.Header().Set("X-Pad", strings.Repeat("x", n))
+			_, _ = w.Write([]byte("ok"))
 		case "/redirect":
 			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
 		default:
@@ -367,7 +371,21 @@ func TestHostHTTPLimits(t *testing.T) {
 	)
 	wantPrefix(t, "body at the cap", out[0], "ok 200 xxx")
 	wantPrefix(t, "body over the cap", out[1], "error limit reached: http_request GET")
-	out, res := ops(t, f, map[string]any{"op": "http", "url": srv.URL + "/ok", "n": 7})
+	// Headers are capped apart (they are not the body) and counted as
+	// received.
+	out, res := ops(t, f,
+		map[string]any{"op": "http", "url": srv.URL + "/bigheaders?n=30000"},
+		map[string]any{"op": "http", "url": fmt.Sprintf("%s/bigheaders?n=%d", srv.URL, runtime.MaxHTTPResponseHeaderBytes)},
+	)
+	wantPrefix(t, "headers within their cap", out[0], "ok 200 ok")
+	wantPrefix(t, "headers over their cap", out[1], "error limit reached: http_request GET")
+	if !strings.Contains(out[1], fmt.Sprintf("response headers over the limit of %d bytes", runtime.MaxHTTPResponseHeaderBytes)) {
+		t.Errorf("headers over their cap: %q does not say which limit", out[1])
+	}
+	if res.Host.HTTPBytesReceived < 30000 {
+		t.Errorf("received %d bytes, want the 30,000 of the first response's headers counted", res.Host.HTTPBytesReceived)
+	}
+	out, res = ops(t, f, map[string]any{"op": "http", "url": srv.URL + "/ok", "n": 7})
 	wantPrefix(t, "request count", out[0], "after 5: error limit reached: http_request: over the limit of 5 requests")
 	if res.Host.HTTPRequests != 5 {
 		t.Errorf("requests %d, want 5", res.Host.HTTPRequests)

@@ -185,14 +185,15 @@ func newOutboundPolicy(entries []string, network networkRules) (*outboundPolicy,
 		p.rules = append(p.rules, r)
 	}
 	tr := &http.Transport{
-		Proxy:                 nil, // never through a proxy: the dialer checks the real peer
-		DialContext:           p.dial,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          64,
-		MaxIdleConnsPerHost:   8,
-		IdleConnTimeout:       30 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
+		Proxy:                  nil, // never through a proxy: the dialer checks the real peer
+		DialContext:            p.dial,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           64,
+		MaxIdleConnsPerHost:    8,
+		IdleConnTimeout:        30 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		MaxResponseHeaderBytes: MaxHTTPResponseHeaderBytes,
+		ExpectContinueTimeout:  time.Second,
 	}
 	p.client = &http.Client{Transport: tr, CheckRedirect: p.checkRedirect}
 	return p, nil
