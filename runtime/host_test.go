@@ -169,6 +169,34 @@ func TestHostHTTPDenyPrivateOutbound(t *testing.T) {
 	}
 }
 
+// TestHostHTTPExactEntryNamesItsPort: an entry naming a private address
+// for one port lets a function reach that address on that port only; on
+// another port, through a wildcard entry, it is refused as if unlisted.
+func TestHostHTTPExactEntryNamesItsPort(t *testing.T) {
+	t.Parallel()
+	srv := upstream(t)
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	rt, _ := newRuntime(t) // private addresses reachable when listed exactly
+	other := "1"
+	if port == other {
+		other = "2"
+	}
+	for _, c := range []struct {
+		list []string
+		want string
+	}{
+		{[]string{"http://*:*", "https://127.0.0.1:" + other}, "error denied:"},
+		{[]string{"http://*:*", "http://127.0.0.1"}, "error denied:"}, // port 80 by default
+		{[]string{"http://*:*", "http://127.0.0.1:" + port}, "ok 200 hello"},
+		{[]string{"http://*:*", "*://127.0.0.1:*"}, "ok 200 hello"},
+	} {
+		f := load(t, rt, "runtime/testdata/hostcalls", wasmbuild.Reactor, runtime.FunctionConfig{
+			Name: "exact-" + strings.Join(c.list, "-"), AllowedOutboundHosts: c.list})
+		out, _ := ops(t, f, map[string]any{"op": "http", "url": srv.URL + "/ok"})
+		wantPrefix(t, fmt.Sprint(c.list), out[0], c.want)
+	}
+}
+
 // TestHostHTTPPrivateOutboundNetworks: under DenyPrivateOutbound, the
 // networks the operator names are reached at hosts listed literally, and
 // only those: a special address outside them is refused naming them, one

@@ -226,11 +226,21 @@ func (p *outboundPolicy) checkRedirect(req *http.Request, via []*http.Request) e
 }
 
 // listedExactly reports whether an allow-list entry names host itself
-// (not through a wildcard).
-func (p *outboundPolicy) listedExactly(host string) bool {
+// (not through a wildcard) with port, its own or its scheme's default
+// (either default for a scheme of "*"), or "*": an entry naming the host
+// for another port does not open that port to a wildcard entry.
+func (p *outboundPolicy) listedExactly(host, port string) bool {
 	host = strings.ToLower(host)
 	for _, r := range p.rules {
-		if r.host == host {
+		if r.host != host {
+			continue
+		}
+		switch {
+		case r.port == "*" || r.port == port:
+			return true
+		case r.port == "" && r.scheme == "*" && (port == "80" || port == "443"):
+			return true
+		case r.port == "" && r.scheme != "*" && defaultPort(r.scheme) == port:
 			return true
 		}
 	}
@@ -379,15 +389,15 @@ func metadataService(ip net.IP) bool {
 }
 
 // dial connects to addr, refusing a loopback, private or link-local peer
-// unless the allow-list names the host exactly and the runtime allows such
-// a peer (networkRules.unreachable): a name that resolves (or is rebound) to
-// such an address is refused at connect time.
+// unless the allow-list names the host and port exactly and the runtime
+// allows such a peer (networkRules.unreachable): a name that resolves (or
+// is rebound) to such an address is refused at connect time.
 func (p *outboundPolicy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
-	exact := p.listedExactly(host)
+	exact := p.listedExactly(host, port)
 	literal := net.ParseIP(host) // nil for a name
 	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
 		h, _, err := net.SplitHostPort(address)
