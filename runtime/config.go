@@ -56,6 +56,9 @@ type FunctionConfig struct {
 	// Name and Version identify the function in its input and logs.
 	Name    string
 	Version int
+	// Account, when set, is logged with every line of the function (a
+	// function's name is its account's own).
+	Account string
 	// Env is the whole environment the guest sees.
 	Env map[string]string
 	// MemoryMiB caps the module's linear memory.

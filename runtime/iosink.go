@@ -134,6 +134,20 @@ func (s *stderrSink) logger() *zerolog.Logger {
 	return s.log
 }
 
+// hostLogKeys are the keys of a function's log lines that the host sets
+// (zerolog's time among them, when the logger writes one).
+var hostLogKeys = []string{"account", "function", "version", "invocation", "trigger", "stream", zerolog.TimestampFieldName}
+
+// functionLogger is the runtime's logger with the function's account (when
+// set), name and version: hostLogKeys' first.
+func functionLogger(l zerolog.Logger, cfg FunctionConfig) zerolog.Logger {
+	c := l.With()
+	if cfg.Account != "" {
+		c = c.Str("account", cfg.Account)
+	}
+	return c.Str("function", cfg.Name).Int("version", cfg.Version).Logger()
+}
+
 // emit logs one line: a JSON object line (as the SDK writes) keeps its
 // level, message and fields; anything else is logged as text at info level.
 func (s *stderrSink) emit(line []byte) {
@@ -162,8 +176,9 @@ func (s *stderrSink) emit(line []byte) {
 			delete(fields, "level")
 			delete(fields, "message")
 			delete(fields, "msg")
-			// Fixed keys set by the host win over the guest's.
-			for _, k := range []string{"function", "version", "invocation", "trigger", "stream"} {
+			// Fixed keys set by the host win over the guest's, and a guest
+			// passes for no other account, nor writes a second time.
+			for _, k := range hostLogKeys {
 				delete(fields, k)
 			}
 			l.WithLevel(level).Str("stream", s.stream).Fields(fields).Msg(msg)

@@ -76,7 +76,7 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte, cfg FunctionConfig) (*F
 		code:     code,
 		cfg:      cfg,
 		kind:     kind,
-		log:      r.log.With().Str("function", cfg.Name).Int("version", cfg.Version).Logger(),
+		log:      functionLogger(r.log, cfg),
 		modCfg:   mc,
 		limit:    limit,
 		outbound: outbound,

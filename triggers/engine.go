@@ -376,7 +376,7 @@ func (e *Engine) load(ctx context.Context, a *active) (*runtime.Function, error)
 		return nil, err
 	}
 	rc := runtime.FunctionConfig{
-		Name: a.Function, Version: a.version, Env: a.env, MemoryMiB: a.memoryMiB, Timeout: a.timeout,
+		Name: a.Function, Version: a.version, Account: a.Account, Env: a.env, MemoryMiB: a.memoryMiB, Timeout: a.timeout,
 		PoolSize: max(4, a.Concurrency), AllowedOutboundHosts: a.capabilities.AllowedOutboundHosts,
 	}
 	if len(a.capabilities.Stores) > 0 {
