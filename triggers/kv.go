@@ -65,13 +65,42 @@ func AccountKV(s *kv.Stores, account string) runtime.KV { return accountKV{s: s,
 // dryRunKV serves the kv_* calls of a dry-run invoke: reads see the
 // account's stores and the run's own writes, and the writes stay in the run
 // and are dropped with it. Expiries are not kept: a run lasts less than
-// any the guest can set matters for.
+// any the guest can set matters for. The writes kept are bounded
+// (maxDryRunEntries, maxDryRunBytes), since they live in the server's
+// memory and no account quota counts them: a write past the bounds fails
+// with runtime.ErrKVLimit (errno limit).
 type dryRunKV struct {
 	base runtime.KV
 	mu   sync.Mutex
 	// writes holds the run's writes by store and key; a nil value is a
-	// delete.
+	// delete. bytes is the size of their keys and values.
 	writes map[string][]byte
+	bytes  int
+}
+
+// The bounds of one dry run's writes: distinct keys written (deletes
+// included), and bytes of store names, keys and values.
+const (
+	maxDryRunEntries = 10_000
+	maxDryRunBytes   = 16 << 20
+)
+
+// put keeps a write of the run, within its bounds; the caller holds mu.
+func (d *dryRunKV) put(store string, key, value []byte) error {
+	k := dryRunKey(store, key)
+	old, had := d.writes[k]
+	size := d.bytes + len(value)
+	if had {
+		size -= len(old)
+	} else {
+		size += len(k)
+	}
+	if !had && len(d.writes) >= maxDryRunEntries || size > maxDryRunBytes {
+		return fmt.Errorf("%w: a dry run keeps at most %d keys and %d bytes of writes (it has %d keys, %d bytes)",
+			runtime.ErrKVLimit, maxDryRunEntries, maxDryRunBytes, len(d.writes), d.bytes)
+	}
+	d.writes[k], d.bytes = value, size
+	return nil
 }
 
 func newDryRunKV(base runtime.KV) *dryRunKV {
@@ -98,8 +127,7 @@ func (d *dryRunKV) Get(ctx context.Context, store string, key []byte) ([]byte, b
 func (d *dryRunKV) Set(_ context.Context, store string, key, value []byte, _ time.Duration) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.writes[dryRunKey(store, key)] = append([]byte{}, value...)
-	return nil
+	return d.put(store, key, append([]byte{}, value...))
 }
 
 func (d *dryRunKV) Delete(ctx context.Context, store string, key []byte) (bool, error) {
@@ -109,7 +137,9 @@ func (d *dryRunKV) Delete(ctx context.Context, store string, key []byte) (bool, 
 	if err != nil {
 		return false, err
 	}
-	d.writes[dryRunKey(store, key)] = nil
+	if err := d.put(store, key, nil); err != nil {
+		return false, err
+	}
 	return ok, nil
 }
 
@@ -130,7 +160,9 @@ func (d *dryRunKV) Increment(ctx context.Context, store string, key []byte, delt
 		return 0, fmt.Errorf("%w: increment key in store %s: the value would overflow", runtime.ErrKVInvalid, store)
 	}
 	n += delta
-	d.writes[dryRunKey(store, key)] = strconv.AppendInt(nil, n, 10)
+	if err := d.put(store, key, strconv.AppendInt(nil, n, 10)); err != nil {
+		return 0, err
+	}
 	return n, nil
 }
 
@@ -144,6 +176,8 @@ func (d *dryRunKV) CompareAndSet(ctx context.Context, store string, key, old, va
 	if old == nil && ok || old != nil && (!ok || !bytes.Equal(cur, old)) {
 		return false, nil
 	}
-	d.writes[dryRunKey(store, key)] = append([]byte{}, value...)
+	if err := d.put(store, key, append([]byte{}, value...)); err != nil {
+		return false, err
+	}
 	return true, nil
 }
