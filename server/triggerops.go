@@ -34,8 +34,9 @@ func (a *api) disableTrigger(w http.ResponseWriter, r *http.Request, c *call) er
 
 // setTriggerEnabled enables or disables a trigger; a key limited to some
 // queues enables only a trigger whose function version emits nothing
-// (checkTriggerEmits). Every server on the database follows at its next trigger reload (one second by default): a
-// disabled trigger takes no new batches, the running ones finish.
+// (checkTriggerEmits). Every server on the database follows at its next
+// trigger reload (one second by default): a disabled trigger takes no new
+// batches, the running ones finish.
 func (a *api) setTriggerEnabled(w http.ResponseWriter, r *http.Request, c *call, enabled bool) error {
 	name := r.PathValue("name")
 	var changed bool
