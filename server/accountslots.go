@@ -25,6 +25,10 @@ const (
 	// maxAccountLogStreams is how many log streams of one account may be
 	// open at once (each polls the invocation log).
 	maxAccountLogStreams = 16
+	// maxAccountInvokes is how many invoke calls of one account may run
+	// at once, over every server process: a share of a process's
+	// maxInvokes, so that one account cannot hold them all.
+	maxAccountInvokes = 4
 	// slotLease is how long a slot stays held without a renewal: the
 	// slots of a process that died are free again within it.
 	slotLease = 30 * time.Second
@@ -34,6 +38,7 @@ const (
 const (
 	slotDeploy    = "deploy"
 	slotLogStream = "log_stream"
+	slotInvoke    = "invoke"
 )
 
 // accountSlots takes and gives the slots of account_slots.

@@ -20,8 +20,17 @@ const maxInvokes = 16
 // function emits is not bounded by the key's queues.
 //
 // At most maxInvokes invocations run at once per server (each loads the
-// function and holds its memory): beyond, 429 with Retry-After.
+// function and holds its memory), and maxAccountInvokes of one account
+// over every server: beyond, 429 with Retry-After.
 func (a *api) invokeFunction(w http.ResponseWriter, r *http.Request, c *call) error {
+	slot, err := a.slots.take(r.Context(), c.account, slotInvoke, maxAccountInvokes)
+	if err != nil {
+		return err
+	}
+	if slot == nil {
+		return tooManyRequests(1, "account %s has %d invocations running: retry in a second", c.account, maxAccountInvokes)
+	}
+	defer slot.give()
 	select {
 	case a.invokes <- struct{}{}:
 		defer func() { <-a.invokes }()

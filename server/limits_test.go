@@ -333,3 +333,40 @@ func TestRevokedKeysAreBounded(t *testing.T) {
 		t.Fatalf("keys after the old revoked ones went: %d, want 2 (the admin key and the new one)", len(list.Keys))
 	}
 }
+
+// TestInvokesAtOnceAreBounded: one account's invoke calls running at once
+// are bounded over every process (maxAccountInvokes), below the
+// process's own bound, so that another account still invokes.
+func TestInvokesAtOnceAreBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	other := secondProcess(t, e)
+	busy, _ := e.admin("busy")
+	idle, _ := e.admin("idle")
+	busyTok, idleTok := e.key(busy, []string{ScopeInvoke}), e.key(idle, []string{ScopeInvoke})
+	ctx := context.Background()
+	var held []*heldSlot
+	for i := range maxAccountInvokes {
+		s := e.srv.api.slots
+		if i%2 == 1 {
+			s = other.srv.api.slots
+		}
+		h, err := s.take(ctx, busy, slotInvoke, maxAccountInvokes)
+		if err != nil || h == nil {
+			t.Fatalf("slot %d: %v, %v", i+1, h, err)
+		}
+		held = append(held, h)
+	}
+	invoke := func(acct, tok string) *response {
+		return e.do(tok, "POST", "/v1/accounts/"+acct+"/functions/nope/invoke", `{"bodies":[1]}`)
+	}
+	if msg := invoke(busy, busyTok).expectError(429, "too_many_requests"); !strings.Contains(msg, fmt.Sprintf("has %d invocations running", maxAccountInvokes)) {
+		t.Errorf("invoke beyond the account's bound: %q", msg)
+	}
+	invoke(idle, idleTok).expectError(404, "not_found") // another account is not held back
+	held[0].give()
+	invoke(busy, busyTok).expectError(404, "not_found")
+	for _, h := range held[1:] {
+		h.give()
+	}
+}
