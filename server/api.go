@@ -73,8 +73,10 @@ type api struct {
 	data, manage, hooks, ops *http.ServeMux
 	nextPrune                atomic.Int64 // unix nanos of the next delivery prune
 	nextAuthPrune            atomic.Int64 // unix nanos of the next auth_failures prune
-	// webhookReads holds a token per webhook body being read.
-	webhookReads chan struct{}
+	// webhookReads holds a token per webhook body being read;
+	// webhookShares, each client address's and account's part of them.
+	webhookReads  chan struct{}
+	webhookShares readShares
 	// invokes holds a token per invoke call running (maxInvokes).
 	invokes chan struct{}
 	// changeLocks holds a token per request holding an account's change

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/pgqueue"
@@ -219,7 +220,7 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 	if r.ContentLength > maxBodyBytes {
 		return tooLarge(maxBodyBytes)
 	}
-	body, err := a.readWebhookBody(w, r)
+	body, err := a.readWebhookBody(w, r, account)
 	if err != nil {
 		return err
 	}
@@ -263,11 +264,65 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 	return nil
 }
 
-// readWebhookBody reads an unauthenticated webhook body, at most
-// maxBodyBytes, while holding one of the server's webhook read slots
-// (Config.WebhookReads): when all are taken it answers 503 with
+// webhookBodyTime bounds the reading of one webhook body (at most
+// maxBodyBytes), so that a sender that trickles it holds its read slot
+// that long at most.
+const webhookBodyTime = 10 * time.Second
+
+// readShares counts the webhook read slots held by each client address
+// and by each account's hooks, so that no one address, and no traffic to
+// one account's hooks, holds every slot of the server (the slots are
+// taken before anyone is authenticated).
+type readShares struct {
+	mu   sync.Mutex
+	held map[string]int
+}
+
+// take holds one share of each key, each within its max, and returns the
+// key refused ("" when it took them all).
+func (s *readShares) take(keys []string, max []int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, k := range keys {
+		if s.held[k] >= max[i] {
+			return k
+		}
+	}
+	if s.held == nil {
+		s.held = map[string]int{}
+	}
+	for _, k := range keys {
+		s.held[k]++
+	}
+	return ""
+}
+
+// give releases what take held.
+func (s *readShares) give(keys []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range keys {
+		if s.held[k]--; s.held[k] <= 0 {
+			delete(s.held, k)
+		}
+	}
+}
+
+// readWebhookBody reads an unauthenticated webhook body for account's
+// hook, at most maxBodyBytes within webhookBodyTime, while holding one of
+// the server's webhook read slots (Config.WebhookReads), of which one
+// client address holds an eighth at most and one account's hooks a
+// quarter: when its share or all slots are taken it answers 503 with
 // Retry-After at once rather than hold more bodies in memory.
-func (a *api) readWebhookBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+func (a *api) readWebhookBody(w http.ResponseWriter, r *http.Request, account string) ([]byte, error) {
+	n := cap(a.webhookReads)
+	keys := []string{"address " + clientAddr(r), "account " + account}
+	if k := a.webhookShares.take(keys, []int{max(1, n/8), max(1, n/4)}); k != "" {
+		w.Header().Set("Retry-After", "1")
+		return nil, errorf(http.StatusServiceUnavailable, "unavailable",
+			"too many webhook deliveries are being read at once for this %s; retry later", strings.Fields(k)[0])
+	}
+	defer a.webhookShares.give(keys)
 	select {
 	case a.webhookReads <- struct{}{}:
 		defer func() { <-a.webhookReads }()
@@ -276,6 +331,7 @@ func (a *api) readWebhookBody(w http.ResponseWriter, r *http.Request) ([]byte, e
 		return nil, errorf(http.StatusServiceUnavailable, "unavailable",
 			"too many webhook deliveries are being read at once; retry later")
 	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(webhookBodyTime))
 	// Read in chunks against the limit: a body costs what it sends, not
 	// what its Content-Length claims.
 	var buf bytes.Buffer

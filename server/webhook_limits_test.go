@@ -84,3 +84,67 @@ func TestWebhookReadSlots(t *testing.T) {
 	}
 	e.hook(acct, "h", `{}`, nil).expect(202)
 }
+
+// TestWebhookReadShares: one client address holds an eighth of the
+// webhook read slots at most, and deliveries to one account's hooks a
+// quarter, so that neither blocks the others' deliveries; and a body that
+// trickles holds its slot webhookBodyTime at most.
+func TestWebhookReadShares(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	slots := cap(e.srv.api.webhookReads)
+	a, aTok := e.admin("q")
+	b, bTok := e.admin("q")
+	for _, c := range [][2]string{{a, aTok}, {b, bTok}} {
+		e.do(c[1], "POST", "/v1/accounts/"+c[0]+"/hooks", `{"name":"h","queue":"q","verify":"none"}`).expect(201)
+	}
+	shares := &e.srv.api.webhookShares
+	held := func(key string) int {
+		shares.mu.Lock()
+		defer shares.mu.Unlock()
+		return shares.held[key]
+	}
+
+	// Deliveries to account a's hooks hold their quarter: a's next is
+	// refused, b's is read.
+	for range slots / 4 {
+		shares.take([]string{"account " + a}, []int{slots / 4})
+	}
+	if msg := e.hook(a, "h", `{}`, nil).expectError(503, "unavailable"); !strings.Contains(msg, "for this account") {
+		t.Errorf("a delivery past its account's share: %q", msg)
+	}
+	e.hook(b, "h", `{}`, nil).expect(202)
+	for range slots / 4 {
+		shares.give([]string{"account " + a})
+	}
+
+	// One address trickling bodies holds its eighth.
+	var slow []net.Conn
+	for range slots / 8 {
+		slow = append(slow, rawPost(t, e.ts.Listener.Addr().String(), "/hooks/"+b+"/h", 1000, "{"))
+	}
+	deadline := time.Now().Add(time.Minute)
+	for held("address 127.0.0.1") < slots/8 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the slow deliveries hold %d shares of their address, want %d", held("address 127.0.0.1"), slots/8)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if msg := e.hook(a, "h", `{}`, nil).expectError(503, "unavailable"); !strings.Contains(msg, "for this address") {
+		t.Errorf("a delivery past its address's share: %q", msg)
+	}
+	// A trickled body is cut after webhookBodyTime, freeing its share.
+	if status, _ := readStatus(slow[0], webhookBodyTime+30*time.Second); status != 400 {
+		t.Errorf("a body trickled past %s: status %d, want 400", webhookBodyTime, status)
+	}
+	for _, c := range slow[1:] {
+		c.Close()
+	}
+	for held("address 127.0.0.1") > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow deliveries' shares were never given back")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.hook(a, "h", `{}`, nil).expect(202)
+}

@@ -77,7 +77,7 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.Int64Var(&f.limits.KVEntries, "limit-kv-entries", d.KVEntries, "key-value entries an account's stores may hold together (functions and API alike)")
 	fs.Int64Var(&f.limits.KVBytes, "limit-kv-bytes", d.KVBytes, "bytes of keys plus values an account's stores may hold together")
 	fs.IntVar(&f.authFailures, "auth-failures-per-minute", 60, "failed authentications a client address may make a minute before 429, counted over every sluice serve on the database (negative: no limit)")
-	fs.IntVar(&f.webhookReads, "webhook-reads", 64, "webhook bodies read at once; more get 503 with Retry-After")
+	fs.IntVar(&f.webhookReads, "webhook-reads", 64, "webhook bodies read at once (one client address an eighth of them, one account's hooks a quarter); more get 503 with Retry-After")
 	fs.StringVar(&f.logLevel, "log-level", envOr("SLUICE_LOG_LEVEL", "info"), "debug, info, warn or error [SLUICE_LOG_LEVEL]")
 	fs.StringVar(&f.logFormat, "log-format", envOr("SLUICE_LOG_FORMAT", defaultLogFormat), "json or console [SLUICE_LOG_FORMAT]")
 }
