@@ -370,3 +370,47 @@ func TestInvokesAtOnceAreBounded(t *testing.T) {
 		h.give()
 	}
 }
+
+// TestLogStreamFloorKeepsUp: a followed stream whose filter matches none
+// of the records written raises its floor to the log's end once they are
+// surely committed (logsSettle after it read where the end was), so its
+// polls stop reading them again.
+func TestLogStreamFloorKeepsUp(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct, _ := e.admin("")
+	ctx := context.Background()
+	write := func(n int) {
+		t.Helper()
+		if _, err := e.srv.pool.Exec(ctx, `INSERT INTO `+pgx.Identifier{e.srv.cfg.Schema, "invocations"}.Sanitize()+`
+			(account, function, version, trigger_type, source, batch_size, started_at, duration_ms, outcome)
+			SELECT $1, 'fn', 1, 'invoke', 'test', 1, now() - interval '1 hour', 1, 'success' FROM generate_series(1, $2)`, acct, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(5)
+	c := &call{key: &keyRecord{queues: []string{"*"}}, account: acct}
+	f := triggers.InvocationFilter{Outcome: "failure", Limit: logsPage} // matches none
+	s := logStream{seen: map[int64]int64{}}
+	poll := func() {
+		t.Helper()
+		if _, caughtUp, err := s.poll(ctx, e.srv.api, c, f, nil, httptest.NewRecorder()); err != nil || !caughtUp {
+			t.Fatalf("poll: caught up %v, %v", caughtUp, err)
+		}
+	}
+	poll()
+	if s.floor != 0 || s.mark == 0 {
+		t.Fatalf("after the first poll: floor %d, mark %d; want 0 and the log's end", s.floor, s.mark)
+	}
+	end := s.mark
+	write(5)
+	poll() // within logsSettle of the mark: the floor stays
+	if s.floor != 0 {
+		t.Fatalf("floor %d before logsSettle passed", s.floor)
+	}
+	s.markAt = s.markAt.Add(-logsSettle) // as if logsSettle had passed
+	poll()
+	if s.floor != end || s.mark <= end {
+		t.Errorf("after logsSettle: floor %d, mark %d; want %d and the new end", s.floor, s.mark, end)
+	}
+}

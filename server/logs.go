@@ -110,7 +110,7 @@ func (a *api) streamLogs(w http.ResponseWriter, r *http.Request, c *call) error 
 	}
 	ctx, cancel := a.untilShutdown(r.Context())
 	defer cancel()
-	s := logStream{floor: after, seen: map[int64]struct{}{}}
+	s := logStream{floor: after, seen: map[int64]int64{}}
 	lastWrite := time.Now()
 	for {
 		if time.Since(visibleAt) >= logsVisibility {
@@ -160,15 +160,26 @@ func (a *api) streamLogs(w http.ResponseWriter, r *http.Request, c *call) error 
 }
 
 // logStream is a stream's cursor: every record at or below floor has been
-// sent (or skipped by the filters); seen holds the ids sent above it.
+// sent (or skipped by the filters); seen holds the ids sent above it, with
+// their Seq.
+//
+// mark is the log's last Seq (of every account) when it was read, at
+// markAt: once logsSettle has passed since, every record at or below it
+// is committed, so a poll started then that reads up to the end of the
+// log has seen each one its filters match, and floor rises to mark. So
+// the floor keeps up with the log even when the filters match nothing
+// (else each poll would read again every record since the stream began).
 type logStream struct {
-	floor int64
-	seen  map[int64]struct{}
+	floor  int64
+	seen   map[int64]int64
+	mark   int64
+	markAt time.Time
 }
 
 // poll sends the records written since the last poll and reports how many
 // it sent and whether it read up to the end of the log.
 func (s *logStream) poll(ctx context.Context, a *api, c *call, f triggers.InvocationFilter, byTrigger map[int64][]string, w http.ResponseWriter) (sent int, caughtUp bool, err error) {
+	started := time.Now()
 	after, prefixSettled := s.floor, true
 	for range logsPages {
 		page, err := a.s.invocations.Follow(ctx, c.account, after, logsSettle, f)
@@ -178,7 +189,7 @@ func (s *logStream) poll(ctx context.Context, a *api, c *call, f triggers.Invoca
 		for _, v := range page {
 			after = v.Seq
 			if _, dup := s.seen[v.ID]; !dup {
-				s.seen[v.ID] = struct{}{}
+				s.seen[v.ID] = v.Seq
 				wv := toInvocationJSON(v)
 				if c.allowsInvocation(wv, byTrigger) {
 					fmt.Fprintf(w, "id: %d\nevent: invocation\ndata: %s\n\n", v.Seq, mustJSON(wv))
@@ -191,10 +202,34 @@ func (s *logStream) poll(ctx context.Context, a *api, c *call, f triggers.Invoca
 			}
 		}
 		if len(page) < f.Limit {
-			return sent, true, nil
+			return sent, true, s.advance(ctx, a, started)
 		}
 	}
 	return sent, false, nil
+}
+
+// advance raises floor to mark when a poll that started logsSettle after
+// markAt has read up to the end of the log, and reads the next mark.
+func (s *logStream) advance(ctx context.Context, a *api, pollStarted time.Time) error {
+	if !s.markAt.IsZero() && pollStarted.Sub(s.markAt) < logsSettle {
+		return nil
+	}
+	if !s.markAt.IsZero() && s.mark > s.floor {
+		s.floor = s.mark
+		for id, seq := range s.seen {
+			if seq <= s.floor {
+				delete(s.seen, id)
+			}
+		}
+	}
+	mark, err := a.s.invocations.LastSeq(ctx)
+	if err != nil {
+		return err
+	}
+	// Taken once the read is done: every record at or below mark was
+	// written (its Seq drawn) before now.
+	s.mark, s.markAt = mark, time.Now()
+	return nil
 }
 
 // toInvocationJSON is an invocation as the API shows it.
