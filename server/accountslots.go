@@ -84,6 +84,17 @@ func (s *accountSlots) take(ctx context.Context, account, kind string, max int) 
 	return nil, nil
 }
 
+// hold takes a slot as take does; when all max are held it answers a 429
+// (Retry-After retry seconds) saying the account has max of what, then
+// advice.
+func (s *accountSlots) hold(ctx context.Context, account, kind string, max, retry int, what, advice string) (*heldSlot, error) {
+	h, err := s.take(ctx, account, kind, max)
+	if err == nil && h == nil {
+		err = tooManyRequests(retry, "account %s has %d %s: %s", account, max, what, advice)
+	}
+	return h, err
+}
+
 // renewEvery renews h's lease every period until ctx is done.
 func (h *heldSlot) renewEvery(ctx context.Context, period time.Duration) {
 	defer close(h.stopped)

@@ -55,12 +55,9 @@ type deployJobs struct {
 // account has maxAccountDeploys deploys running already (in any process
 // serving the database): then it is a 429.
 func (d *deployJobs) start(ctx context.Context, account, function string, module []byte, deploy func(ctx context.Context) (functions.Deployment, error)) (*deployJob, error) {
-	slot, err := d.slots.take(ctx, account, slotDeploy, maxAccountDeploys)
+	slot, err := d.slots.hold(ctx, account, slotDeploy, maxAccountDeploys, 5, "deploys compiling", "wait for one to end (GET .../deployments/{id}), then retry")
 	if err != nil {
 		return nil, err
-	}
-	if slot == nil {
-		return nil, tooManyRequests(5, "account %s has %d deploys compiling: wait for one to end (GET .../deployments/{id}), then retry", account, maxAccountDeploys)
 	}
 	sum := sha256.Sum256(module)
 	j := &deployJob{id: randomID(), account: account, function: function,

@@ -23,12 +23,9 @@ const maxInvokes = 16
 // function and holds its memory), and maxAccountInvokes of one account
 // over every server: beyond, 429 with Retry-After.
 func (a *api) invokeFunction(w http.ResponseWriter, r *http.Request, c *call) error {
-	slot, err := a.slots.take(r.Context(), c.account, slotInvoke, maxAccountInvokes)
+	slot, err := a.slots.hold(r.Context(), c.account, slotInvoke, maxAccountInvokes, 1, "invocations running", "retry in a second")
 	if err != nil {
 		return err
-	}
-	if slot == nil {
-		return tooManyRequests(1, "account %s has %d invocations running: retry in a second", c.account, maxAccountInvokes)
 	}
 	defer slot.give()
 	select {

@@ -92,12 +92,9 @@ func (a *api) streamLogs(w http.ResponseWriter, r *http.Request, c *call) error 
 		}
 	}
 
-	slot, err := a.slots.take(r.Context(), c.account, slotLogStream, maxAccountLogStreams)
+	slot, err := a.slots.hold(r.Context(), c.account, slotLogStream, maxAccountLogStreams, 5, "log streams open", "close one, then retry")
 	if err != nil {
 		return err
-	}
-	if slot == nil {
-		return tooManyRequests(5, "account %s has %d log streams open: close one, then retry", c.account, maxAccountLogStreams)
 	}
 	defer slot.give()
 	rc := http.NewResponseController(w)
