@@ -91,11 +91,21 @@ func (r outboundRule) matches(u *url.URL) bool {
 	if port == "" {
 		port = defaultPort(scheme)
 	}
-	want := r.port
-	if want == "" {
-		want = defaultPort(scheme)
+	return r.allowsPort(scheme, port)
+}
+
+// allowsPort reports whether the rule's port covers port: its own, "*",
+// or when it names none, the default of scheme (of either scheme for
+// "*").
+func (r outboundRule) allowsPort(scheme, port string) bool {
+	switch {
+	case r.port != "":
+		return r.port == "*" || r.port == port
+	case scheme == "*":
+		return port == "80" || port == "443"
+	default:
+		return defaultPort(scheme) == port
 	}
-	return want == "*" || want == port
 }
 
 // outboundPolicy is a function's outbound HTTP allow-list and the client
@@ -232,15 +242,7 @@ func (p *outboundPolicy) checkRedirect(req *http.Request, via []*http.Request) e
 func (p *outboundPolicy) listedExactly(host, port string) bool {
 	host = strings.ToLower(host)
 	for _, r := range p.rules {
-		if r.host != host {
-			continue
-		}
-		switch {
-		case r.port == "*" || r.port == port:
-			return true
-		case r.port == "" && r.scheme == "*" && (port == "80" || port == "443"):
-			return true
-		case r.port == "" && r.scheme != "*" && defaultPort(r.scheme) == port:
+		if r.host == host && r.allowsPort(r.scheme, port) {
 			return true
 		}
 	}
