@@ -22,14 +22,14 @@ func (f *Function) classify(ctx context.Context, err error, inst *instance, iio 
 	}
 	if err == nil {
 		if memHit && inst.mem.overStart {
-			return f.memoryFailure()
+			return f.memoryFailure(inst)
 		}
 		return nil
 	}
 	var abiErr *abiError
 	if errors.As(err, &abiErr) {
 		if memHit {
-			return f.memoryFailure()
+			return f.memoryFailure(inst)
 		}
 		return &BatchFailure{Kind: FailureInvalidOutput, Message: "invalid_output: " + abiErr.msg}
 	}
@@ -51,7 +51,7 @@ func (f *Function) classify(ctx context.Context, err error, inst *instance, iio 
 			fallthrough
 		default:
 			if memHit {
-				return f.memoryFailure()
+				return f.memoryFailure(inst)
 			}
 			msg := fmt.Sprintf("exit_code: module exited with status %d", code)
 			if why := iio.stderr.reason(); why != "" {
@@ -64,7 +64,7 @@ func (f *Function) classify(ctx context.Context, err error, inst *instance, iio 
 		return f.contextFailure(ctx)
 	}
 	if memHit {
-		return f.memoryFailure()
+		return f.memoryFailure(inst)
 	}
 	if callsTooDeep(inst) {
 		return &BatchFailure{Kind: FailureTrap, Message: fmt.Sprintf("trap: call stack exhausted: more than %d nested calls", maxCallDepth)}
@@ -87,7 +87,12 @@ func callsTooDeep(inst *instance) bool {
 	return g != nil && uint32(g.Get()) > maxCallDepth
 }
 
-func (f *Function) memoryFailure() *BatchFailure {
+// memoryFailure is the failure of inst after it was refused memory, by its
+// limit or by a budget (see memoryBudget).
+func (f *Function) memoryFailure(inst *instance) *BatchFailure {
+	if b := inst.mem.refused; b != nil {
+		return &BatchFailure{Kind: FailureMemoryLimit, Message: "memory_limit: " + b.refusal()}
+	}
 	return &BatchFailure{Kind: FailureMemoryLimit, Message: fmt.Sprintf("memory_limit: module needed more than its %d MiB of memory", f.cfg.MemoryMiB)}
 }
 

@@ -111,6 +111,11 @@
 //     holds 8 bytes of host memory per entry, so their initial entries
 //     must fit the limit, and Load lowers their maxima so that table.grow
 //     cannot take them, all together, past it.
+//   - Config.GuestMemoryPerAccount and Config.GuestMemory bound the linear
+//     memory that the instances of one FunctionConfig.Account, and all
+//     instances of the Runtime, hold at once: growth past either is
+//     refused the same way (FailureMemoryLimit naming the bound), and an
+//     instance whose initial memory does not fit fails at start.
 //   - Timeout caps a batch's wall-clock time, instantiation included; the
 //     caller's ctx and Runtime.Close stop a batch the same way
 //     (FailureCanceled). See "Stopping guests" below.

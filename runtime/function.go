@@ -27,6 +27,7 @@ type Function struct {
 	// outbound enforces AllowedOutboundHosts for http_request.
 	outbound *outboundPolicy
 	mem      memAccount
+	budgets  budgets       // the instances' memory budgets
 	slots    chan struct{} // one token per instance that may be alive
 	closing  chan struct{} // closed by Close
 	// completed is set by the first invocation that ends without a

@@ -176,6 +176,40 @@ func TestMemoryLimit(t *testing.T) {
 	}
 }
 
+// The instances of one account's functions hold at most
+// Config.GuestMemoryPerAccount together, and those of the whole runtime at
+// most Config.GuestMemory: a guest growing past either is refused, fails
+// naming it, and gives its memory back; another account's guest meets
+// only its own limit.
+func TestGuestMemoryBudgets(t *testing.T) {
+	t.Parallel()
+	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+		rt, _ := newRuntimeWith(t, runtime.Config{GuestMemory: 48 << 20, GuestMemoryPerAccount: 24 << 20})
+		tenant := load(t, rt, hostile, mode, runtime.FunctionConfig{Account: "tenant", MemoryMiB: 64, Timeout: 20 * time.Second})
+		neighbour := load(t, rt, hostile, mode, runtime.FunctionConfig{Account: "neighbour", MemoryMiB: 16, Timeout: 20 * time.Second})
+		operator := load(t, rt, hostile, mode, runtime.FunctionConfig{MemoryMiB: 64, Timeout: 20 * time.Second})
+		for range 2 {
+			wantFailure(t, invoke(t, tenant, do("membomb")), runtime.FailureMemoryLimit, "past the 24 MiB that its account's instances may hold together")
+		}
+		if s := tenant.Stats(); s.MaxInstanceMemoryBytes > 24<<20 || s.MemoryBytes != 0 {
+			t.Fatalf("tenant's Stats = %+v, want no instance over the 24 MiB budget and none left holding memory", s)
+		}
+		wantFailure(t, invoke(t, neighbour, do("membomb")), runtime.FailureMemoryLimit, "more than its 16 MiB")
+		wantFailure(t, invoke(t, operator, do("membomb")), runtime.FailureMemoryLimit, "past the 48 MiB that this runtime's instances may hold together")
+		for _, f := range []*runtime.Function{tenant, neighbour, operator} {
+			if res := invoke(t, f, do("ack")); !res.OK() {
+				t.Fatalf("%s after the bombs: %v", f.Config().Account, res.Failure)
+			}
+		}
+	})
+	// An instance whose initial memory does not fit fails at start.
+	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
+		rt, _ := newRuntimeWith(t, runtime.Config{GuestMemoryPerAccount: 1 << 20})
+		f := load(t, rt, hostile, mode, runtime.FunctionConfig{Account: "tenant", Timeout: 20 * time.Second})
+		wantFailure(t, invoke(t, f, do("ack")), runtime.FailureMemoryLimit, "past the 1 MiB that its account's instances may hold together")
+	})
+}
+
 func TestOutputTooLarge(t *testing.T) {
 	t.Parallel()
 	t.Run("stdout", func(t *testing.T) {

@@ -85,11 +85,15 @@ func compileCacheDir(t testing.TB) string {
 // returned buffer.
 func newRuntime(t testing.TB) (*runtime.Runtime, *logBuffer) {
 	t.Helper()
+	return newRuntimeWith(t, runtime.Config{})
+}
+
+// newRuntimeWith is newRuntime with cfg's other fields.
+func newRuntimeWith(t testing.TB, cfg runtime.Config) (*runtime.Runtime, *logBuffer) {
+	t.Helper()
 	logs := &logBuffer{}
-	rt, err := runtime.New(context.Background(), runtime.Config{
-		CompilationCacheDir: compileCacheDir(t),
-		Logger:              zerolog.New(logs),
-	})
+	cfg.CompilationCacheDir, cfg.Logger = compileCacheDir(t), zerolog.New(logs)
+	rt, err := runtime.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

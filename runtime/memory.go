@@ -18,10 +18,16 @@ type limitedMemory struct {
 	limit uint64
 	hit   atomic.Bool
 	// overStart is set when the module's initial memory already exceeds the
-	// limit; the allocation succeeds (wazero cannot take a refusal there)
-	// and the host fails the instance right after instantiation.
+	// limit, or does not fit a budget; the allocation succeeds (wazero
+	// cannot take a refusal there) and the host fails the instance right
+	// after instantiation.
 	overStart bool
 	acct      *memAccount // the function's totals
+	// budgets are what the memory counts against besides its limit (see
+	// memoryBudget); refused is the one that last refused it, nil when
+	// only the limit did.
+	budgets budgets
+	refused *memoryBudget
 }
 
 // memAccount totals the linear memory of a function's instances.
@@ -53,6 +59,7 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 		m.overStart = true
 		m.hit.Store(true)
 		m.buf = make([]byte, size)
+		m.budgets.force(int64(size))
 		m.acct.resized(0, int(size))
 		return m.buf
 	}
@@ -66,15 +73,44 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 	}
 	old := cap(m.buf)
 	// Grow by a quarter at least (Go guests grow memory in many small
-	// steps at start), never reserving past the limit.
+	// steps at start), never reserving past the limit, nor past a budget
+	// (without the quarter, the growth may still fit).
 	newCap := max(size, min(size+size/4, m.limit))
+	capacity := m.capacity(newCap, size)
+	refused := m.budgets.reserve(int64(capacity - uint64(old)))
+	if refused != nil && capacity > size {
+		newCap, capacity = size, size
+		refused = m.budgets.reserve(int64(capacity - uint64(old)))
+	}
+	if refused != nil {
+		m.refused = refused
+		m.hit.Store(true)
+		if m.buf != nil {
+			return nil
+		}
+		// The initial memory, which wazero cannot take a refusal of: the
+		// host fails the instance right after instantiation.
+		m.overStart = true
+		m.budgets.force(int64(capacity))
+	}
 	full := linearMemories.get(int(newCap))
-	buf := full[:size:min(uint64(len(full)), max(size, m.limit))]
+	buf := full[:size:capacity]
 	copyPreemptibly(buf, m.buf)
 	linearMemories.put(m.full, len(m.buf))
 	m.full, m.buf = full, buf
 	m.acct.resized(old, cap(buf))
 	return buf
+}
+
+// capacity is how much of the array linearMemories gives for newCap bytes
+// a memory of size bytes may grow into without another: the whole array,
+// up to the limit.
+func (m *limitedMemory) capacity(newCap, size uint64) uint64 {
+	n := newCap
+	if k := poolClass(int(newCap)); k >= 0 {
+		n = 1 << k
+	}
+	return min(n, max(size, m.limit))
 }
 
 // linearMemories recycles the arrays behind freed linear memories.
@@ -171,6 +207,7 @@ func copyPreemptibly(dst, src []byte) {
 
 // Free implements experimental.LinearMemory.
 func (m *limitedMemory) Free() {
+	m.budgets.release(int64(cap(m.buf)))
 	m.acct.resized(cap(m.buf), 0)
 	linearMemories.put(m.full, len(m.buf))
 	m.buf, m.full = nil, nil

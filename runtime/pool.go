@@ -29,9 +29,10 @@ func (in *instance) await() {
 }
 
 // newInstance returns an instance not yet started, for iio, whose linear
-// memory is capped at the function's limit and counted in its account.
+// memory is capped at the function's limit and counted in its totals and
+// budgets.
 func (f *Function) newInstance(iio *invocationIO, reactor bool) *instance {
-	return &instance{reactor: reactor, io: iio, mem: &limitedMemory{limit: f.limit, acct: &f.mem}}
+	return &instance{reactor: reactor, io: iio, mem: &limitedMemory{limit: f.limit, acct: &f.mem, budgets: f.budgets}}
 }
 
 // memoryContext makes instantiation under ctx back the instance's memory
@@ -63,6 +64,9 @@ func (f *Function) getInstance(ctx context.Context, iio *invocationIO) (*instanc
 	}
 	if err == nil && inst.mem.overStart {
 		err = &abiError{"initial memory over the limit"}
+		if inst.mem.refused != nil {
+			err = &abiError{"initial memory refused: " + inst.mem.refused.refusal()}
+		}
 	}
 	if err != nil {
 		if mod != nil {

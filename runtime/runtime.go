@@ -72,6 +72,20 @@ type Config struct {
 	// place an IPv4 address may sit is checked unless the network's prefix
 	// is named here.) New fails on a prefix of another length.
 	NAT64Prefixes []netip.Prefix
+	// GuestMemory bounds the linear memory that every instance of the
+	// runtime holds at once, in bytes. A guest whose memory.grow would
+	// take the total past it is refused, as at its own MemoryMiB, and
+	// fails with FailureMemoryLimit if it then exits or traps; an instance
+	// whose initial memory does not fit fails at start. 0 means three
+	// quarters of the memory the process may use (the least of its
+	// cgroup's limit and the machine's memory); negative, no bound.
+	GuestMemory int64
+	// GuestMemoryPerAccount bounds, in the same way, the linear memory
+	// that the instances of the functions loaded with one
+	// FunctionConfig.Account hold at once, in bytes, so that one tenant's
+	// functions cannot take the whole of GuestMemory. 0 means no bound
+	// per account. Idle reactor instances hold theirs too.
+	GuestMemoryPerAccount int64
 }
 
 // Runtime hosts WebAssembly functions: wazero runtimes and compilation
@@ -98,11 +112,16 @@ type Runtime struct {
 
 	// long are the long slots (see instance.yield).
 	long *longSlots
+	// guestMemory is Config.GuestMemory's budget; perAccount the limit of
+	// each budget in accounts (Config.GuestMemoryPerAccount).
+	guestMemory memoryBudget
+	perAccount  int64
 
 	mu        sync.Mutex
 	closed    bool
 	compiled  map[moduleKey]*compiledModule
 	functions map[*Function]struct{}
+	accounts  map[string]*memoryBudget
 }
 
 // engine is one wazero runtime with its cache and WASI host module.
@@ -201,18 +220,25 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		_ = long.close()
 		return nil, err
 	}
+	guestMemory := cfg.GuestMemory
+	if guestMemory == 0 {
+		guestMemory = defaultGuestMemory()
+	}
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	return &Runtime{
-		base:       base,
-		cancelBase: cancel,
-		fuel:       fuel,
-		ctx:        ctxEngine,
-		log:        cfg.Logger,
-		network:    network,
-		host:       host,
-		compiled:   map[moduleKey]*compiledModule{},
-		functions:  map[*Function]struct{}{},
-		long:       long,
+		guestMemory: memoryBudget{limit: guestMemory, whose: "this runtime's instances"},
+		perAccount:  cfg.GuestMemoryPerAccount,
+		accounts:    map[string]*memoryBudget{},
+		base:        base,
+		cancelBase:  cancel,
+		fuel:        fuel,
+		ctx:         ctxEngine,
+		log:         cfg.Logger,
+		network:     network,
+		host:        host,
+		compiled:    map[moduleKey]*compiledModule{},
+		functions:   map[*Function]struct{}{},
+		long:        long,
 	}, nil
 }
 

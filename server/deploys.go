@@ -119,6 +119,9 @@ func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) er
 	if err != nil {
 		return err
 	}
+	if err := a.s.checkGuestMemory(cfg.MemoryMiB); err != nil {
+		return err
+	}
 	module, err := readBody(w, r, "application/wasm", maxModuleBytes, false)
 	if err != nil {
 		return err

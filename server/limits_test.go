@@ -94,6 +94,28 @@ func TestTopicsLimit(t *testing.T) {
 	e.do(tok, "POST", v+"/topics", `{"name":"t2"}`).expect(201)
 }
 
+// A deploy whose memory_mb the guest memory budgets would never let an
+// instance reach is refused, naming the flag and the most it may give.
+func TestDeployMemoryWithinGuestBudgets(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, func(c *Config) { c.GuestMemory, c.GuestMemoryPerAccount = 96<<20, 64<<20 })
+	acct, tok := e.admin("")
+	trap := wasmbuild.Handwritten("trap")
+	msg := e.deploy(tok, acct, "f", "?memory_mb=65", trap).expectError(400, "invalid_argument")
+	if want := "memory_mb 65 is over the 64 MiB one account's functions may hold at once on this server (sluice serve --guest-memory-mb-per-account): give at most 64"; msg != want {
+		t.Fatalf("deploy over the account's budget: %q, want %q", msg, want)
+	}
+	e.deploy(tok, acct, "f", "?memory_mb=64", trap).expect(201)
+
+	e = newEnvWith(t, func(c *Config) { c.GuestMemory = 48 << 20 })
+	acct, tok = e.admin("")
+	msg = e.deploy(tok, acct, "f", "?memory_mb=49", trap).expectError(400, "invalid_argument")
+	if want := "memory_mb 49 is over the 48 MiB all functions may hold at once on this server (sluice serve --guest-memory-mb): give at most 48"; msg != want {
+		t.Fatalf("deploy over the server's budget: %q, want %q", msg, want)
+	}
+	e.deploy(tok, acct, "f", "?memory_mb=48", trap).expect(201)
+}
+
 // TestDeploysAtOnceAreBounded: an account has at most maxAccountDeploys
 // deploys compiling at once across the processes serving the database
 // (429 beyond); another account is not held back, and a finished deploy

@@ -58,6 +58,12 @@ type Config struct {
 	// NAT64 translation prefixes, through which functions' connections are
 	// checked as the IPv4 addresses inside.
 	NAT64Prefixes []netip.Prefix
+	// GuestMemory and GuestMemoryPerAccount are runtime.Config's: the
+	// bytes of linear memory all functions' instances, and one account's,
+	// may hold at once (GuestMemory 0: three quarters of the process's
+	// memory, negative: no bound; GuestMemoryPerAccount 0: no bound). A
+	// deploy through the API whose memory_mb is over either is refused.
+	GuestMemory, GuestMemoryPerAccount int64
 	// ShutdownGrace is how long Stop lets running batches finish before
 	// releasing their leases (default 30s).
 	ShutdownGrace time.Duration
@@ -208,7 +214,8 @@ func (s *Server) open(ctx context.Context) error {
 	}
 	if s.runtime, err = runtime.New(ctx, runtime.Config{CompilationCacheDir: cfg.CacheDir, Logger: s.log,
 		LongGuestCgroup: cfg.LongGuestCgroup, DenyPrivateOutbound: cfg.DenyPrivateOutbound,
-		PrivateOutboundNetworks: cfg.PrivateOutboundNetworks, NAT64Prefixes: cfg.NAT64Prefixes}); err != nil {
+		PrivateOutboundNetworks: cfg.PrivateOutboundNetworks, NAT64Prefixes: cfg.NAT64Prefixes,
+		GuestMemory: cfg.GuestMemory, GuestMemoryPerAccount: cfg.GuestMemoryPerAccount}); err != nil {
 		return err
 	}
 	if s.registry, err = functions.NewRegistry(s.pool, cfg.Schema, s.validateModule); err != nil {
@@ -272,6 +279,19 @@ func (s *Server) Registry() *functions.Registry { return s.registry }
 // Triggers is the server's trigger store, for manifest applies.
 func (s *Server) Triggers() *triggers.Store { return s.triggers }
 
+// checkGuestMemory refuses a deploy's memory_mb that the runtime's
+// memory budgets would never let an instance reach.
+func (s *Server) checkGuestMemory(memoryMiB int) error {
+	all, perAccount := s.runtime.GuestMemory()
+	if perAccount > 0 && int64(memoryMiB) > perAccount>>20 {
+		return badRequest("memory_mb %d is over the %d MiB one account's functions may hold at once on this server (sluice serve --guest-memory-mb-per-account): give at most %d", memoryMiB, perAccount>>20, perAccount>>20)
+	}
+	if all > 0 && int64(memoryMiB) > all>>20 {
+		return badRequest("memory_mb %d is over the %d MiB all functions may hold at once on this server (sluice serve --guest-memory-mb): give at most %d", memoryMiB, all>>20, all>>20)
+	}
+	return nil
+}
+
 // validateModule is the registry's deploy-time check (runtime.Check).
 func (s *Server) validateModule(ctx context.Context, module []byte, cfg functions.Config) error {
 	return s.runtime.Check(ctx, module, cfg.MemoryMiB)
@@ -289,6 +309,9 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.engine.Start(ctx); err != nil {
 		return err
 	}
+	all, perAccount := s.runtime.GuestMemory()
+	s.log.Info().Int64("guest_memory_mb", all>>20).Int64("guest_memory_mb_per_account", perAccount>>20).
+		Msg("functions' linear memory bounded (0: no bound)")
 	if s.cfg.HTTPAddr != "" {
 		ln, err := net.Listen("tcp", s.cfg.HTTPAddr)
 		if err != nil {

@@ -63,6 +63,18 @@ func TestPrivateOutboundNetworksFlag(t *testing.T) {
 	})
 }
 
+// The guest memory bounds are given in MiB and passed on in bytes; the
+// per-account bound defaults to 4096 MiB.
+func TestGuestMemoryFlags(t *testing.T) {
+	testFlagCases(t, "", func(c server.Config) any { return [2]int64{c.GuestMemory >> 20, c.GuestMemoryPerAccount >> 20} }, []flagCase{
+		{command: "serve", want: "[0 4096]"},
+		{command: "dev", args: []string{"--guest-memory-mb", "8192", "--guest-memory-mb-per-account", "512"}, want: "[8192 512]"},
+		{command: "serve", args: []string{"--guest-memory-mb", "-1", "--guest-memory-mb-per-account", "0"}, want: "[-1 0]"},
+		{command: "serve", args: []string{"--guest-memory-mb-per-account", "-5"}, err: "--guest-memory-mb-per-account -5: give a number of MiB up to 1099511627776 (0: no bound)"},
+		{command: "serve", args: []string{"--guest-memory-mb", "1099511627777"}, err: "--guest-memory-mb 1099511627777: give at most 1099511627776 MiB (negative: no bound)"},
+	})
+}
+
 // flagCase is a command line of `sluice serve` or `sluice dev` (serve
 // when command is empty) with an environment variable's value (env, when
 // set), and the configuration value it gives (want, printed with

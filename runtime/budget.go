@@ -1,0 +1,163 @@
+package runtime
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// memoryBudget bounds the linear memory that a set of instances hold
+// together: every instance of the runtime (Config.GuestMemory), or every
+// instance of one account's functions (Config.GuestMemoryPerAccount).
+// An instance reserves each growth of its memory before it takes it and
+// gives the whole back when it is freed.
+type memoryBudget struct {
+	limit int64 // bytes; 0 or less: no bound (used is still counted)
+	used  atomic.Int64
+	// whose names the instances in a failure: "its account's instances",
+	// "this runtime's instances".
+	whose string
+}
+
+// reserve takes n bytes from the budget, or reports that they would take
+// it past its limit and takes nothing.
+func (b *memoryBudget) reserve(n int64) bool {
+	for {
+		used := b.used.Load()
+		if b.limit > 0 && used+n > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(used, used+n) {
+			return true
+		}
+	}
+}
+
+// release gives back n bytes reserved (or forced) before.
+func (b *memoryBudget) release(n int64) { b.used.Add(-n) }
+
+// refusal says what a guest refused memory by b ran into.
+func (b *memoryBudget) refusal() string {
+	return fmt.Sprintf("module was refused memory past the %d MiB that %s may hold together", b.limit>>20, b.whose)
+}
+
+// budgets are the budgets one instance's memory counts against, outermost
+// last.
+type budgets []*memoryBudget
+
+// reserve takes n bytes from every budget, or none of them and returns
+// the first that refused.
+func (bs budgets) reserve(n int64) (refused *memoryBudget) {
+	for i, b := range bs {
+		if !b.reserve(n) {
+			for _, r := range bs[:i] {
+				r.release(n)
+			}
+			return b
+		}
+	}
+	return nil
+}
+
+// force counts n bytes in every budget, over its limit or not (an
+// instance's initial memory, which wazero gives no way to refuse).
+func (bs budgets) force(n int64) {
+	for _, b := range bs {
+		b.used.Add(n)
+	}
+}
+
+func (bs budgets) release(n int64) {
+	for _, b := range bs {
+		b.release(n)
+	}
+}
+
+// GuestMemory returns the bounds in force on the linear memory of every
+// instance of the runtime and of one account's instances, in bytes (0: no
+// bound), Config's defaults applied. A function whose MemoryMiB is over
+// either would be refused memory before its own limit.
+func (r *Runtime) GuestMemory() (all, perAccount int64) {
+	return max(r.guestMemory.limit, 0), max(r.perAccount, 0)
+}
+
+// accountBudget returns the budget of account's instances, nil for the
+// empty account (functions loaded without one) or when Config set no
+// bound per account.
+func (r *Runtime) accountBudget(account string) *memoryBudget {
+	if account == "" || r.perAccount <= 0 {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b := r.accounts[account]
+	if b == nil {
+		b = &memoryBudget{limit: r.perAccount, whose: "its account's instances"}
+		r.accounts[account] = b
+	}
+	return b
+}
+
+// instanceBudgets returns the budgets the instances of a function of
+// account count against.
+func (r *Runtime) instanceBudgets(account string) budgets {
+	if b := r.accountBudget(account); b != nil {
+		return budgets{b, &r.guestMemory}
+	}
+	return budgets{&r.guestMemory}
+}
+
+// defaultGuestMemory is Config.GuestMemory's default: three quarters of
+// the memory the process may use, the least of its cgroup's limit and
+// the machine's memory; 0 (no bound) where neither can be read.
+func defaultGuestMemory() int64 {
+	var least int64
+	for _, n := range []int64{cgroupMemoryLimit(), machineMemory()} {
+		if n > 0 && (least == 0 || n < least) {
+			least = n
+		}
+	}
+	return least / 4 * 3
+}
+
+// cgroupMemoryLimit reads the memory limit of the process's cgroup (v2's
+// memory.max, or v1's memory.limit_in_bytes, at their usual mounts); 0
+// when there is none or it cannot be read.
+func cgroupMemoryLimit() int64 {
+	for _, path := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
+		if err != nil || n <= 0 || n >= 1<<62 { // "max", or v1's "unlimited"
+			return 0
+		}
+		return n
+	}
+	return 0
+}
+
+// machineMemory reads MemTotal from /proc/meminfo; 0 when it cannot.
+func machineMemory() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
