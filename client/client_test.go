@@ -456,19 +456,20 @@ func TestPagingAndRedriveSequences(t *testing.T) {
 		bodies[i] = map[string]int{"n": i}
 	}
 	sent := append(must[[]int64](t)(c.MQ.SendBatch(ctx, "pages", bodies)), must[[]int64](t)(c.MQ.SendBatch(ctx, "pages", bodies[:5]))...)
-	first := must[[]client.Message](t)(c.MQ.Peek(ctx, "pages", 10))
-	rest := must[[]client.Message](t)(c.MQ.Peek(ctx, "pages", 10, client.PageOptions{After: first[9].Sequence}))
-	if len(first) != 10 || len(rest) != 5 || rest[0].Sequence != sent[10] || rest[4].Sequence != sent[14] {
-		t.Fatalf("pages of %d and %d messages", len(first), len(rest))
+	first := must[client.MessagePage](t)(c.MQ.PeekPage(ctx, "pages", 10))
+	rest := must[client.MessagePage](t)(c.MQ.PeekPage(ctx, "pages", 10, client.PageOptions{After: first.Next}))
+	if len(first.Messages) != 10 || first.Next != sent[9] || len(rest.Messages) != 5 || rest.Next != 0 ||
+		rest.Messages[0].Sequence != sent[10] || rest.Messages[4].Sequence != sent[14] {
+		t.Fatalf("pages of %d messages (next %d) and %d (next %d)", len(first.Messages), first.Next, len(rest.Messages), rest.Next)
 	}
 	must[[]client.Message](t)(c.MQ.Receive(ctx, "pages", client.ReceiveOptions{MaxMessages: 10, VisibilityTimeoutSeconds: 1}))
 	must[[]client.Message](t)(c.MQ.Receive(ctx, "pages", client.ReceiveOptions{MaxMessages: 10, VisibilityTimeoutSeconds: 1}))
 	eventually(t, "15 dead letters", func() bool {
 		return len(must[[]client.DeadLetter](t)(c.MQ.ReceiveDLQ(ctx, "pages", 100))) == 15
 	})
-	dead := must[[]client.DeadLetter](t)(c.MQ.ReceiveDLQ(ctx, "pages", 10, client.PageOptions{After: sent[9]}))
-	if len(dead) != 5 || dead[0].Sequence != sent[10] {
-		t.Fatalf("second DLQ page: %d dead letters", len(dead))
+	dead := must[client.DeadLetterPage](t)(c.MQ.ReceiveDLQPage(ctx, "pages", 10, client.PageOptions{After: sent[9]}))
+	if len(dead.Messages) != 5 || dead.Messages[0].Sequence != sent[10] || dead.Next != 0 {
+		t.Fatalf("second DLQ page: %d dead letters, next %d", len(dead.Messages), dead.Next)
 	}
 	if n := must[int64](t)(c.MQ.RedriveSequences(ctx, "pages", []int64{sent[2], sent[12]})); n != 2 {
 		t.Errorf("redrive 2 sequences: %d", n)

@@ -361,10 +361,19 @@ func (s *MQService) Purge(ctx context.Context, queue string) (int64, error) {
 // PageOptions page through a peek or DLQ read.
 type PageOptions struct {
 	// After returns only messages whose sequence is above it (0: from the
-	// start). Pass the last sequence of a page to get the next; a page
-	// shorter than asked is the last.
+	// start). Pass a page's Next (PeekPage, ReceiveDLQPage) to get the
+	// next page.
 	After int64
 }
+
+// MessagePage is a page of a peek: its messages and, while more may
+// follow, Next, the After of the next page (0 on the last page). A page
+// holds fewer than asked when its bodies and headers reach 8 MiB, so go
+// by Next rather than by the page's length.
+type MessagePage = wire.MessageList
+
+// DeadLetterPage is a page of a DLQ read, as MessagePage.
+type DeadLetterPage = wire.DeadLetterList
 
 // pageQuery checks a max_messages of a peek or DLQ read (0: the server's
 // default of 10) and the page's after.
@@ -387,30 +396,45 @@ func pageQuery(max int, opts []PageOptions) (url.Values, error) {
 
 // Peek returns up to max ready messages of queue without claiming them (1
 // to 100; 0 means 10), in sequence order, from the start or after
-// opts.After. Peeked messages carry no receipt.
+// opts.After. Peeked messages carry no receipt. To page through a queue,
+// use PeekPage.
 func (s *MQService) Peek(ctx context.Context, queue string, max int, opts ...PageOptions) ([]Message, error) {
-	if err := checkName("queue", queue); err != nil {
-		return nil, err
-	}
-	q, err := pageQuery(max, opts)
-	if err != nil {
-		return nil, err
-	}
-	return listOf[Message](ctx, s.c, request{method: http.MethodGet, path: s.c.queuePath(queue, "messages"), query: q}, "messages")
+	p, err := s.PeekPage(ctx, queue, max, opts...)
+	return p.Messages, err
+}
+
+// PeekPage is Peek with the page's Next: pass it as the next call's
+// PageOptions.After for as long as it is not 0.
+func (s *MQService) PeekPage(ctx context.Context, queue string, max int, opts ...PageOptions) (MessagePage, error) {
+	return page[MessagePage](ctx, s, queue, "messages", max, opts)
 }
 
 // ReceiveDLQ returns up to max dead letters of queue (1 to 100; 0 means
 // 10) in sequence order, from the start or after opts.After. They stay in
-// the DLQ until deleted or redriven.
+// the DLQ until deleted or redriven. To page through a DLQ, use
+// ReceiveDLQPage.
 func (s *MQService) ReceiveDLQ(ctx context.Context, queue string, max int, opts ...PageOptions) ([]DeadLetter, error) {
+	p, err := s.ReceiveDLQPage(ctx, queue, max, opts...)
+	return p.Messages, err
+}
+
+// ReceiveDLQPage is ReceiveDLQ with the page's Next, as PeekPage.
+func (s *MQService) ReceiveDLQPage(ctx context.Context, queue string, max int, opts ...PageOptions) (DeadLetterPage, error) {
+	return page[DeadLetterPage](ctx, s, queue, "dlq", max, opts)
+}
+
+// page reads a page of a peek (resource "messages") or DLQ read ("dlq").
+func page[P MessagePage | DeadLetterPage](ctx context.Context, s *MQService, queue, resource string, max int, opts []PageOptions) (P, error) {
+	var out P
 	if err := checkName("queue", queue); err != nil {
-		return nil, err
+		return out, err
 	}
 	q, err := pageQuery(max, opts)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return listOf[DeadLetter](ctx, s.c, request{method: http.MethodGet, path: s.c.queuePath(queue, "dlq"), query: q}, "messages")
+	err = s.c.do(ctx, request{method: http.MethodGet, path: s.c.queuePath(queue, resource), query: q}, &out)
+	return out, err
 }
 
 // DeleteDLQ deletes dead letter sequence of queue.

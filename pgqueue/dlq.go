@@ -28,29 +28,37 @@ type DeadLetter struct {
 // ReceiveDLQ returns up to max dead letters of a queue, oldest failure
 // first. It does not hide them: settle them with DeleteDLQ or Redrive.
 func (c *Client) ReceiveDLQ(ctx context.Context, account, queue string, max int) ([]DeadLetter, error) {
-	return c.receiveDLQ(ctx, queue, "receive_dlq", account, queue, max)
+	return c.receiveDLQ(ctx, queue, "receive_dlq", nil, account, queue, max)
 }
 
 // ReceiveDLQAfter returns up to max (1 to 1000) dead letters of a queue
-// whose sequence is above after, in sequence order: page through a DLQ by
-// passing the last sequence of one page as after for the next.
-func (c *Client) ReceiveDLQAfter(ctx context.Context, account, queue string, after int64, max int) ([]DeadLetter, error) {
-	return c.receiveDLQ(ctx, queue, "receive_dlq_after", account, queue, after, max)
+// whose sequence is above after, in sequence order, holding past the
+// first at most MaxPageBytes: page through a DLQ by passing the last
+// sequence of one page as after for the next, for as long as more is set
+// (as PeekAfter).
+func (c *Client) ReceiveDLQAfter(ctx context.Context, account, queue string, after int64, max int) (ds []DeadLetter, more bool, err error) {
+	var cut bool
+	ds, err = c.receiveDLQ(ctx, queue, "receive_dlq_after", []any{&cut}, account, queue, after, max, MaxPageBytes)
+	return ds, cut || len(ds) == max, err
 }
 
-func (c *Client) receiveDLQ(ctx context.Context, queue, query string, args ...any) ([]DeadLetter, error) {
+// receiveDLQ reads the dead letters query returns; extra takes the
+// columns past a dead letter's.
+func (c *Client) receiveDLQ(ctx context.Context, queue, query string, extra []any, args ...any) ([]DeadLetter, error) {
 	rows, err := c.pool.Query(ctx, c.q.get(query), args...)
 	if err != nil {
 		return nil, convertError("receive dlq of queue "+quote(queue), err)
 	}
 	defer rows.Close()
 	var out []DeadLetter
+	var d DeadLetter
+	var count int32
+	var lastErr, group *string
+	// As in scanMessages: the JSON as it is, not through encoding/json.
+	dest := append([]any{&d.Sequence, (*[]byte)(&d.Body), (*[]byte)(&d.Headers), &count, &d.CreatedAt, &d.FailedAt, &d.Reason, &lastErr, &group}, extra...)
 	for rows.Next() {
-		var d DeadLetter
-		var count int32
-		var lastErr, group *string
-		// As in scanMessages: the JSON as it is, not through encoding/json.
-		if err := rows.Scan(&d.Sequence, (*[]byte)(&d.Body), (*[]byte)(&d.Headers), &count, &d.CreatedAt, &d.FailedAt, &d.Reason, &lastErr, &group); err != nil {
+		d, lastErr, group = DeadLetter{}, nil, nil
+		if err := rows.Scan(dest...); err != nil {
 			return nil, convertError("receive dlq of queue "+quote(queue), err)
 		}
 		d.ReceiveCount = int(count)

@@ -437,7 +437,7 @@ func (c *Client) receiveDelete(ctx context.Context, account, queue string, max i
 // to 1,000 messages mostly gets a few (a trigger's claim on a queue
 // receiving one message at a time), and 1,000 Messages of room is 144 KiB
 // per call for the garbage collector.
-func scanMessages(rows pgx.Rows, capacity int) ([]Message, error) {
+func scanMessages(rows pgx.Rows, capacity int, extra ...any) ([]Message, error) {
 	defer rows.Close()
 	msgs := make([]Message, 0, max(0, min(capacity, initialRows)))
 	// The scan targets escape (Scan takes them as interfaces): declared
@@ -446,12 +446,14 @@ func scanMessages(rows pgx.Rows, capacity int) ([]Message, error) {
 	var receipt pgtype.UUID
 	var count int32
 	var group pgtype.Text
+	// Body and Headers as []byte: pgx copies a jsonb value into a *[]byte
+	// as it is, where a *json.RawMessage (a json.Unmarshaler) goes through
+	// encoding/json, which scans it again. extra takes the columns past
+	// the message's (the same for every row).
+	dest := append([]any{&m.Sequence, (*[]byte)(&m.Body), (*[]byte)(&m.Headers), &count, &m.CreatedAt, &m.VisibleAt, &receipt, &group}, extra...)
 	for rows.Next() {
 		m, receipt, group = Message{}, pgtype.UUID{}, pgtype.Text{}
-		// Body and Headers as []byte: pgx copies a jsonb value into a
-		// *[]byte as it is, where a *json.RawMessage (a json.Unmarshaler)
-		// goes through encoding/json, which scans it again.
-		if err := rows.Scan(&m.Sequence, (*[]byte)(&m.Body), (*[]byte)(&m.Headers), &count, &m.CreatedAt, &m.VisibleAt, &receipt, &group); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		m.Group = group.String
@@ -695,12 +697,27 @@ func (c *Client) Peek(ctx context.Context, account, queue string, max int) ([]Me
 }
 
 // PeekAfter returns up to max (1 to 1000) of the messages Peek would show
-// whose sequence is above after, in sequence order. Page through a queue
-// by passing the last sequence of one page as after for the next; a page
-// shorter than max is the last.
-func (c *Client) PeekAfter(ctx context.Context, account, queue string, after int64, max int) ([]Message, error) {
-	return c.peek(ctx, max, queue, "peek_after", account, queue, after, max)
+// whose sequence is above after, in sequence order, holding past the
+// first at most MaxPageBytes. Page through a queue by passing the last
+// sequence of one page as after for the next, for as long as more is
+// set: the page is full, or its bytes left messages out (a page without
+// more is the last).
+func (c *Client) PeekAfter(ctx context.Context, account, queue string, after int64, max int) (msgs []Message, more bool, err error) {
+	rows, err := c.pool.Query(ctx, c.q.get("peek_after"), account, queue, after, max, MaxPageBytes)
+	if err == nil {
+		var cut bool
+		msgs, err = scanMessages(rows, min(max, 100), &cut)
+		more = cut || len(msgs) == max
+	}
+	return msgs, more, convertError("peek queue "+quote(queue), err)
 }
+
+// MaxPageBytes is the most bytes of bodies and headers (and of dead
+// letters' last errors) that a page of PeekAfter or ReceiveDLQAfter holds
+// past its first message, which it holds whatever its size: with
+// messages of 1 MiB, a page holds 8 of them. It bounds what a page costs
+// the database's client to hold and send.
+const MaxPageBytes = 8 << 20
 
 func (c *Client) peek(ctx context.Context, max int, queue, query string, args ...any) ([]Message, error) {
 	rows, err := c.pool.Query(ctx, c.q.get(query), args...)

@@ -1,8 +1,10 @@
 package pgqueue_test
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/pgqueue"
@@ -26,22 +28,26 @@ func (e *env) sendN(queue string, n int) []int64 {
 	return all
 }
 
-// pages reads pages of size max with page until a short one and returns
-// every sequence seen, checking each page is in order.
-func pages(t *testing.T, max int, page func(after int64) ([]int64, error)) []int64 {
+// pages reads pages of size max with page for as long as one says more
+// follow and returns every sequence seen, checking each page is in order
+// and that only a full page without more is short.
+func pages(t *testing.T, max int, page func(after int64) ([]int64, bool, error)) []int64 {
 	t.Helper()
 	var all []int64
 	after := int64(0)
 	for {
-		got, err := page(after)
+		got, more, err := page(after)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !slices.IsSorted(got) || len(got) > max || len(got) > 0 && got[0] <= after {
 			t.Fatalf("page after %d: %v", after, got)
 		}
+		if len(got) == max && !more {
+			t.Fatalf("full page after %d without more", after)
+		}
 		all = append(all, got...)
-		if len(got) < max {
+		if !more {
 			return all
 		}
 		after = got[len(got)-1]
@@ -56,30 +62,30 @@ func TestPeekAfterPages(t *testing.T) {
 	// A received message is not ready, so no page shows it.
 	got := e.receive("q", pgqueue.ReceiveOptions{Max: 1})
 	want := slices.DeleteFunc(slices.Clone(sent), func(s int64) bool { return s == got[0].Sequence })
-	seen := pages(t, 100, func(after int64) ([]int64, error) {
-		ms, err := e.c.PeekAfter(e.ctx, acct, "q", after, 100)
+	seen := pages(t, 100, func(after int64) ([]int64, bool, error) {
+		ms, more, err := e.c.PeekAfter(e.ctx, acct, "q", after, 100)
 		for _, m := range ms {
 			if !m.Receipt.IsZero() {
 				t.Fatalf("peeked message %d has a receipt", m.Sequence)
 			}
 		}
-		return seqs(ms), err
+		return seqs(ms), more, err
 	})
 	if !slices.Equal(seen, want) {
 		t.Fatalf("paged %d messages, want %d: %v", len(seen), len(want), seen)
 	}
-	if ms, err := e.c.PeekAfter(e.ctx, acct, "q", sent[len(sent)-1], 10); err != nil || len(ms) != 0 {
-		t.Fatalf("after the last: %v %v", ms, err)
+	if ms, more, err := e.c.PeekAfter(e.ctx, acct, "q", sent[len(sent)-1], 10); err != nil || len(ms) != 0 || more {
+		t.Fatalf("after the last: %v, more %v, %v", ms, more, err)
 	}
 	for _, bad := range []struct {
 		after int64
 		max   int
 	}{{-1, 10}, {0, 0}, {0, 1001}} {
-		if _, err := e.c.PeekAfter(e.ctx, acct, "q", bad.after, bad.max); !errors.Is(err, pgqueue.ErrInvalidArgument) {
+		if _, _, err := e.c.PeekAfter(e.ctx, acct, "q", bad.after, bad.max); !errors.Is(err, pgqueue.ErrInvalidArgument) {
 			t.Errorf("PeekAfter(%d, %d): %v, want ErrInvalidArgument", bad.after, bad.max, err)
 		}
 	}
-	if _, err := e.c.PeekAfter(e.ctx, acct, "nope", 0, 10); !errors.Is(err, pgqueue.ErrQueueNotFound) {
+	if _, _, err := e.c.PeekAfter(e.ctx, acct, "nope", 0, 10); !errors.Is(err, pgqueue.ErrQueueNotFound) {
 		t.Errorf("unknown queue: %v", err)
 	}
 }
@@ -106,13 +112,13 @@ func TestDLQPagesAndRedriveSequences(t *testing.T) {
 	slices.Reverse(rev)
 	e.fail("q", rev[:100])
 	e.fail("q", rev[100:])
-	dlqPage := func(after int64) ([]int64, error) {
-		ds, err := e.c.ReceiveDLQAfter(e.ctx, acct, "q", after, 100)
+	dlqPage := func(after int64) ([]int64, bool, error) {
+		ds, more, err := e.c.ReceiveDLQAfter(e.ctx, acct, "q", after, 100)
 		out := make([]int64, len(ds))
 		for i, d := range ds {
 			out[i] = d.Sequence
 		}
-		return out, err
+		return out, more, err
 	}
 	if seen := pages(t, 100, dlqPage); !slices.Equal(seen, sent) {
 		t.Fatalf("paged %d dead letters, want %d", len(seen), len(sent))
@@ -127,7 +133,7 @@ func TestDLQPagesAndRedriveSequences(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("redrive: %d %v, want 2", n, err)
 	}
-	ready, err := e.c.PeekAfter(e.ctx, acct, "q", 0, 10)
+	ready, _, err := e.c.PeekAfter(e.ctx, acct, "q", 0, 10)
 	if err != nil || !slices.Equal(seqs(ready), []int64{sent[3], sent[5], sent[7]}) {
 		t.Fatalf("ready after redrive: %v %v", seqs(ready), err)
 	}
@@ -139,7 +145,56 @@ func TestDLQPagesAndRedriveSequences(t *testing.T) {
 			t.Errorf("redrive %d sequences: %v, want ErrInvalidArgument", len(bad), err)
 		}
 	}
-	if _, err := e.c.ReceiveDLQAfter(e.ctx, acct, "q", -1, 10); !errors.Is(err, pgqueue.ErrInvalidArgument) {
+	if _, _, err := e.c.ReceiveDLQAfter(e.ctx, acct, "q", -1, 10); !errors.Is(err, pgqueue.ErrInvalidArgument) {
 		t.Errorf("negative after: %v", err)
+	}
+}
+
+// A page holds at most MaxPageBytes past its first message: pages of
+// large messages are cut short, say that more follow, and together hold
+// every message once.
+func TestPagesAreCutByBytes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{MaxMessageBytes: 1 << 20})
+	const size = 600 << 10
+	big := json.RawMessage(`"` + strings.Repeat("x", size-2) + `"`)
+	var sent []int64
+	for range 20 {
+		s, err := e.c.SendBatch(e.ctx, acct, "q", []pgqueue.NewMessage{{Body: big}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, s...)
+	}
+	perPage := pgqueue.MaxPageBytes / size
+	first, more, err := e.c.PeekAfter(e.ctx, acct, "q", 0, 100)
+	if err != nil || len(first) != perPage || !more {
+		t.Fatalf("first page of 600 KiB messages: %d messages, more %v, %v; want %d (%d bytes) and more", len(first), more, err, perPage, pgqueue.MaxPageBytes)
+	}
+	peekPage := func(after int64) ([]int64, bool, error) {
+		ms, more, err := e.c.PeekAfter(e.ctx, acct, "q", after, 100)
+		if len(ms) > perPage {
+			t.Fatalf("page after %d holds %d messages of 600 KiB", after, len(ms))
+		}
+		return seqs(ms), more, err
+	}
+	if seen := pages(t, 100, peekPage); !slices.Equal(seen, sent) {
+		t.Fatalf("paged %v, want %v", seen, sent)
+	}
+	e.fail("q", sent)
+	dlqPage := func(after int64) ([]int64, bool, error) {
+		ds, more, err := e.c.ReceiveDLQAfter(e.ctx, acct, "q", after, 100)
+		if len(ds) > perPage {
+			t.Fatalf("DLQ page after %d holds %d dead letters of 600 KiB", after, len(ds))
+		}
+		out := make([]int64, len(ds))
+		for i, d := range ds {
+			out[i] = d.Sequence
+		}
+		return out, more, err
+	}
+	if seen := pages(t, 100, dlqPage); !slices.Equal(seen, sent) {
+		t.Fatalf("paged the DLQ %v, want %v", seen, sent)
 	}
 }

@@ -106,8 +106,18 @@ SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt, 
   FROM {{schema}}.account_peek($1, $2, $3)
 
 -- name: peek_after
-SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt, group_key
-  FROM {{schema}}.account_peek_after($1, $2, $3, $4)
+-- A page of at most $4 messages holding at most $5 bytes of bodies and
+-- headers past its first; cut says that the bytes left some out. Only the
+-- rows kept leave the database.
+SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt, group_key,
+       found > count(*) OVER () AS cut
+  FROM (SELECT p.*, count(*) OVER () AS found,
+               row_number() OVER w AS n,
+               sum(octet_length(p.body::text) + coalesce(octet_length(p.headers::text), 0)) OVER w AS bytes
+          FROM {{schema}}.account_peek_after($1, $2, $3, $4) p
+        WINDOW w AS (ORDER BY p.sequence)) page
+ WHERE n = 1 OR bytes <= $5
+ ORDER BY sequence
 
 -- name: purge
 SELECT {{schema}}.account_purge($1, $2)
@@ -117,8 +127,17 @@ SELECT sequence, body, headers, receive_count, created_at, failed_at, reason, la
   FROM {{schema}}.account_receive_dlq($1, $2, $3)
 
 -- name: receive_dlq_after
-SELECT sequence, body, headers, receive_count, created_at, failed_at, reason, last_error, group_key
-  FROM {{schema}}.account_receive_dlq_after($1, $2, $3, $4)
+-- As peek_after, the dead letters' last errors counted too.
+SELECT sequence, body, headers, receive_count, created_at, failed_at, reason, last_error, group_key,
+       found > count(*) OVER () AS cut
+  FROM (SELECT d.*, count(*) OVER () AS found,
+               row_number() OVER w AS n,
+               sum(octet_length(d.body::text) + coalesce(octet_length(d.headers::text), 0)
+                   + coalesce(octet_length(d.last_error), 0)) OVER w AS bytes
+          FROM {{schema}}.account_receive_dlq_after($1, $2, $3, $4) d
+        WINDOW w AS (ORDER BY d.sequence)) page
+ WHERE n = 1 OR bytes <= $5
+ ORDER BY sequence
 
 -- name: delete_dlq
 SELECT {{schema}}.account_delete_dlq($1, $2, $3)

@@ -324,11 +324,15 @@ func (a *api) peek(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	ms, err := a.s.queue.PeekAfter(r.Context(), c.account, c.queue, after, max)
+	ms, more, err := a.s.queue.PeekAfter(r.Context(), c.account, c.queue, after, max)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toMessages(ms))
+	list := toMessages(ms)
+	if more {
+		list.Next = ms[len(ms)-1].Sequence
+	}
+	writeJSON(w, http.StatusOK, list)
 	return nil
 }
 
@@ -423,17 +427,20 @@ func (a *api) receiveDLQ(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	ds, err := a.s.queue.ReceiveDLQAfter(r.Context(), c.account, c.queue, after, max)
+	ds, more, err := a.s.queue.ReceiveDLQAfter(r.Context(), c.account, c.queue, after, max)
 	if err != nil {
 		return err
 	}
-	out := make([]wire.DeadLetter, len(ds))
+	list := wire.DeadLetterList{Messages: make([]wire.DeadLetter, len(ds))}
 	for i, d := range ds {
-		out[i] = wire.DeadLetter{Sequence: d.Sequence, Body: rawOrNull(d.Body), Headers: rawOrNull(d.Headers),
+		list.Messages[i] = wire.DeadLetter{Sequence: d.Sequence, Body: rawOrNull(d.Body), Headers: rawOrNull(d.Headers),
 			CreatedAt: d.CreatedAt.UTC(), ReceiveCount: d.ReceiveCount, FailedAt: d.FailedAt.UTC(),
 			Reason: d.Reason, LastError: d.LastError, Group: d.Group}
 	}
-	writeJSON(w, http.StatusOK, wire.DeadLetterList{Messages: out})
+	if more {
+		list.Next = ds[len(ds)-1].Sequence
+	}
+	writeJSON(w, http.StatusOK, list)
 	return nil
 }
 

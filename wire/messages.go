@@ -36,14 +36,19 @@ type DeadLetter struct {
 	Group string `json:"group,omitempty"`
 }
 
-// MessageList answers a receive or a peek.
+// MessageList answers a receive or a peek. A peek's Next, when set, is
+// the after of the next page: more messages may follow (the page is
+// full, or reached the bytes a page holds); a page without it is the last.
 type MessageList struct {
 	Messages []Message `json:"messages"`
+	Next     int64     `json:"next,omitempty"`
 }
 
-// DeadLetterList answers a read of a dead-letter queue.
+// DeadLetterList answers a read of a dead-letter queue; Next as in
+// MessageList.
 type DeadLetterList struct {
 	Messages []DeadLetter `json:"messages"`
+	Next     int64        `json:"next,omitempty"`
 }
 
 // SendResult answers the send of one message (a JSON object body).

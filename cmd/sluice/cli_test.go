@@ -194,7 +194,9 @@ func TestCLIDeadLetters(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		c.json(&dead, "mq", "receive-dlq", "mail")
 	}
-	if out := c.ok("mq", "receive-dlq", "mail", "--max-messages", "1"); !strings.Contains(out, "REASON") || strings.Count(out, "\n") != 2 {
+	// A full page of one says how to ask for the next.
+	if out := c.ok("mq", "receive-dlq", "mail", "--max-messages", "1"); !strings.Contains(out, "REASON") || strings.Count(out, "\n") != 3 ||
+		!strings.Contains(out, "more may follow: sluice mq receive-dlq mail --after "+strconv.FormatInt(dead.Messages[0].Sequence, 10)+"\n") {
 		t.Errorf("receive-dlq table:\n%s", out)
 	}
 	var page struct{ Messages []client.DeadLetter }

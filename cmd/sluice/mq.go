@@ -299,18 +299,39 @@ func strictJSON(b []byte, v any) error {
 
 // messagesOut prints received or peeked messages.
 func messagesOut(f *cliFlags, w io.Writer, queue string, msgs []client.Message) error {
-	return f.output(w, map[string][]client.Message{"messages": msgs}, func(w io.Writer) error {
-		if len(msgs) == 0 {
+	return pageOut(f, w, queue, client.MessagePage{Messages: msgs}, "")
+}
+
+// pageOut prints a page of messages: a received one, or a peeked one
+// (command "peek") whose Next says how to ask for the next page.
+func pageOut(f *cliFlags, w io.Writer, queue string, p client.MessagePage, command string) error {
+	if p.Messages == nil {
+		p.Messages = []client.Message{}
+	}
+	return f.output(w, p, func(w io.Writer) error {
+		if len(p.Messages) == 0 {
 			_, err := fmt.Fprintf(w, "no messages in %s\n", queue)
 			return err
 		}
-		rows := make([][]string, len(msgs))
-		for i, m := range msgs {
+		rows := make([][]string, len(p.Messages))
+		for i, m := range p.Messages {
 			rows[i] = []string{strconv.FormatInt(m.Sequence, 10), strconv.Itoa(m.ReceiveCount), stamp(m.CreatedAt),
 				stamp(m.VisibleAt), orDash(m.Receipt), orDash(m.Group), headersText(m.Headers), string(m.Body)}
 		}
-		return table(w, "SEQ\tRECEIVES\tCREATED\tVISIBLE AT\tRECEIPT\tGROUP\tHEADERS\tBODY", rows)
+		if err := table(w, "SEQ\tRECEIVES\tCREATED\tVISIBLE AT\tRECEIPT\tGROUP\tHEADERS\tBODY", rows); err != nil {
+			return err
+		}
+		return nextPage(w, command, queue, p.Next)
 	})
+}
+
+// nextPage tells how to read the page after this one, if more may follow.
+func nextPage(w io.Writer, command, queue string, next int64) error {
+	if next == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "more may follow: sluice mq %s %s --after %d\n", command, queue, next)
+	return err
 }
 
 // headersText shows a message's headers compactly ("-" when none).
@@ -357,7 +378,7 @@ func startRead(name, what string, args []string, stdout io.Writer) (*cliFlags, s
 	f := newCLIFlags("mq "+name, "QUEUE [--max-messages N] [--after SEQ]")
 	max := f.Int("max-messages", 10, what+" to show at most (1-100)")
 	var page client.PageOptions
-	f.Int64Var(&page.After, "after", 0, "only "+what+" with a sequence above SEQ (the last of the previous page)")
+	f.Int64Var(&page.After, "after", 0, "only "+what+" with a sequence above SEQ (the previous page's last, which it prints while more may follow)")
 	pos, err := f.parse(args, stdout, "QUEUE")
 	if err != nil {
 		return nil, "", 0, page, nil, err
@@ -377,11 +398,11 @@ func mqPeek(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
-	msgs, err := c.MQ.Peek(ctx, queue, max, page)
+	p, err := c.MQ.PeekPage(ctx, queue, max, page)
 	if err != nil {
 		return err
 	}
-	return messagesOut(f, stdout, queue, msgs)
+	return pageOut(f, stdout, queue, p, "peek")
 }
 
 // startSeq parses QUEUE SEQ (delete, visibility, delete-dlq) and returns
@@ -530,11 +551,15 @@ func mqReceiveDLQ(ctx context.Context, args []string, stdout, _ io.Writer) error
 	if err != nil {
 		return err
 	}
-	dead, err := c.MQ.ReceiveDLQ(ctx, queue, max, page)
+	p, err := c.MQ.ReceiveDLQPage(ctx, queue, max, page)
 	if err != nil {
 		return err
 	}
-	return f.output(stdout, map[string][]client.DeadLetter{"messages": dead}, func(w io.Writer) error {
+	dead := p.Messages
+	if dead == nil {
+		p.Messages = []client.DeadLetter{}
+	}
+	return f.output(stdout, p, func(w io.Writer) error {
 		if len(dead) == 0 {
 			_, err := fmt.Fprintf(w, "no dead letters in %s\n", queue)
 			return err
@@ -544,7 +569,10 @@ func mqReceiveDLQ(ctx context.Context, args []string, stdout, _ io.Writer) error
 			rows[i] = []string{strconv.FormatInt(d.Sequence, 10), strconv.Itoa(d.ReceiveCount), stamp(d.FailedAt),
 				orDash(d.Reason), orDash(oneLine(d.LastError, 60)), string(d.Body)}
 		}
-		return table(w, "SEQ\tRECEIVES\tFAILED\tREASON\tLAST ERROR\tBODY", rows)
+		if err := table(w, "SEQ\tRECEIVES\tFAILED\tREASON\tLAST ERROR\tBODY", rows); err != nil {
+			return err
+		}
+		return nextPage(w, "receive-dlq", queue, p.Next)
 	})
 }
 

@@ -227,10 +227,14 @@ function seqPager(prefix, load) {
     el,
     after: () => cursors[cursors.length - 1] || 0,
     reset: () => { cursors.length = 0; },
-    /** update shows the page just loaded: msgs out of at most max. */
-    update(msgs, max) {
+    /**
+     * update shows the page just loaded: msgs, and next, the after of the
+     * next page while more may follow (a page stops short of max_messages
+     * at 8 MiB, so its length does not tell).
+     */
+    update(msgs, next) {
       const page = cursors.length + 1;
-      const last = msgs.length < Number(max);
+      const last = !next;
       if (page === 1 && last) return replace(el); // nothing to page through
       replace(el,
         h("button", { type: "button", class: "secondary", id: prefix + "-start", disabled: page === 1,
@@ -238,7 +242,7 @@ function seqPager(prefix, load) {
         h("span", { class: "muted small", id: prefix + "-page" },
           `Page ${page}` + (msgs.length ? ` · sequences ${msgs[0].sequence}–${msgs[msgs.length - 1].sequence}` : "") + (last ? " · last page" : "")),
         h("button", { type: "button", class: "secondary", id: prefix + "-next", disabled: last,
-          onclick: () => { cursors.push(msgs[msgs.length - 1].sequence); load(); } }, "Next ›"));
+          onclick: () => { cursors.push(next); load(); } }, "Next ›"));
     },
   };
 }
@@ -276,7 +280,7 @@ function messagesTab(root, name, changed, alive) {
       const r = await api.peek(name, max.value, pager.after());
       if (!alive()) return;
       replace(list, messageTable(r.messages));
-      pager.update(r.messages, max.value);
+      pager.update(r.messages, r.next);
     } catch (e) {
       if (alive()) replace(list, errorBox(e));
     }
@@ -390,7 +394,7 @@ function dlqTab(root, name, changed, alive) {
       const r = await api.dlq(name, max.value, pager.after());
       if (!alive()) return;
       replace(list, deadTable(r.messages));
-      pager.update(r.messages, max.value);
+      pager.update(r.messages, r.next);
     } catch (e) {
       if (alive()) replace(list, errorBox(e));
     }

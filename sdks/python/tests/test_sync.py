@@ -303,10 +303,23 @@ def test_peek_pages_by_sequence(client: Sluice, queue: str) -> None:
     page3 = client.mq.peek(queue, max_messages=2, after=page2[-1].sequence)
     assert [m.sequence for m in page1 + page2 + page3] == seqs
     assert len(page3) == 1 and all(m.receipt is None for m in page1)
+    # A page says where the next starts while more may follow.
+    assert page1.next == seqs[1] and page2.next == seqs[3] and page3.next is None
     with pytest.raises(InvalidArgument, match="max_messages"):
         client.mq.peek(queue, max_messages=101)
     with pytest.raises(InvalidArgument, match="after"):
         client.mq.peek(queue, after=-1)
+
+
+def test_peek_pages_stop_short_at_8_mib(client: Sluice, queue: str) -> None:
+    name = queue
+    client.queues.update(name, max_message_bytes=1 << 20)
+    big = "x" * (900 << 10)
+    seqs = [client.mq.send(name, big) for _ in range(10)]
+    page1 = client.mq.peek(name, max_messages=100)
+    assert len(page1) < 10 and page1.next == page1[-1].sequence
+    page2 = client.mq.peek(name, max_messages=100, after=page1.next)
+    assert [m.sequence for m in page1 + page2] == seqs and page2.next is None
 
 
 def test_purge(client: Sluice, queue: str) -> None:

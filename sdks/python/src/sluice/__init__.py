@@ -45,7 +45,7 @@ from ._errors import (
     Unavailable,
     UnsupportedMediaType,
 )
-from ._models import DeadLetter, Message, MinuteStats, Queue, QueueStats, Subscription, Topic
+from ._models import DeadLetter, Message, MinuteStats, Page, Queue, QueueStats, Subscription, Topic
 from ._mq import MQ, AsyncMQ, Body
 from ._queues import AsyncQueues, Queues
 from ._topics import AsyncTopics, Topics
@@ -79,6 +79,7 @@ __all__ = [
     "MethodNotAllowed",
     "MinuteStats",
     "NotFound",
+    "Page",
     "PayloadTooLarge",
     "Queue",
     "QueueExists",

@@ -262,6 +262,24 @@ class Topic(_Record):
         )
 
 
+class Page(List[R]):
+    """A page of a peek or DLQ read: a list of its messages, with
+    ``next``, the ``after`` of the next page while more may follow (the
+    page is full or reached 8 MiB), ``None`` on the last page."""
+
+    next: Optional[int] = None
+
+
+def page_of(cls: Type[R], data: Any) -> "Page[R]":
+    """A peek or DLQ read's response: ``{"messages": [...], "next"?: n}``."""
+    out: Page[R] = Page(list_of(cls, data, "messages"))
+    nxt = data.get("next") if isinstance(data, dict) else None
+    if nxt is not None and (not isinstance(nxt, int) or isinstance(nxt, bool)):
+        raise ValueError("response: next is not an integer")
+    out.next = nxt
+    return out
+
+
 def list_of(cls: Type[R], data: Any, key: str) -> List[R]:
     """A list response: ``{key: [...]}`` (or a bare array); null is []."""
     if isinstance(data, dict):

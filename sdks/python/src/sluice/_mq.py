@@ -18,7 +18,7 @@ from ._base import (
     seconds,
 )
 from ._errors import InvalidArgument
-from ._models import DeadLetter, Message, list_of
+from ._models import DeadLetter, Message, Page, list_of, page_of
 
 if TYPE_CHECKING:
     from ._client import AsyncSluice, Sluice
@@ -143,16 +143,16 @@ class _Calls:
             body["receipt"] = _receipt(receipt)
         return Call("POST", path, nothing, body=body, idempotent=True)
 
-    def peek(self, queue: str, max_messages: Optional[int], after: Optional[int]) -> Call[List[Message]]:
+    def peek(self, queue: str, max_messages: Optional[int], after: Optional[int]) -> Call[Page[Message]]:
         path = self._c.queue_path(queue, "messages")
-        return Call("GET", path, lambda d: list_of(Message, d, "messages"), params=_page(max_messages, after), idempotent=True)
+        return Call("GET", path, lambda d: page_of(Message, d), params=_page(max_messages, after), idempotent=True)
 
     def purge(self, queue: str) -> Call[int]:
         return Call("DELETE", self._c.queue_path(queue, "messages"), expect("purged", int), idempotent=True)
 
-    def receive_dlq(self, queue: str, max_messages: Optional[int], after: Optional[int]) -> Call[List[DeadLetter]]:
+    def receive_dlq(self, queue: str, max_messages: Optional[int], after: Optional[int]) -> Call[Page[DeadLetter]]:
         path = self._c.queue_path(queue, "dlq")
-        return Call("GET", path, lambda d: list_of(DeadLetter, d, "messages"), params=_page(max_messages, after), idempotent=True)
+        return Call("GET", path, lambda d: page_of(DeadLetter, d), params=_page(max_messages, after), idempotent=True)
 
     def delete_dlq(self, queue: str, sequence: int) -> Call[None]:
         path = self._c.queue_path(queue, "dlq", check_sequence(sequence))
@@ -347,19 +347,21 @@ class MQ:
         43200; 0 retries it now). ``receipt`` fences it as for delete."""
         self._client._run(self._calls.change_visibility(queue, sequence, seconds, receipt))
 
-    def peek(self, queue: str, max_messages: Optional[int] = None, after: Optional[int] = None) -> List[Message]:
+    def peek(self, queue: str, max_messages: Optional[int] = None, after: Optional[int] = None) -> Page[Message]:
         """Up to ``max_messages`` (1 to 100; 10) ready messages without
-        claiming them, in sequence order, after sequence ``after``. Pass a
-        page's last sequence as ``after`` for the next page."""
+        claiming them, in sequence order, after sequence ``after``. Pass
+        the page's ``.next`` as ``after`` for the next page while it is not
+        ``None`` (a page stops short at 8 MiB of bodies)."""
         return self._client._run(self._calls.peek(queue, max_messages, after))
 
     def purge(self, queue: str) -> int:
         """Deletes every message of the queue (not its DLQ); returns how many."""
         return self._client._run(self._calls.purge(queue))
 
-    def receive_dlq(self, queue: str, max_messages: Optional[int] = None, after: Optional[int] = None) -> List[DeadLetter]:
+    def receive_dlq(self, queue: str, max_messages: Optional[int] = None, after: Optional[int] = None) -> Page[DeadLetter]:
         """Up to ``max_messages`` (1 to 100; 10) dead letters in sequence
-        order after ``after``; they stay until deleted or redriven."""
+        order after ``after``; they stay until deleted or redriven. Page
+        on with ``.next``, as :meth:`peek`."""
         return self._client._run(self._calls.receive_dlq(queue, max_messages, after))
 
     def delete_dlq(self, queue: str, sequence: int) -> None:
@@ -450,7 +452,7 @@ class AsyncMQ:
         """See :meth:`MQ.change_visibility`."""
         await self._client._run(self._calls.change_visibility(queue, sequence, seconds, receipt))
 
-    async def peek(self, queue: str, max_messages: Optional[int] = None, after: Optional[int] = None) -> List[Message]:
+    async def peek(self, queue: str, max_messages: Optional[int] = None, after: Optional[int] = None) -> Page[Message]:
         """See :meth:`MQ.peek`."""
         return await self._client._run(self._calls.peek(queue, max_messages, after))
 
@@ -460,7 +462,7 @@ class AsyncMQ:
 
     async def receive_dlq(
         self, queue: str, max_messages: Optional[int] = None, after: Optional[int] = None
-    ) -> List[DeadLetter]:
+    ) -> Page[DeadLetter]:
         """See :meth:`MQ.receive_dlq`."""
         return await self._client._run(self._calls.receive_dlq(queue, max_messages, after))
 
