@@ -16,19 +16,28 @@ import (
 // An instance reserves each growth of its memory before it takes it and
 // gives the whole back when it is freed.
 type memoryBudget struct {
-	limit int64 // bytes; 0 or less: no bound (used is still counted)
+	limit atomic.Int64 // bytes; 0 or less: no bound (used is still counted)
 	used  atomic.Int64
 	// whose names the instances in a failure: "its account's instances",
 	// "this runtime's instances".
 	whose string
 }
 
+// newMemoryBudget returns a budget of limit bytes (0 or less: no bound)
+// for the instances whose names.
+func newMemoryBudget(limit int64, whose string) *memoryBudget {
+	b := &memoryBudget{whose: whose}
+	b.limit.Store(limit)
+	return b
+}
+
 // reserve takes n bytes from the budget, or reports that they would take
 // it past its limit and takes nothing.
 func (b *memoryBudget) reserve(n int64) bool {
+	limit := b.limit.Load()
 	for {
 		used := b.used.Load()
-		if b.limit > 0 && used+n > b.limit {
+		if limit > 0 && used+n > limit {
 			return false
 		}
 		if b.used.CompareAndSwap(used, used+n) {
@@ -42,7 +51,7 @@ func (b *memoryBudget) release(n int64) { b.used.Add(-n) }
 
 // refusal says what a guest refused memory by b ran into.
 func (b *memoryBudget) refusal() string {
-	return fmt.Sprintf("module was refused memory past the %d MiB that %s may hold together", b.limit>>20, b.whose)
+	return fmt.Sprintf("module was refused memory past the %d MiB that %s may hold together", b.limit.Load()>>20, b.whose)
 }
 
 // budgets are the budgets one instance's memory counts against, outermost
@@ -82,33 +91,42 @@ func (bs budgets) release(n int64) {
 // bound), Config's defaults applied. A function whose MemoryMiB is over
 // either would be refused memory before its own limit.
 func (r *Runtime) GuestMemory() (all, perAccount int64) {
-	return max(r.guestMemory.limit, 0), max(r.perAccount, 0)
+	return max(r.guestMemory.limit.Load(), 0), max(r.perAccount, 0)
 }
 
 // accountBudget returns the budget of account's instances, nil for the
-// empty account (functions loaded without one) or when Config set no
-// bound per account.
-func (r *Runtime) accountBudget(account string) *memoryBudget {
-	if account == "" || r.perAccount <= 0 {
+// empty account (functions loaded without one) or when neither limit
+// (override, else Config.GuestMemoryPerAccount) bounds it. A non-zero
+// override sets the account's limit.
+func (r *Runtime) accountBudget(account string, override int64) *memoryBudget {
+	limit := override
+	if limit == 0 {
+		limit = r.perAccount
+	}
+	if account == "" {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b := r.accounts[account]
 	if b == nil {
-		b = &memoryBudget{limit: r.perAccount, whose: "its account's instances"}
+		if limit <= 0 {
+			return nil
+		}
+		b = newMemoryBudget(limit, "its account's instances")
 		r.accounts[account] = b
 	}
+	b.limit.Store(limit)
 	return b
 }
 
-// instanceBudgets returns the budgets the instances of a function of
-// account count against.
-func (r *Runtime) instanceBudgets(account string) budgets {
-	if b := r.accountBudget(account); b != nil {
-		return budgets{b, &r.guestMemory}
+// instanceBudgets returns the budgets the instances of a function loaded
+// with cfg count against.
+func (r *Runtime) instanceBudgets(cfg FunctionConfig) budgets {
+	if b := r.accountBudget(cfg.Account, cfg.AccountGuestMemory); b != nil {
+		return budgets{b, r.guestMemory}
 	}
-	return budgets{&r.guestMemory}
+	return budgets{r.guestMemory}
 }
 
 // defaultGuestMemory is Config.GuestMemory's default: three quarters of

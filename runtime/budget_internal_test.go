@@ -6,8 +6,8 @@ import "testing"
 // growth without its margin is tried before refusing, the first budget to
 // refuse is named, and freeing a memory gives its whole array back.
 func TestMemoryBudgets(t *testing.T) {
-	account := &memoryBudget{limit: 10 << 20, whose: "its account's instances"}
-	process := &memoryBudget{limit: 12 << 20, whose: "this runtime's instances"}
+	account := newMemoryBudget(10<<20, "its account's instances")
+	process := newMemoryBudget(12<<20, "this runtime's instances")
 	bs := budgets{account, process}
 	newMemory := func() *limitedMemory {
 		return &limitedMemory{limit: 64 << 20, acct: &memAccount{}, budgets: bs}
@@ -31,8 +31,8 @@ func TestMemoryBudgets(t *testing.T) {
 	if got, want := b.refused.refusal(), "module was refused memory past the 10 MiB that its account's instances may hold together"; got != want {
 		t.Fatalf("refusal = %q, want %q", got, want)
 	}
-	if account.used.Load() > account.limit || process.used.Load() != account.used.Load() {
-		t.Fatalf("after the refusal the account holds %d and the process %d bytes, want at most %d and the same", account.used.Load(), process.used.Load(), account.limit)
+	if account.used.Load() > account.limit.Load() || process.used.Load() != account.used.Load() {
+		t.Fatalf("after the refusal the account holds %d and the process %d bytes, want at most %d and the same", account.used.Load(), process.used.Load(), account.limit.Load())
 	}
 	// An account without a bound of its own still meets the process's.
 	other := &limitedMemory{limit: 64 << 20, acct: &memAccount{}, budgets: budgets{process}}
@@ -42,8 +42,8 @@ func TestMemoryBudgets(t *testing.T) {
 	if buf := other.Reallocate(8 << 20); buf != nil || other.refused != process {
 		t.Fatalf("an account without a bound, grown past the process's budget: got %d bytes, refused by %v, want refused by the process", len(buf), other.refused)
 	}
-	if process.used.Load() > process.limit {
-		t.Fatalf("process holds %d bytes, over its %d", process.used.Load(), process.limit)
+	if process.used.Load() > process.limit.Load() {
+		t.Fatalf("process holds %d bytes, over its %d", process.used.Load(), process.limit.Load())
 	}
 	a.Free()
 	b.Free()

@@ -57,8 +57,15 @@ type FunctionConfig struct {
 	Name    string
 	Version int
 	// Account, when set, is logged with every line of the function (a
-	// function's name is its account's own).
+	// function's name is its account's own), and its instances count
+	// against the account's memory budget (Config.GuestMemoryPerAccount).
 	Account string
+	// AccountGuestMemory, when not 0 (and Account is set), bounds the
+	// linear memory that Account's instances hold at once, in bytes, in
+	// place of Config.GuestMemoryPerAccount: the account's own limit.
+	// Each Load sets it for the whole account, so the functions of one
+	// account should be loaded with the same value.
+	AccountGuestMemory int64
 	// Env is the whole environment the guest sees.
 	Env map[string]string
 	// MemoryMiB caps the module's linear memory.

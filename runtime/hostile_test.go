@@ -196,7 +196,10 @@ func TestGuestMemoryBudgets(t *testing.T) {
 		}
 		wantFailure(t, invoke(t, neighbour, do("membomb")), runtime.FailureMemoryLimit, "more than its 16 MiB")
 		wantFailure(t, invoke(t, operator, do("membomb")), runtime.FailureMemoryLimit, "past the 48 MiB that this runtime's instances may hold together")
-		for _, f := range []*runtime.Function{tenant, neighbour, operator} {
+		// An account's own limit takes the place of the runtime's.
+		own := load(t, rt, hostile, mode, runtime.FunctionConfig{Account: "own", AccountGuestMemory: 40 << 20, MemoryMiB: 64, Timeout: 20 * time.Second})
+		wantFailure(t, invoke(t, own, do("membomb")), runtime.FailureMemoryLimit, "past the 40 MiB that its account's instances may hold together")
+		for _, f := range []*runtime.Function{tenant, neighbour, operator, own} {
 			if res := invoke(t, f, do("ack")); !res.OK() {
 				t.Fatalf("%s after the bombs: %v", f.Config().Account, res.Failure)
 			}

@@ -79,7 +79,7 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte, cfg FunctionConfig) (*F
 		log:      functionLogger(r.log, cfg),
 		modCfg:   mc,
 		limit:    limit,
-		budgets:  r.instanceBudgets(cfg.Account),
+		budgets:  r.instanceBudgets(cfg),
 		outbound: outbound,
 		slots:    make(chan struct{}, cfg.PoolSize),
 		closing:  make(chan struct{}),

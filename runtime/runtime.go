@@ -114,7 +114,7 @@ type Runtime struct {
 	long *longSlots
 	// guestMemory is Config.GuestMemory's budget; perAccount the limit of
 	// each budget in accounts (Config.GuestMemoryPerAccount).
-	guestMemory memoryBudget
+	guestMemory *memoryBudget
 	perAccount  int64
 
 	mu        sync.Mutex
@@ -226,7 +226,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	return &Runtime{
-		guestMemory: memoryBudget{limit: guestMemory, whose: "this runtime's instances"},
+		guestMemory: newMemoryBudget(guestMemory, "this runtime's instances"),
 		perAccount:  cfg.GuestMemoryPerAccount,
 		accounts:    map[string]*memoryBudget{},
 		base:        base,

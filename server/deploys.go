@@ -119,7 +119,7 @@ func (a *api) deployFunction(w http.ResponseWriter, r *http.Request, c *call) er
 	if err != nil {
 		return err
 	}
-	if err := a.s.checkGuestMemory(cfg.MemoryMiB); err != nil {
+	if err := a.s.checkGuestMemory(r.Context(), c.account, cfg.MemoryMiB); err != nil {
 		return err
 	}
 	module, err := readBody(w, r, "application/wasm", maxModuleBytes, false)

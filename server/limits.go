@@ -39,6 +39,11 @@ type AccountLimits struct {
 	// values (default 1 GiB). Unlike the others they hold for every
 	// write, by functions as through the API (kv.Quota).
 	KVEntries, KVBytes int64
+	// GuestMemoryMiB bounds the linear memory the account's function
+	// instances hold at once (default: Config.GuestMemoryPerAccount, the
+	// runtime's bound per account). It holds for every instance loaded
+	// after it is set, and for deploys: a memory_mb over it is refused.
+	GuestMemoryMiB int64
 }
 
 // DefaultLimits are the limits of a server whose Config.Limits leaves
@@ -51,6 +56,7 @@ func (l AccountLimits) withDefaults(d AccountLimits) AccountLimits {
 	l.Queues, l.Functions, l.Triggers = cmp.Or(l.Queues, d.Queues), cmp.Or(l.Functions, d.Functions), cmp.Or(l.Triggers, d.Triggers)
 	l.Hooks, l.Keys, l.Topics = cmp.Or(l.Hooks, d.Hooks), cmp.Or(l.Keys, d.Keys), cmp.Or(l.Topics, d.Topics)
 	l.ModuleBytes, l.KVEntries, l.KVBytes = cmp.Or(l.ModuleBytes, d.ModuleBytes), cmp.Or(l.KVEntries, d.KVEntries), cmp.Or(l.KVBytes, d.KVBytes)
+	l.GuestMemoryMiB = cmp.Or(l.GuestMemoryMiB, d.GuestMemoryMiB)
 	return l
 }
 
@@ -58,7 +64,7 @@ func (l AccountLimits) withDefaults(d AccountLimits) AccountLimits {
 // the server's (Config.Limits). The account must exist.
 func (s *Server) SetAccountLimits(ctx context.Context, account string, l AccountLimits) error {
 	if l.Queues < 0 || l.Functions < 0 || l.Triggers < 0 || l.Hooks < 0 || l.Keys < 0 || l.Topics < 0 || l.ModuleBytes < 0 ||
-		l.KVEntries < 0 || l.KVBytes < 0 {
+		l.KVEntries < 0 || l.KVBytes < 0 || l.GuestMemoryMiB < 0 {
 		return fmt.Errorf("server: limits of account %s: %+v: use 0 (the server's) or more", account, l)
 	}
 	null := func(n int64) any {
@@ -69,7 +75,7 @@ func (s *Server) SetAccountLimits(ctx context.Context, account string, l Account
 	}
 	_, err := s.pool.Exec(ctx, s.api.q.Get("set_account_limits"), account, null(int64(l.Queues)), null(int64(l.Functions)),
 		null(int64(l.Triggers)), null(int64(l.Hooks)), null(int64(l.Keys)), null(l.ModuleBytes), null(int64(l.Topics)),
-		null(l.KVEntries), null(l.KVBytes))
+		null(l.KVEntries), null(l.KVBytes), null(l.GuestMemoryMiB))
 	if err != nil {
 		return fmt.Errorf("server: set limits of account %s: %w", account, err)
 	}
@@ -82,7 +88,7 @@ func (s *Server) SetAccountLimits(ctx context.Context, account string, l Account
 func (s *Server) AccountLimits(ctx context.Context, account string) (AccountLimits, error) {
 	var l AccountLimits
 	err := s.pool.QueryRow(ctx, s.api.q.Get("get_account_limits"), account).Scan(&l.Queues, &l.Functions, &l.Triggers,
-		&l.Hooks, &l.Keys, &l.ModuleBytes, &l.Topics, &l.KVEntries, &l.KVBytes)
+		&l.Hooks, &l.Keys, &l.ModuleBytes, &l.Topics, &l.KVEntries, &l.KVBytes, &l.GuestMemoryMiB)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s.cfg.Limits, nil
 	}
@@ -175,16 +181,29 @@ func (c *limitsCache) drop(account string) {
 	delete(c.m, account)
 }
 
-// kvQuota is account's key-value quota (kv.Stores.WithQuota): its
-// KVEntries and KVBytes limits, cached for limitsCacheTTL.
-func (s *Server) kvQuota(ctx context.Context, account string) (kv.Quota, error) {
+// cachedLimits are account's limits, cached for limitsCacheTTL.
+func (s *Server) cachedLimits(ctx context.Context, account string) (AccountLimits, error) {
 	l, ok := s.limitsCache.get(account, time.Now())
 	if !ok {
 		var err error
 		if l, err = s.AccountLimits(ctx, account); err != nil {
-			return kv.Quota{}, err
+			return l, err
 		}
 		s.limitsCache.put(account, l, time.Now())
 	}
-	return kv.Quota{Entries: l.KVEntries, Bytes: l.KVBytes}, nil
+	return l, nil
+}
+
+// kvQuota is account's key-value quota (kv.Stores.WithQuota): its
+// KVEntries and KVBytes limits.
+func (s *Server) kvQuota(ctx context.Context, account string) (kv.Quota, error) {
+	l, err := s.cachedLimits(ctx, account)
+	return kv.Quota{Entries: l.KVEntries, Bytes: l.KVBytes}, err
+}
+
+// accountGuestMemory is the bound on account's instances' linear memory
+// (triggers.Config.AccountGuestMemory), in bytes: its GuestMemoryMiB.
+func (s *Server) accountGuestMemory(ctx context.Context, account string) (int64, error) {
+	l, err := s.cachedLimits(ctx, account)
+	return l.GuestMemoryMiB << 20, err
 }

@@ -102,7 +102,7 @@ func TestDeployMemoryWithinGuestBudgets(t *testing.T) {
 	acct, tok := e.admin("")
 	trap := wasmbuild.Handwritten("trap")
 	msg := e.deploy(tok, acct, "f", "?memory_mb=65", trap).expectError(400, "invalid_argument")
-	if want := "memory_mb 65 is over the 64 MiB one account's functions may hold at once on this server (sluice serve --guest-memory-mb-per-account): give at most 64"; msg != want {
+	if want := "memory_mb 65 is over the 64 MiB this account's functions may hold at once on this server (sluice serve --guest-memory-mb-per-account, or the account's limits): give at most 64"; msg != want {
 		t.Fatalf("deploy over the account's budget: %q, want %q", msg, want)
 	}
 	e.deploy(tok, acct, "f", "?memory_mb=64", trap).expect(201)
@@ -114,6 +114,40 @@ func TestDeployMemoryWithinGuestBudgets(t *testing.T) {
 		t.Fatalf("deploy over the server's budget: %q, want %q", msg, want)
 	}
 	e.deploy(tok, acct, "f", "?memory_mb=48", trap).expect(201)
+}
+
+// An account's own guest memory limit (AccountLimits.GuestMemoryMiB)
+// takes the place of the server's bound per account, for deploys and for
+// the instances of its functions loaded after it is set.
+func TestAccountGuestMemoryLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, func(c *Config) { c.GuestMemoryPerAccount = 64 << 20 })
+	big, tok := e.admin("")
+	small, smallTok := e.admin("")
+	if err := e.srv.SetAccountLimits(t.Context(), big, AccountLimits{GuestMemoryMiB: 128}); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := e.srv.AccountLimits(t.Context(), small); err != nil || l.GuestMemoryMiB != 64 {
+		t.Fatalf("limits of an account without its own: %+v, %v; want the server's 64 MiB", l, err)
+	}
+	trap := wasmbuild.Handwritten("trap")
+	e.deploy(tok, big, "f", "?memory_mb=96", trap).expect(201)
+	e.deploy(smallTok, small, "f", "?memory_mb=96", trap).expectError(400, "invalid_argument")
+	hostile := wasmbuild.MustRead(t, "runtime/testdata/hostile", wasmbuild.Command)
+	if _, err := e.srv.Registry().Deploy(t.Context(), big, "bomb", hostile, functions.Config{MemoryMiB: 96, Timeout: 20 * time.Second}, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	// Lowered below what a deployed function may use, it holds for the
+	// function's next instances.
+	if err := e.srv.SetAccountLimits(t.Context(), big, AccountLimits{GuestMemoryMiB: 24}); err != nil {
+		t.Fatal(err)
+	}
+	var res wire.InvokeResult
+	e.do(e.key(big, []string{ScopeInvoke}), "POST", "/v1/accounts/"+big+"/functions/bomb/invoke", `{"bodies":[{"do":"membomb"}]}`).expect(200).decode(&res)
+	if res.FailureKind != "memory_limit" || !strings.Contains(res.Messages[0].Error, "past the 24 MiB that its account's instances may hold together") {
+		t.Fatalf("invoke past the account's 24 MiB: %+v", res)
+	}
 }
 
 // TestDeploysAtOnceAreBounded: an account has at most maxAccountDeploys

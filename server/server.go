@@ -156,6 +156,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: MaxConns %d: use 2 or more (the default is 20)", cfg.MaxConns)
 	}
 	cfg.Limits = cfg.Limits.withDefaults(DefaultLimits)
+	cfg.Limits.GuestMemoryMiB = cfg.GuestMemoryPerAccount >> 20
 	if cfg.MetricsSeriesPerAccount == 0 {
 		cfg.MetricsSeriesPerAccount = 100
 	}
@@ -238,6 +239,7 @@ func (s *Server) open(ctx context.Context) error {
 	ec := cfg.Engine
 	ec.Pool, ec.Schema, ec.Queue, ec.Listener, ec.Registry, ec.Runtime, ec.KV, ec.Logger =
 		s.pool, cfg.Schema, s.queue, s.listener, s.registry, s.runtime, s.kv, s.log
+	ec.AccountGuestMemory = s.accountGuestMemory
 	if s.engine, err = triggers.NewEngine(ec); err != nil {
 		return err
 	}
@@ -280,11 +282,15 @@ func (s *Server) Registry() *functions.Registry { return s.registry }
 func (s *Server) Triggers() *triggers.Store { return s.triggers }
 
 // checkGuestMemory refuses a deploy's memory_mb that the runtime's
-// memory budgets would never let an instance reach.
-func (s *Server) checkGuestMemory(memoryMiB int) error {
-	all, perAccount := s.runtime.GuestMemory()
+// memory budgets would never let an instance of account's reach.
+func (s *Server) checkGuestMemory(ctx context.Context, account string, memoryMiB int) error {
+	all, _ := s.runtime.GuestMemory()
+	perAccount, err := s.accountGuestMemory(ctx, account)
+	if err != nil {
+		return err
+	}
 	if perAccount > 0 && int64(memoryMiB) > perAccount>>20 {
-		return badRequest("memory_mb %d is over the %d MiB one account's functions may hold at once on this server (sluice serve --guest-memory-mb-per-account): give at most %d", memoryMiB, perAccount>>20, perAccount>>20)
+		return badRequest("memory_mb %d is over the %d MiB this account's functions may hold at once on this server (sluice serve --guest-memory-mb-per-account, or the account's limits): give at most %d", memoryMiB, perAccount>>20, perAccount>>20)
 	}
 	if all > 0 && int64(memoryMiB) > all>>20 {
 		return badRequest("memory_mb %d is over the %d MiB all functions may hold at once on this server (sluice serve --guest-memory-mb): give at most %d", memoryMiB, all>>20, all>>20)

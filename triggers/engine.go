@@ -34,6 +34,11 @@ type Config struct {
 	// optional: without it, a function that lists stores fails to load.
 	KV     *kv.Stores
 	Logger zerolog.Logger
+	// AccountGuestMemory, when set, says how many bytes of linear memory
+	// an account's instances may hold at once
+	// (runtime.FunctionConfig.AccountGuestMemory), read when one of its
+	// functions is loaded; 0 leaves the runtime's bound per account.
+	AccountGuestMemory func(ctx context.Context, account string) (int64, error)
 
 	// ReloadInterval is how often triggers and aliases are re-read, so
 	// deploys take effect without a restart (default 1s).
@@ -378,6 +383,11 @@ func (e *Engine) load(ctx context.Context, a *active) (*runtime.Function, error)
 	rc := runtime.FunctionConfig{
 		Name: a.Function, Version: a.version, Account: a.Account, Env: a.env, MemoryMiB: a.memoryMiB, Timeout: a.timeout,
 		PoolSize: max(4, a.Concurrency), AllowedOutboundHosts: a.capabilities.AllowedOutboundHosts,
+	}
+	if e.cfg.AccountGuestMemory != nil {
+		if rc.AccountGuestMemory, err = e.cfg.AccountGuestMemory(ctx, a.Account); err != nil {
+			return nil, fmt.Errorf("load %s version %d: the account's guest memory: %w", a.Function, a.version, err)
+		}
 	}
 	if len(a.capabilities.Stores) > 0 {
 		if e.cfg.KV == nil {
