@@ -368,7 +368,7 @@ type PageOptions struct {
 
 // MessagePage is a page of a peek: its messages and, while more may
 // follow, Next, the After of the next page (0 on the last page). A page
-// holds fewer than asked when its bodies and headers reach 8 MiB, so go
+// holds fewer than asked when its bodies and headers would pass 8 MiB, so go
 // by Next rather than by the page's length.
 type MessagePage = wire.MessageList
 

@@ -32,8 +32,8 @@ func (c *Client) ReceiveDLQ(ctx context.Context, account, queue string, max int)
 }
 
 // ReceiveDLQAfter returns up to max (1 to 1000) dead letters of a queue
-// whose sequence is above after, in sequence order, holding past the
-// first at most MaxPageBytes: page through a DLQ by passing the last
+// whose sequence is above after, in sequence order, holding at most
+// MaxPageBytes (or the first alone, when larger): page through a DLQ by passing the last
 // sequence of one page as after for the next, for as long as more is set
 // (as PeekAfter).
 func (c *Client) ReceiveDLQAfter(ctx context.Context, account, queue string, after int64, max int) (ds []DeadLetter, more bool, err error) {

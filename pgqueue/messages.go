@@ -697,8 +697,8 @@ func (c *Client) Peek(ctx context.Context, account, queue string, max int) ([]Me
 }
 
 // PeekAfter returns up to max (1 to 1000) of the messages Peek would show
-// whose sequence is above after, in sequence order, holding past the
-// first at most MaxPageBytes. Page through a queue by passing the last
+// whose sequence is above after, in sequence order, holding at most
+// MaxPageBytes (or the first alone, when larger). Page through a queue by passing the last
 // sequence of one page as after for the next, for as long as more is
 // set: the page is full, or its bytes left messages out (a page without
 // more is the last).
@@ -713,9 +713,9 @@ func (c *Client) PeekAfter(ctx context.Context, account, queue string, after int
 }
 
 // MaxPageBytes is the most bytes of bodies and headers (and of dead
-// letters' last errors) that a page of PeekAfter or ReceiveDLQAfter holds
-// past its first message, which it holds whatever its size: with
-// messages of 1 MiB, a page holds 8 of them. It bounds what a page costs
+// letters' last errors) that a page of PeekAfter or ReceiveDLQAfter holds;
+// its first message it holds whatever its size. With messages of 1 MiB
+// and no headers, a page holds 8 of them. It bounds what a page costs
 // the database's client to hold and send.
 const MaxPageBytes = 8 << 20
 

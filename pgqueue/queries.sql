@@ -107,7 +107,8 @@ SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt, 
 
 -- name: peek_after
 -- A page of at most $4 messages holding at most $5 bytes of bodies and
--- headers past its first; cut says that the bytes left some out. Only the
+-- headers (its first message whatever its size); cut says that the bytes
+-- left some out. Only the
 -- rows kept leave the database.
 SELECT sequence, body, headers, receive_count, created_at, visible_at, receipt, group_key,
        found > count(*) OVER () AS cut

@@ -72,6 +72,17 @@ func (bs budgets) reserve(n int64) (refused *memoryBudget) {
 	return nil
 }
 
+// over returns the first budget that n bytes more would take past its
+// limit, nil when they fit every one (taking nothing).
+func (bs budgets) over(n int64) *memoryBudget {
+	for _, b := range bs {
+		if limit := b.limit.Load(); limit > 0 && b.used.Load()+n > limit {
+			return b
+		}
+	}
+	return nil
+}
+
 // force counts n bytes in every budget, over its limit or not (an
 // instance's initial memory, which wazero gives no way to refuse).
 func (bs budgets) force(n int64) {

@@ -27,9 +27,12 @@ type Function struct {
 	// outbound enforces AllowedOutboundHosts for http_request.
 	outbound *outboundPolicy
 	mem      memAccount
-	budgets  budgets       // the instances' memory budgets
-	slots    chan struct{} // one token per instance that may be alive
-	closing  chan struct{} // closed by Close
+	budgets  budgets // the instances' memory budgets
+	// initialMemory is the bytes of linear memory an instance starts
+	// with (its exported memory's minimum; 0 when it exports none).
+	initialMemory int64
+	slots         chan struct{} // one token per instance that may be alive
+	closing       chan struct{} // closed by Close
 	// completed is set by the first invocation that ends without a
 	// failure; overranAt is when an invocation last ended at the timeout,
 	// memory or output limit (Unix nanoseconds, 0 if never). See confined.
@@ -266,6 +269,9 @@ func (f *Function) runCommand(ctx context.Context, iio *invocationIO, hc *hostCa
 // runStart instantiates the command module as inst, reading stdin, which
 // runs its _start to the end, and closes it.
 func (f *Function) runStart(ctx context.Context, inst *instance, stdin io.Reader) error {
+	if err := f.admit(inst); err != nil {
+		return err
+	}
 	mod, err := f.code.wr.InstantiateModule(f.memoryContext(ctx, inst), f.code.cm, f.modCfg.
 		WithStdin(stdin).
 		WithStdout(stdoutWriter{inst}).
@@ -276,6 +282,7 @@ func (f *Function) runStart(ctx context.Context, inst *instance, stdin io.Reader
 		_ = mod.Close(context.Background())
 		inst.mod = mod // closed; classify may still read its globals
 	}
+	inst.mem.Free()
 	return err
 }
 

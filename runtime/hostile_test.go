@@ -177,40 +177,62 @@ func TestMemoryLimit(t *testing.T) {
 }
 
 // The instances of one account's functions hold at most
-// Config.GuestMemoryPerAccount together, and those of the whole runtime at
+// Config.GuestMemoryPerAccount together (or the account's own
+// FunctionConfig.AccountGuestMemory), and those of the whole runtime at
 // most Config.GuestMemory: a guest growing past either is refused, fails
 // naming it, and gives its memory back; another account's guest meets
-// only its own limit.
+// only its own limit. (The timeouts only catch a hang: a bomb's host
+// copies are slow under the race detector.)
 func TestGuestMemoryBudgets(t *testing.T) {
 	t.Parallel()
+	const timeout = 2 * time.Minute
 	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
-		rt, _ := newRuntimeWith(t, runtime.Config{GuestMemory: 48 << 20, GuestMemoryPerAccount: 24 << 20})
-		tenant := load(t, rt, hostile, mode, runtime.FunctionConfig{Account: "tenant", MemoryMiB: 64, Timeout: 20 * time.Second})
-		neighbour := load(t, rt, hostile, mode, runtime.FunctionConfig{Account: "neighbour", MemoryMiB: 16, Timeout: 20 * time.Second})
-		operator := load(t, rt, hostile, mode, runtime.FunctionConfig{MemoryMiB: 64, Timeout: 20 * time.Second})
-		for range 2 {
-			wantFailure(t, invoke(t, tenant, do("membomb")), runtime.FailureMemoryLimit, "past the 24 MiB that its account's instances may hold together")
+		rt, _ := newRuntimeWith(t, runtime.Config{GuestMemory: 32 << 20, GuestMemoryPerAccount: 16 << 20})
+		tenant := load(t, rt, hostile, mode, runtime.FunctionConfig{Account: "tenant", MemoryMiB: 64, Timeout: timeout})
+		neighbour := load(t, rt, hostile, mode, runtime.FunctionConfig{Account: "neighbour", MemoryMiB: 12, Timeout: timeout})
+		operator := load(t, rt, hostile, mode, runtime.FunctionConfig{MemoryMiB: 64, Timeout: timeout})
+		wantFailure(t, invoke(t, tenant, do("membomb")), runtime.FailureMemoryLimit, "past the 16 MiB that its account's instances may hold together")
+		if s := tenant.Stats(); s.MaxInstanceMemoryBytes > 16<<20 || s.MemoryBytes != 0 {
+			t.Fatalf("tenant's Stats = %+v, want no instance over the 16 MiB budget and none left holding memory", s)
 		}
-		if s := tenant.Stats(); s.MaxInstanceMemoryBytes > 24<<20 || s.MemoryBytes != 0 {
-			t.Fatalf("tenant's Stats = %+v, want no instance over the 24 MiB budget and none left holding memory", s)
-		}
-		wantFailure(t, invoke(t, neighbour, do("membomb")), runtime.FailureMemoryLimit, "more than its 16 MiB")
-		wantFailure(t, invoke(t, operator, do("membomb")), runtime.FailureMemoryLimit, "past the 48 MiB that this runtime's instances may hold together")
-		// An account's own limit takes the place of the runtime's.
-		own := load(t, rt, hostile, mode, runtime.FunctionConfig{Account: "own", AccountGuestMemory: 40 << 20, MemoryMiB: 64, Timeout: 20 * time.Second})
-		wantFailure(t, invoke(t, own, do("membomb")), runtime.FailureMemoryLimit, "past the 40 MiB that its account's instances may hold together")
-		for _, f := range []*runtime.Function{tenant, neighbour, operator, own} {
+		wantFailure(t, invoke(t, neighbour, do("membomb")), runtime.FailureMemoryLimit, "more than its 12 MiB")
+		wantFailure(t, invoke(t, operator, do("membomb")), runtime.FailureMemoryLimit, "past the 32 MiB that this runtime's instances may hold together")
+		for _, f := range []*runtime.Function{tenant, neighbour, operator} {
 			if res := invoke(t, f, do("ack")); !res.OK() {
 				t.Fatalf("%s after the bombs: %v", f.Config().Account, res.Failure)
 			}
 		}
 	})
-	// An instance whose initial memory does not fit fails at start.
 	modes(t, func(t *testing.T, mode wasmbuild.Mode) {
 		rt, _ := newRuntimeWith(t, runtime.Config{GuestMemoryPerAccount: 1 << 20})
-		f := load(t, rt, hostile, mode, runtime.FunctionConfig{Account: "tenant", Timeout: 20 * time.Second})
+		// An instance whose initial memory does not fit fails at start.
+		f := load(t, rt, hostile, mode, runtime.FunctionConfig{Account: "tenant", Timeout: timeout})
 		wantFailure(t, invoke(t, f, do("ack")), runtime.FailureMemoryLimit, "past the 1 MiB that its account's instances may hold together")
+		// An account's own limit takes the place of the runtime's.
+		own := load(t, rt, hostile, mode, runtime.FunctionConfig{Account: "own", AccountGuestMemory: 20 << 20, MemoryMiB: 64, Timeout: timeout})
+		wantFailure(t, invoke(t, own, do("membomb")), runtime.FailureMemoryLimit, "past the 20 MiB that its account's instances may hold together")
+		if res := invoke(t, own, do("ack")); !res.OK() {
+			t.Fatalf("after the bomb: %v", res.Failure)
+		}
 	})
+}
+
+// No instance keeps its reservation after it ended, however it ended: a
+// trap, an instantiation that failed after its memory was allocated, a
+// memory bomb. With room for one instance's memory at a time, each later
+// start still fits.
+func TestGuestMemoryBudgetsAreGivenBack(t *testing.T) {
+	t.Parallel()
+	rt, _ := newRuntimeWith(t, runtime.Config{GuestMemory: 3 << 20})
+	baddata := loadBytes(t, rt, wasmbuild.Handwritten("baddata"), runtime.FunctionConfig{Name: "baddata", MemoryMiB: 2})
+	trap := loadBytes(t, rt, wasmbuild.Handwritten("trap"), runtime.FunctionConfig{Name: "trap", MemoryMiB: 2})
+	for i := range 10 {
+		res := invoke(t, baddata, batch(`{}`))
+		if res.Failure == nil || res.Failure.Kind == runtime.FailureMemoryLimit {
+			t.Fatalf("bad data segment, run %d: %+v, want a failure other than memory_limit", i, res.Failure)
+		}
+		wantFailure(t, invoke(t, trap, batch(`{}`)), runtime.FailureTrap, "unreachable")
+	}
 }
 
 func TestOutputTooLarge(t *testing.T) {

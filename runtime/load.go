@@ -72,17 +72,18 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte, cfg FunctionConfig) (*F
 		mc = mc.WithStartFunctions("_initialize")
 	}
 	f := &Function{
-		rt:       r,
-		code:     code,
-		cfg:      cfg,
-		kind:     kind,
-		log:      functionLogger(r.log, cfg),
-		modCfg:   mc,
-		limit:    limit,
-		budgets:  r.instanceBudgets(cfg),
-		outbound: outbound,
-		slots:    make(chan struct{}, cfg.PoolSize),
-		closing:  make(chan struct{}),
+		rt:            r,
+		code:          code,
+		cfg:           cfg,
+		kind:          kind,
+		log:           functionLogger(r.log, cfg),
+		modCfg:        mc,
+		limit:         limit,
+		budgets:       r.instanceBudgets(cfg),
+		initialMemory: initialMemory(code.cm),
+		outbound:      outbound,
+		slots:         make(chan struct{}, cfg.PoolSize),
+		closing:       make(chan struct{}),
 	}
 	if kind == Command {
 		f.started = make(chan *startedCommand, cfg.PoolSize)
@@ -190,4 +191,14 @@ func signature(d api.FunctionDefinition) string {
 		return strings.Join(s, ", ")
 	}
 	return "(" + names(d.ParamTypes()) + ") -> (" + names(d.ResultTypes()) + ")"
+}
+
+// initialMemory is the bytes of linear memory an instance of cm starts
+// with: its exported memory's minimum (inspect refuses imported ones).
+func initialMemory(cm wazero.CompiledModule) int64 {
+	var n int64
+	for _, m := range cm.ExportedMemories() {
+		n = max(n, int64(m.Min())<<16)
+	}
+	return n
 }

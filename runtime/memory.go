@@ -28,6 +28,24 @@ type limitedMemory struct {
 	// only the limit did.
 	budgets budgets
 	refused *memoryBudget
+	// started is set by the first Reallocate, the initial memory's (which
+	// may be empty: a nil buf does not tell).
+	started bool
+	freeMu  sync.Mutex // Free may come from wazero and from the host
+}
+
+// refuseStart marks the memory as refused at start by b, before the
+// instance was created (see Function.admit).
+func (m *limitedMemory) refuseStart(b *memoryBudget) {
+	m.overStart, m.refused = true, b
+	m.hit.Store(true)
+}
+
+// newBatch forgets the refusals of a pooled instance's earlier batches,
+// which it survived.
+func (m *limitedMemory) newBatch() {
+	m.hit.Store(false)
+	m.refused = nil
 }
 
 // memAccount totals the linear memory of a function's instances.
@@ -55,7 +73,9 @@ var _ experimental.LinearMemory = (*limitedMemory)(nil)
 
 // Reallocate implements experimental.LinearMemory.
 func (m *limitedMemory) Reallocate(size uint64) []byte {
-	if size > m.limit && m.buf == nil {
+	initial := !m.started
+	m.started = true
+	if size > m.limit && initial {
 		m.overStart = true
 		m.hit.Store(true)
 		m.buf = make([]byte, size)
@@ -85,7 +105,7 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 	if refused != nil {
 		m.refused = refused
 		m.hit.Store(true)
-		if m.buf != nil {
+		if !initial {
 			return nil
 		}
 		// The initial memory, which wazero cannot take a refusal of: the
@@ -205,8 +225,13 @@ func copyPreemptibly(dst, src []byte) {
 	copy(dst, src)
 }
 
-// Free implements experimental.LinearMemory.
+// Free implements experimental.LinearMemory. The host calls it too after
+// closing an instance (wazero does not on every path: a failed
+// instantiation, a close that found the module closed already), so that
+// no budget keeps a reservation for good; a second call frees nothing.
 func (m *limitedMemory) Free() {
+	m.freeMu.Lock()
+	defer m.freeMu.Unlock()
 	m.budgets.release(int64(cap(m.buf)))
 	m.acct.resized(cap(m.buf), 0)
 	linearMemories.put(m.full, len(m.buf))

@@ -49,11 +49,16 @@ func (f *Function) getInstance(ctx context.Context, iio *invocationIO) (*instanc
 		inst := f.idle[n-1]
 		f.idle = f.idle[:n-1]
 		f.mu.Unlock()
+		inst.mem.newBatch()
 		return inst, nil
 	}
 	f.live++
 	f.mu.Unlock()
 	inst := f.newInstance(iio, true)
+	if err := f.admit(inst); err != nil {
+		f.countLive(-1)
+		return inst, err
+	}
 	mod, err := f.code.wr.InstantiateModule(f.memoryContext(ctx, inst), f.code.cm, f.modCfg.
 		WithStdout(stdoutWriter{inst}).
 		WithStderr(stderrWriter{inst}).
@@ -64,14 +69,15 @@ func (f *Function) getInstance(ctx context.Context, iio *invocationIO) (*instanc
 	}
 	if err == nil && inst.mem.overStart {
 		err = &abiError{"initial memory over the limit"}
-		if inst.mem.refused != nil {
-			err = &abiError{"initial memory refused: " + inst.mem.refused.refusal()}
+		if b := inst.mem.refused; b != nil {
+			err = &abiError{"initial memory refused: " + b.refusal()}
 		}
 	}
 	if err != nil {
 		if mod != nil {
 			_ = mod.Close(context.Background())
 		}
+		inst.mem.Free()
 		f.countLive(-1)
 		return inst, err
 	}
@@ -96,6 +102,7 @@ func (f *Function) putInstance(inst *instance, healthy bool) {
 	f.live--
 	f.mu.Unlock()
 	_ = inst.mod.Close(context.Background())
+	inst.mem.Free()
 }
 
 // closeInstances frees the idle instances.
@@ -107,5 +114,19 @@ func (f *Function) closeInstances(ctx context.Context) {
 	f.mu.Unlock()
 	for _, inst := range idle {
 		_ = inst.mod.Close(ctx)
+		inst.mem.Free()
 	}
+}
+
+// admit refuses to start inst when its initial memory would take one of
+// its budgets past the limit, before any of its code runs (a command runs
+// its whole batch within its instantiation). Instances started at once
+// may still pass together; Reallocate counts what they take anyway, and
+// their instances fail right after instantiation.
+func (f *Function) admit(inst *instance) error {
+	if b := f.budgets.over(f.initialMemory); b != nil {
+		inst.mem.refuseStart(b)
+		return &abiError{"initial memory refused: " + b.refusal()}
+	}
+	return nil
 }

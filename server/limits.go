@@ -46,6 +46,11 @@ type AccountLimits struct {
 	GuestMemoryMiB int64
 }
 
+// MaxGuestMemoryMiB is the most AccountLimits.GuestMemoryMiB (and the
+// sluice serve flags bounding guest memory) take: 1 EiB, whose bytes fit
+// an int64.
+const MaxGuestMemoryMiB = 1 << 40
+
 // DefaultLimits are the limits of a server whose Config.Limits leaves
 // them out.
 var DefaultLimits = AccountLimits{Queues: 1000, Functions: 100, Triggers: 1000, Hooks: 100, Keys: 100, Topics: 1000,
@@ -66,6 +71,9 @@ func (s *Server) SetAccountLimits(ctx context.Context, account string, l Account
 	if l.Queues < 0 || l.Functions < 0 || l.Triggers < 0 || l.Hooks < 0 || l.Keys < 0 || l.Topics < 0 || l.ModuleBytes < 0 ||
 		l.KVEntries < 0 || l.KVBytes < 0 || l.GuestMemoryMiB < 0 {
 		return fmt.Errorf("server: limits of account %s: %+v: use 0 (the server's) or more", account, l)
+	}
+	if l.GuestMemoryMiB > MaxGuestMemoryMiB {
+		return fmt.Errorf("server: limits of account %s: guest memory %d MiB: use at most %d", account, l.GuestMemoryMiB, MaxGuestMemoryMiB)
 	}
 	null := func(n int64) any {
 		if n == 0 {

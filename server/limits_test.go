@@ -127,6 +127,9 @@ func TestAccountGuestMemoryLimit(t *testing.T) {
 	if err := e.srv.SetAccountLimits(t.Context(), big, AccountLimits{GuestMemoryMiB: 128}); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.srv.SetAccountLimits(t.Context(), big, AccountLimits{GuestMemoryMiB: MaxGuestMemoryMiB + 1}); err == nil || !strings.Contains(err.Error(), "use at most") {
+		t.Fatalf("guest memory past MaxGuestMemoryMiB: %v, want refused", err)
+	}
 	if l, err := e.srv.AccountLimits(t.Context(), small); err != nil || l.GuestMemoryMiB != 64 {
 		t.Fatalf("limits of an account without its own: %+v, %v; want the server's 64 MiB", l, err)
 	}

@@ -196,7 +196,7 @@ func TestCLIDeadLetters(t *testing.T) {
 	}
 	// A full page of one says how to ask for the next.
 	if out := c.ok("mq", "receive-dlq", "mail", "--max-messages", "1"); !strings.Contains(out, "REASON") || strings.Count(out, "\n") != 3 ||
-		!strings.Contains(out, "more may follow: sluice mq receive-dlq mail --after "+strconv.FormatInt(dead.Messages[0].Sequence, 10)+"\n") {
+		!strings.Contains(out, "more may follow: sluice mq receive-dlq mail --max-messages 1 --after "+strconv.FormatInt(dead.Messages[0].Sequence, 10)+"\n") {
 		t.Errorf("receive-dlq table:\n%s", out)
 	}
 	var page struct{ Messages []client.DeadLetter }

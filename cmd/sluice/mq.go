@@ -299,12 +299,13 @@ func strictJSON(b []byte, v any) error {
 
 // messagesOut prints received or peeked messages.
 func messagesOut(f *cliFlags, w io.Writer, queue string, msgs []client.Message) error {
-	return pageOut(f, w, queue, client.MessagePage{Messages: msgs}, "")
+	return pageOut(f, w, queue, client.MessagePage{Messages: msgs}, "", 0)
 }
 
 // pageOut prints a page of messages: a received one, or a peeked one
-// (command "peek") whose Next says how to ask for the next page.
-func pageOut(f *cliFlags, w io.Writer, queue string, p client.MessagePage, command string) error {
+// (command "peek", max messages) whose Next says how to ask for the next
+// page.
+func pageOut(f *cliFlags, w io.Writer, queue string, p client.MessagePage, command string, max int) error {
 	if p.Messages == nil {
 		p.Messages = []client.Message{}
 	}
@@ -321,16 +322,17 @@ func pageOut(f *cliFlags, w io.Writer, queue string, p client.MessagePage, comma
 		if err := table(w, "SEQ\tRECEIVES\tCREATED\tVISIBLE AT\tRECEIPT\tGROUP\tHEADERS\tBODY", rows); err != nil {
 			return err
 		}
-		return nextPage(w, command, queue, p.Next)
+		return nextPage(w, command, queue, max, p.Next)
 	})
 }
 
-// nextPage tells how to read the page after this one, if more may follow.
-func nextPage(w io.Writer, command, queue string, next int64) error {
+// nextPage tells how to read the page after this one, of max messages,
+// if more may follow.
+func nextPage(w io.Writer, command, queue string, max int, next int64) error {
 	if next == 0 {
 		return nil
 	}
-	_, err := fmt.Fprintf(w, "more may follow: sluice mq %s %s --after %d\n", command, queue, next)
+	_, err := fmt.Fprintf(w, "more may follow: sluice mq %s %s --max-messages %d --after %d\n", command, queue, max, next)
 	return err
 }
 
@@ -402,7 +404,7 @@ func mqPeek(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return pageOut(f, stdout, queue, p, "peek")
+	return pageOut(f, stdout, queue, p, "peek", max)
 }
 
 // startSeq parses QUEUE SEQ (delete, visibility, delete-dlq) and returns
@@ -572,7 +574,7 @@ func mqReceiveDLQ(ctx context.Context, args []string, stdout, _ io.Writer) error
 		if err := table(w, "SEQ\tRECEIVES\tFAILED\tREASON\tLAST ERROR\tBODY", rows); err != nil {
 			return err
 		}
-		return nextPage(w, "receive-dlq", queue, p.Next)
+		return nextPage(w, "receive-dlq", queue, max, p.Next)
 	})
 }
 

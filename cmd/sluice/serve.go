@@ -66,7 +66,7 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.IntVar(&f.maxConns, "max-conns", 20, "database connection pool size (2 or more)")
 	fs.DurationVar(&f.invocationRetention, "invocation-retention", triggers.DefaultInvocationRetention, "how long invocation records are kept (sluice invocations, sluice logs, the console); older ones are deleted once a minute (at least 1m)")
 	fs.Int64Var(&f.guestMemoryMiB, "guest-memory-mb", 0, "MiB of linear memory all functions' instances may hold at once; a guest growing past it is refused memory and fails with memory_limit (0: three quarters of the memory this process may use; negative: no bound)")
-	fs.Int64Var(&f.guestMemoryPerAccountMiB, "guest-memory-mb-per-account", 4096, "MiB of linear memory one account's instances may hold at once (idle reactor instances included), so that no tenant takes the whole of --guest-memory-mb; deploys with a larger memory_mb are refused (0: no bound)")
+	fs.Int64Var(&f.guestMemoryPerAccountMiB, "guest-memory-mb-per-account", 4096, "MiB of linear memory one account's instances may hold at once (idle reactor instances included), so that no tenant takes the whole of --guest-memory-mb; deploys through the API with a larger memory_mb are refused (0: no bound; an account's own: account_limits.guest_memory_mb)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", os.Getenv("SLUICE_METRICS_ADDR"), "second listener serving every account's /metrics without a key, for the operator (empty: none) [SLUICE_METRICS_ADDR]")
 	fs.IntVar(&f.metricsSeries, "metrics-series-per-account", 100, "queue and function label values per account in the metrics; the rest are summed under ~other")
 	d := server.DefaultLimits
@@ -85,10 +85,6 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.StringVar(&f.logFormat, "log-format", envOr("SLUICE_LOG_FORMAT", defaultLogFormat), "json or console [SLUICE_LOG_FORMAT]")
 }
 
-// maxGuestMemoryMiB is the most --guest-memory-mb and its per-account
-// bound take (1 EiB: their bytes fit an int64).
-const maxGuestMemoryMiB = 1 << 40
-
 // check reports a flag value the server cannot run with, and parses the
 // values config passes on parsed (the NAT64 prefixes, the private
 // networks).
@@ -106,11 +102,11 @@ func (f *serveFlags) check() error {
 	if len(f.private) > 0 && !f.denyPrivateOutbound {
 		return usageErrorf("--private-outbound-networks %q: these are what functions may still reach under --deny-private-outbound, which is off here (every private address listed literally is reachable); turn it on, or leave the networks out", f.privateNetworks)
 	}
-	if f.guestMemoryMiB > maxGuestMemoryMiB {
-		return usageErrorf("--guest-memory-mb %d: give at most %d MiB (negative: no bound)", f.guestMemoryMiB, maxGuestMemoryMiB)
+	if f.guestMemoryMiB > server.MaxGuestMemoryMiB {
+		return usageErrorf("--guest-memory-mb %d: give at most %d MiB (negative: no bound)", f.guestMemoryMiB, server.MaxGuestMemoryMiB)
 	}
-	if f.guestMemoryPerAccountMiB < 0 || f.guestMemoryPerAccountMiB > maxGuestMemoryMiB {
-		return usageErrorf("--guest-memory-mb-per-account %d: give a number of MiB up to %d (0: no bound)", f.guestMemoryPerAccountMiB, maxGuestMemoryMiB)
+	if f.guestMemoryPerAccountMiB < 0 || f.guestMemoryPerAccountMiB > server.MaxGuestMemoryMiB {
+		return usageErrorf("--guest-memory-mb-per-account %d: give a number of MiB up to %d (0: no bound)", f.guestMemoryPerAccountMiB, server.MaxGuestMemoryMiB)
 	}
 	if f.invocationRetention < time.Minute {
 		return usageErrorf("--invocation-retention %s: give at least 1m (e.g. 24h or 168h, the default)", f.invocationRetention)
@@ -143,7 +139,7 @@ func (f *serveFlags) config(databaseURL string, logger zerolog.Logger) server.Co
 		Engine:      triggers.Config{InvocationRetention: f.invocationRetention},
 		DatabaseURL: databaseURL, Schema: f.schema, HTTPAddr: f.addr, CacheDir: f.cacheDir,
 		LongGuestCgroup: f.longGuestCgroup, DenyPrivateOutbound: f.denyPrivateOutbound, PrivateOutboundNetworks: f.private,
-		NAT64Prefixes: f.nat64, GuestMemory: f.guestMemoryMiB << 20, GuestMemoryPerAccount: f.guestMemoryPerAccountMiB << 20,
+		NAT64Prefixes: f.nat64, GuestMemory: max(f.guestMemoryMiB, -1) << 20, GuestMemoryPerAccount: f.guestMemoryPerAccountMiB << 20,
 		ShutdownGrace: f.grace, MaxConns: int32(f.maxConns), Logger: logger,
 		WebhookReads: f.webhookReads, AuthFailuresPerMinute: f.authFailures,
 		MetricsAddr: f.metricsAddr, MetricsSeriesPerAccount: f.metricsSeries, Limits: f.limits,

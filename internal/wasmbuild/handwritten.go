@@ -12,6 +12,9 @@ import "fmt"
 //	"trap"            command whose _start executes unreachable
 //	"spin"            command importing wasi sched_yield (as Go modules
 //	                  do) whose _start is an empty infinite loop
+//	"baddata"         command exporting a 1 MiB memory whose data segment
+//	                  lies at 2 MiB, past it: instantiation fails after
+//	                  the memory is allocated
 //	"multivalue"      command importing sched_yield whose _start calls
 //	                  two() (i32, i32), which calls rec(i32) (i32, i64),
 //	                  which calls itself without end: a loop-free
@@ -68,6 +71,16 @@ func Handwritten(name string) []byte {
 				body(0x41, 0x00, 0x10, 0x03, 0x1a, 0x41, 0x01),       // rec(0); drop the i64; i32.const 1
 				body(0x20, 0x00, 0x41, 0x01, 0x6a, 0x10, 0x03, 0x0f), // return rec(n+1)
 			)...),
+		)
+	case "baddata":
+		return concat(header,
+			section(1, 0x01, 0x60, 0x00, 0x00),
+			section(3, 0x01, 0x00),
+			section(5, 0x01, 0x00, 0x10), // one memory, min 16 pages
+			section(7, concat([]byte{0x02}, name6("_start"), []byte{0x00, 0x00}, name6("memory"), []byte{0x02, 0x00})...),
+			section(10, concat([]byte{0x01}, body())...),
+			// One active segment: i32.const 0x200000, one byte.
+			section(11, 0x01, 0x00, 0x41, 0x80, 0x80, 0x80, 0x01, 0x0b, 0x01, 'x'),
 		)
 	case "trap":
 		return concat(header,
