@@ -235,6 +235,19 @@ func TestGuestMemoryBudgetsAreGivenBack(t *testing.T) {
 	}
 }
 
+// A memory that starts empty meets its limit when it first grows (its
+// first growth is not its initial allocation, which the host cannot
+// refuse).
+func TestEmptyInitialMemoryKeepsItsLimit(t *testing.T) {
+	t.Parallel()
+	rt, _ := newRuntime(t)
+	f := loadBytes(t, rt, wasmbuild.Handwritten("growzero"), runtime.FunctionConfig{Name: "growzero", MemoryMiB: 1})
+	wantFailure(t, invoke(t, f, batch(`{}`)), runtime.FailureMemoryLimit, "more than its 1 MiB")
+	if s := f.Stats(); s.MaxInstanceMemoryBytes > 1<<20 {
+		t.Fatalf("an instance held %d bytes under a 1 MiB limit", s.MaxInstanceMemoryBytes)
+	}
+}
+
 func TestOutputTooLarge(t *testing.T) {
 	t.Parallel()
 	t.Run("stdout", func(t *testing.T) {

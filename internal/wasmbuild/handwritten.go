@@ -15,6 +15,9 @@ import "fmt"
 //	"baddata"         command exporting a 1 MiB memory whose data segment
 //	                  lies at 2 MiB, past it: instantiation fails after
 //	                  the memory is allocated
+//	"growzero"        command exporting a memory of 0 pages whose _start
+//	                  grows it by 100 pages (6.25 MiB) and traps if
+//	                  refused
 //	"multivalue"      command importing sched_yield whose _start calls
 //	                  two() (i32, i32), which calls rec(i32) (i32, i64),
 //	                  which calls itself without end: a loop-free
@@ -81,6 +84,18 @@ func Handwritten(name string) []byte {
 			section(10, concat([]byte{0x01}, body())...),
 			// One active segment: i32.const 0x200000, one byte.
 			section(11, 0x01, 0x00, 0x41, 0x80, 0x80, 0x80, 0x01, 0x0b, 0x01, 'x'),
+		)
+	case "growzero":
+		return concat(header,
+			section(1, 0x01, 0x60, 0x00, 0x00),
+			section(3, 0x01, 0x00),
+			section(5, 0x01, 0x00, 0x00), // one memory, min 0 pages
+			section(7, concat([]byte{0x02}, name6("_start"), []byte{0x00, 0x00}, name6("memory"), []byte{0x02, 0x00})...),
+			section(10, concat([]byte{0x01}, body(
+				0x41, 0xe4, 0x00, 0x40, 0x00, // memory.grow(100)
+				0x41, 0x7f, 0x46, // == -1
+				0x04, 0x40, 0x00, 0x0b, // if: unreachable
+			))...),
 		)
 	case "trap":
 		return concat(header,
