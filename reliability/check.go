@@ -44,6 +44,9 @@ type Verdict struct {
 	AckLost int
 	// Unsent counts ids run but never acknowledged to the load generator.
 	Unsent int
+	// Dropped counts deliveries run again after a run whose claim's commit
+	// failed (Logs.Dropped): allowed, the first run's outcome was dropped.
+	Dropped int
 	// Problems lists every broken promise, one line each.
 	Problems []string
 }
@@ -64,8 +67,8 @@ func (v Verdict) Err() error {
 
 // String summarises the figures.
 func (v Verdict) String() string {
-	return fmt.Sprintf("sent %d, executed %d distinct, %d executions (%d duplicates, max attempt %d), completed %d, lost %d, broken promises %d, acks lost in crash %d, unsent ids run %d",
-		v.Sent, v.Executed, v.Executions, v.Duplicates, v.MaxAttempt, v.Completed, v.Lost, len(v.Problems), v.AckLost, v.Unsent)
+	return fmt.Sprintf("sent %d, executed %d distinct, %d executions (%d duplicates, max attempt %d; %d after runs whose claim did not commit), completed %d, lost %d, broken promises %d, acks lost in crash %d, unsent ids run %d",
+		v.Sent, v.Executed, v.Executions, v.Duplicates, v.MaxAttempt, v.Dropped, v.Completed, v.Lost, len(v.Problems), v.AckLost, v.Unsent)
 }
 
 // Check compares the acknowledged sends of a queue with the executions its
@@ -74,7 +77,9 @@ func (v Verdict) String() string {
 //     (none lost; a message is gone only after its function succeeded);
 //   - no id is run again after a batch whose every ack was committed (so
 //     duplicates come only from deliveries without a committed ack);
-//   - no delivery (id, attempt) is run twice, and no redelivery starts
+//   - no delivery (id, attempt) is run twice (but after a run whose claim's
+//     commit failed, Logs.Dropped, which counts in Verdict.Dropped), and
+//     no redelivery starts
 //     while the previous delivery of the same id still runs or its
 //     process still lives (no lease is held twice).
 func Check(sent []int64, logs *Logs, queue string, opts CheckOptions) Verdict {
@@ -106,7 +111,9 @@ func Check(sent []int64, logs *Logs, queue string, opts CheckOptions) Verdict {
 				continue
 			}
 			prev := xs[i-1]
-			if x.Attempt == prev.Attempt {
+			if x.Attempt == prev.Attempt && logs.Dropped[prev.Invocation] {
+				v.Dropped++
+			} else if x.Attempt == prev.Attempt {
 				bad("message %d: delivery %d run twice (invocations %s in %s and %s in %s): a lease held twice",
 					id, x.Attempt, prev.Invocation, prev.Log, x.Invocation, x.Log)
 			}

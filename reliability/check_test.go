@@ -71,6 +71,15 @@ func TestCheck(t *testing.T) {
 				{ID: 1, Attempt: 1, Invocation: "i2", StartMS: 120, EndMS: 130, Log: "b.1.log"},
 			}, nil),
 			wants: []string{"delivery 1 run twice"}},
+		{name: "same delivery again after a run whose claim did not commit", sent: []int64{1},
+			logs: func() *reliability.Logs {
+				l := logsOf([]reliability.Execution{
+					{ID: 1, Attempt: 1, Invocation: "i1", StartMS: 100, EndMS: 110},
+					{ID: 1, Attempt: 1, Invocation: "i2", StartMS: 3900, EndMS: 3930},
+				}, map[string]reliability.Settle{"i2": acked(1)})
+				l.Dropped = map[string]bool{"i1": true}
+				return l
+			}()},
 		{name: "redelivery while the first still ran", sent: []int64{1},
 			logs: logsOf([]reliability.Execution{
 				{ID: 1, Attempt: 1, Invocation: "i1", StartMS: 100, EndMS: 9000},

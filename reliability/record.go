@@ -46,6 +46,11 @@ type Logs struct {
 	Lines int
 	// Refused counts "acks refused" warnings (stale receipts).
 	Refused int
+	// Dropped are the invocations whose claim's commit failed after
+	// their function had started: their runs' outcomes were dropped and
+	// their messages delivered again, their attempt not counted
+	// (RELIABILITY.md, "A function may start while its claim commits").
+	Dropped map[string]bool
 }
 
 // ReadLogs parses every node log in the scenario's folder. A line cut
@@ -56,7 +61,7 @@ func (e *Env) ReadLogs() (*Logs, error) {
 		return nil, err
 	}
 	sort.Strings(files)
-	out := &Logs{Settles: map[string]Settle{}}
+	out := &Logs{Settles: map[string]Settle{}, Dropped: map[string]bool{}}
 	ends := map[string]int64{}
 	for _, path := range files {
 		if err := out.read(path, ends); err != nil {
@@ -117,6 +122,8 @@ func (l *Logs) read(path string, ends map[string]int64) error {
 			(ln.Message == "success" || ln.Message == "failure" || ln.Message == "partial_failure"):
 			l.Settles[ln.Invocation] = Settle{Log: path, Outcome: ln.Message, Batch: *ln.Batch,
 				Acked: ln.Acked, Retried: ln.Retried, Dead: ln.Dead, Error: ln.Error}
+		case strings.HasPrefix(ln.Message, "claim not committed") && ln.Invocation != "":
+			l.Dropped[ln.Invocation] = true
 		case strings.HasPrefix(ln.Message, "acks refused"):
 			l.Refused += ln.Refused
 		}

@@ -40,9 +40,10 @@ type AccountLimits struct {
 	// write, by functions as through the API (kv.Quota).
 	KVEntries, KVBytes int64
 	// GuestMemoryMiB bounds the linear memory the account's function
-	// instances hold at once (default: Config.GuestMemoryPerAccount, the
-	// runtime's bound per account). It holds for every instance loaded
-	// after it is set, and for deploys: a memory_mb over it is refused.
+	// instances hold at once (the server's is Config.GuestMemoryPerAccount;
+	// this field of Config.Limits is not used). It takes effect, for all
+	// of the account's instances, when one of its functions is next
+	// loaded, and for its deploys: a memory_mb over it is refused.
 	GuestMemoryMiB int64
 }
 

@@ -424,7 +424,7 @@ func (d *dispatcher) runBatch(ctx context.Context, q queuedBatch) {
 	ctx, stop := d.runEarly(ctx, q, rules)
 	defer stop()
 	if q.lease.Err() != nil {
-		d.leaseFailed(q, false)
+		d.leaseFailed(q, 0)
 		return
 	}
 
@@ -461,7 +461,7 @@ func (d *dispatcher) runBatch(ctx context.Context, q queuedBatch) {
 	res, err := d.fn.Invoke(ctx, inv)
 	stopExtending()
 	if q.lease.Wait() != nil {
-		d.leaseFailed(q, true)
+		d.leaseFailed(q, invID)
 		return
 	}
 
@@ -521,13 +521,17 @@ func (d *dispatcher) runEarly(ctx context.Context, q queuedBatch, rules settleRu
 }
 
 // leaseFailed notes a batch whose claim's commit failed, before its run or
-// after it (ran): nothing of it is settled or recorded.
-func (d *dispatcher) leaseFailed(q queuedBatch, ran bool) {
-	msg := "claim not committed: the batch is not run; its messages will be delivered again"
-	if ran {
-		msg = "claim not committed: the batch's run (stopped if it was still running) is dropped; its messages will be delivered again"
+// after it (ran as invocation invID, 0 if not): nothing of it is settled
+// or recorded. The line names the dropped run's invocation, whose
+// messages run again in the same delivery (their attempt not counted).
+func (d *dispatcher) leaseFailed(q queuedBatch, invID int64) {
+	ev := d.log.Warn().Err(q.lease.Err()).Int("messages", len(q.msgs)).Bool("ran", invID != 0)
+	if invID == 0 {
+		ev.Msg("claim not committed: the batch is not run; its messages will be delivered again")
+		return
 	}
-	d.log.Warn().Err(q.lease.Err()).Int("messages", len(q.msgs)).Bool("ran", ran).Msg(msg)
+	ev.Str("invocation", strconv.FormatInt(invID, 10)).
+		Msg("claim not committed: the batch's run (stopped if it was still running) is dropped; its messages will be delivered again")
 }
 
 // settle carries out a plan of a batch that ran, with the emits that go

@@ -46,16 +46,20 @@ func TestClaimNotCommittedIsDeliveredAgain(t *testing.T) {
 	eng := e.startEngine(func(c *triggers.Config) { c.Logger = zerolog.New(&logs).Level(zerolog.WarnLevel) })
 
 	// lines returns the "claim not committed" lines of a queue's trigger,
-	// by whether the batch had run.
+	// by whether the batch had run; a run's line names its invocation.
 	lines := func(queue string) (ran, notRun int) {
 		sc := bufio.NewScanner(strings.NewReader(logs.String()))
 		for sc.Scan() {
 			var l struct {
-				Queue string `json:"queue"`
-				Ran   *bool  `json:"ran"`
+				Queue      string `json:"queue"`
+				Ran        *bool  `json:"ran"`
+				Invocation string `json:"invocation"`
 			}
 			if json.Unmarshal(sc.Bytes(), &l) != nil || l.Queue != queue || l.Ran == nil {
 				continue
+			}
+			if (l.Invocation != "") != *l.Ran {
+				t.Errorf("claim not committed, ran %v, invocation %q: a run, and only a run, names its invocation", *l.Ran, l.Invocation)
 			}
 			if *l.Ran {
 				ran++
