@@ -693,7 +693,7 @@ func collectSequences(rows pgx.Rows, n int) ([]int64, error) {
 // Peek returns up to max messages that Receive would return next, without
 // claiming them (their Receipt is zero).
 func (c *Client) Peek(ctx context.Context, account, queue string, max int) ([]Message, error) {
-	return c.peek(ctx, max, queue, "peek", account, queue, max)
+	return c.peek(ctx, queue, "peek", max, nil, account, queue, max)
 }
 
 // PeekAfter returns up to max (1 to 1000) of the messages Peek would show
@@ -703,13 +703,9 @@ func (c *Client) Peek(ctx context.Context, account, queue string, max int) ([]Me
 // set: the page is full, or its bytes left messages out (a page without
 // more is the last).
 func (c *Client) PeekAfter(ctx context.Context, account, queue string, after int64, max int) (msgs []Message, more bool, err error) {
-	rows, err := c.pool.Query(ctx, c.q.get("peek_after"), account, queue, after, max, MaxPageBytes)
-	if err == nil {
-		var cut bool
-		msgs, err = scanMessages(rows, min(max, 100), &cut)
-		more = cut || len(msgs) == max
-	}
-	return msgs, more, convertError("peek queue "+quote(queue), err)
+	var cut bool
+	msgs, err = c.peek(ctx, queue, "peek_after", max, []any{&cut}, account, queue, after, max, MaxPageBytes)
+	return msgs, cut || len(msgs) == max, err
 }
 
 // MaxPageBytes is the most bytes of bodies and headers (and of dead
@@ -719,12 +715,14 @@ func (c *Client) PeekAfter(ctx context.Context, account, queue string, after int
 // the database's client to hold and send.
 const MaxPageBytes = 8 << 20
 
-func (c *Client) peek(ctx context.Context, max int, queue, query string, args ...any) ([]Message, error) {
+// peek reads the (at most max) messages query returns; extra takes the
+// columns past a message's.
+func (c *Client) peek(ctx context.Context, queue, query string, max int, extra []any, args ...any) ([]Message, error) {
 	rows, err := c.pool.Query(ctx, c.q.get(query), args...)
 	if err != nil {
 		return nil, convertError("peek queue "+quote(queue), err)
 	}
-	msgs, err := scanMessages(rows, min(max, 100))
+	msgs, err := scanMessages(rows, min(max, 100), extra...)
 	return msgs, convertError("peek queue "+quote(queue), err)
 }
 

@@ -278,11 +278,10 @@ func (f *Function) runStart(ctx context.Context, inst *instance, stdin io.Reader
 		WithStderr(stderrWriter{inst}).
 		WithNanosleep(inst.sleep).
 		WithOsyield(inst.yield))
+	inst.closeModule(context.Background(), mod)
 	if mod != nil {
-		_ = mod.Close(context.Background())
 		inst.mod = mod // closed; classify may still read its globals
 	}
-	inst.mem.Free()
 	return err
 }
 

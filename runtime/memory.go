@@ -41,6 +41,15 @@ func (m *limitedMemory) refuseStart(b *memoryBudget) {
 	m.hit.Store(true)
 }
 
+// startError is why an instance whose initial memory was over its limit
+// or refused by a budget (overStart) does not run.
+func (m *limitedMemory) startError() error {
+	if m.refused != nil {
+		return &abiError{"initial memory refused: " + m.refused.refusal()}
+	}
+	return &abiError{"initial memory over the limit"}
+}
+
 // newBatch forgets the refusals of a pooled instance's earlier batches,
 // which it survived.
 func (m *limitedMemory) newBatch() {
@@ -226,9 +235,8 @@ func copyPreemptibly(dst, src []byte) {
 }
 
 // Free implements experimental.LinearMemory. The host calls it too after
-// closing an instance (wazero does not on every path: a failed
-// instantiation, a close that found the module closed already), so that
-// no budget keeps a reservation for good; a second call frees nothing.
+// closing an instance (instance.closeModule); a second call frees
+// nothing.
 func (m *limitedMemory) Free() {
 	m.freeMu.Lock()
 	defer m.freeMu.Unlock()

@@ -68,16 +68,10 @@ func (f *Function) getInstance(ctx context.Context, iio *invocationIO) (*instanc
 		err = &abiError{"module exited during _initialize"}
 	}
 	if err == nil && inst.mem.overStart {
-		err = &abiError{"initial memory over the limit"}
-		if b := inst.mem.refused; b != nil {
-			err = &abiError{"initial memory refused: " + b.refusal()}
-		}
+		err = inst.mem.startError()
 	}
 	if err != nil {
-		if mod != nil {
-			_ = mod.Close(context.Background())
-		}
-		inst.mem.Free()
+		inst.closeModule(context.Background(), mod)
 		f.countLive(-1)
 		return inst, err
 	}
@@ -101,8 +95,7 @@ func (f *Function) putInstance(inst *instance, healthy bool) {
 	}
 	f.live--
 	f.mu.Unlock()
-	_ = inst.mod.Close(context.Background())
-	inst.mem.Free()
+	inst.closeModule(context.Background(), inst.mod)
 }
 
 // closeInstances frees the idle instances.
@@ -113,8 +106,7 @@ func (f *Function) closeInstances(ctx context.Context) {
 	f.live -= len(idle)
 	f.mu.Unlock()
 	for _, inst := range idle {
-		_ = inst.mod.Close(ctx)
-		inst.mem.Free()
+		inst.closeModule(ctx, inst.mod)
 	}
 }
 
@@ -126,7 +118,18 @@ func (f *Function) closeInstances(ctx context.Context) {
 func (f *Function) admit(inst *instance) error {
 	if b := f.budgets.over(f.initialMemory); b != nil {
 		inst.mem.refuseStart(b)
-		return &abiError{"initial memory refused: " + b.refusal()}
+		return inst.mem.startError()
 	}
 	return nil
+}
+
+// closeModule closes mod, in's module (nil when instantiation made none),
+// and frees in's memory, which wazero does not on every path (a failed
+// instantiation, a close that finds the module closed already): no
+// budget keeps its reservation.
+func (in *instance) closeModule(ctx context.Context, mod api.Module) {
+	if mod != nil {
+		_ = mod.Close(ctx)
+	}
+	in.mem.Free()
 }

@@ -306,9 +306,6 @@ func messagesOut(f *cliFlags, w io.Writer, queue string, msgs []client.Message) 
 // (command "peek", max messages) whose Next says how to ask for the next
 // page.
 func pageOut(f *cliFlags, w io.Writer, queue string, p client.MessagePage, command string, max int) error {
-	if p.Messages == nil {
-		p.Messages = []client.Message{}
-	}
 	return f.output(w, p, func(w io.Writer) error {
 		if len(p.Messages) == 0 {
 			_, err := fmt.Fprintf(w, "no messages in %s\n", queue)
@@ -558,9 +555,6 @@ func mqReceiveDLQ(ctx context.Context, args []string, stdout, _ io.Writer) error
 		return err
 	}
 	dead := p.Messages
-	if dead == nil {
-		p.Messages = []client.DeadLetter{}
-	}
 	return f.output(stdout, p, func(w io.Writer) error {
 		if len(dead) == 0 {
 			_, err := fmt.Fprintf(w, "no dead letters in %s\n", queue)

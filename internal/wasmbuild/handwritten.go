@@ -25,7 +25,7 @@ import "fmt"
 //
 // It panics on an unknown name (a programmer error).
 func Handwritten(name string) []byte {
-	header := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
+	header := wasmHeader
 	switch name {
 	case "recursion":
 		return concat(header,
@@ -76,27 +76,14 @@ func Handwritten(name string) []byte {
 			)...),
 		)
 	case "baddata":
-		return concat(header,
-			section(1, 0x01, 0x60, 0x00, 0x00),
-			section(3, 0x01, 0x00),
-			section(5, 0x01, 0x00, 0x10), // one memory, min 16 pages
-			section(7, concat([]byte{0x02}, name6("_start"), []byte{0x00, 0x00}, name6("memory"), []byte{0x02, 0x00})...),
-			section(10, concat([]byte{0x01}, body())...),
-			// One active segment: i32.const 0x200000, one byte.
-			section(11, 0x01, 0x00, 0x41, 0x80, 0x80, 0x80, 0x01, 0x0b, 0x01, 'x'),
-		)
+		// One active segment: i32.const 0x200000, one byte.
+		return memoryCommand(16, body(), section(11, 0x01, 0x00, 0x41, 0x80, 0x80, 0x80, 0x01, 0x0b, 0x01, 'x'))
 	case "growzero":
-		return concat(header,
-			section(1, 0x01, 0x60, 0x00, 0x00),
-			section(3, 0x01, 0x00),
-			section(5, 0x01, 0x00, 0x00), // one memory, min 0 pages
-			section(7, concat([]byte{0x02}, name6("_start"), []byte{0x00, 0x00}, name6("memory"), []byte{0x02, 0x00})...),
-			section(10, concat([]byte{0x01}, body(
-				0x41, 0xe4, 0x00, 0x40, 0x00, // memory.grow(100)
-				0x41, 0x7f, 0x46, // == -1
-				0x04, 0x40, 0x00, 0x0b, // if: unreachable
-			))...),
-		)
+		return memoryCommand(0, body(
+			0x41, 0xe4, 0x00, 0x40, 0x00, // memory.grow(100)
+			0x41, 0x7f, 0x46, // == -1
+			0x04, 0x40, 0x00, 0x0b, // if: unreachable
+		))
 	case "trap":
 		return concat(header,
 			section(1, 0x01, 0x60, 0x00, 0x00),
@@ -106,6 +93,22 @@ func Handwritten(name string) []byte {
 		)
 	}
 	panic(fmt.Sprintf("wasmbuild: no handwritten module %q", name))
+}
+
+// wasmHeader opens every module: the magic number and version 1.
+var wasmHeader = []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
+
+// memoryCommand is a command exporting _start, whose body is code (from
+// body), and a memory of minPages (below 128), followed by the sections
+// after the code section.
+func memoryCommand(minPages byte, code []byte, after ...[]byte) []byte {
+	return concat(append([][]byte{wasmHeader,
+		section(1, 0x01, 0x60, 0x00, 0x00),
+		section(3, 0x01, 0x00),
+		section(5, 0x01, 0x00, minPages),
+		section(7, concat([]byte{0x02}, name6("_start"), []byte{0x00, 0x00}, name6("memory"), []byte{0x02, 0x00})...),
+		section(10, concat([]byte{0x01}, code)...),
+	}, after...)...)
 }
 
 // section encodes a section with the given id and content (all sizes here
