@@ -3,11 +3,14 @@ package runtime
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // memoryBudget bounds the linear memory that a set of instances hold
@@ -21,6 +24,9 @@ type memoryBudget struct {
 	// whose names the instances in a failure: "its account's instances",
 	// "this runtime's instances".
 	whose string
+	// reclaim, when set, frees idle memory counted in the budget until n
+	// bytes more fit (see Runtime.freeIdle) and reports whether they do.
+	reclaim func(n int64) bool
 }
 
 // newMemoryBudget returns a budget of limit bytes (0 or less: no bound)
@@ -59,8 +65,19 @@ func (b *memoryBudget) refusal() string {
 type budgets []*memoryBudget
 
 // reserve takes n bytes from every budget, or none of them and returns
-// the first that refused.
-func (bs budgets) reserve(n int64) (refused *memoryBudget) {
+// the first that refused. With reclaim, a budget that refuses first frees
+// the idle memory it may (idle reactor instances) to make room.
+func (bs budgets) reserve(n int64, reclaim bool) (refused *memoryBudget) {
+	for range len(bs) + 1 { // each budget reclaims at most once a try
+		if refused = bs.tryReserve(n); refused == nil || !reclaim || !refused.freeIdle(n) {
+			return refused
+		}
+	}
+	return refused
+}
+
+// tryReserve is reserve without reclaiming.
+func (bs budgets) tryReserve(n int64) (refused *memoryBudget) {
 	for i, b := range bs {
 		if !b.reserve(n) {
 			for _, r := range bs[:i] {
@@ -76,11 +93,34 @@ func (bs budgets) reserve(n int64) (refused *memoryBudget) {
 // limit, nil when they fit every one (taking nothing).
 func (bs budgets) over(n int64) *memoryBudget {
 	for _, b := range bs {
-		if limit := b.limit.Load(); limit > 0 && b.used.Load()+n > limit {
+		if !b.fits(n) {
 			return b
 		}
 	}
 	return nil
+}
+
+// overAfterReclaim is over, a budget that n bytes do not fit first
+// freeing the idle memory it may.
+func (bs budgets) overAfterReclaim(n int64) *memoryBudget {
+	for range len(bs) + 1 {
+		if b := bs.over(n); b == nil || !b.freeIdle(n) {
+			return b
+		}
+	}
+	return bs.over(n)
+}
+
+// fits reports whether n bytes more fit the budget now.
+func (b *memoryBudget) fits(n int64) bool {
+	limit := b.limit.Load()
+	return limit <= 0 || b.used.Load()+n <= limit
+}
+
+// freeIdle frees idle memory counted in the budget, if it may, until n
+// bytes more fit, and reports whether they do.
+func (b *memoryBudget) freeIdle(n int64) bool {
+	return b.reclaim != nil && b.reclaim(n)
 }
 
 // force counts n bytes in every budget, over its limit or not (an
@@ -124,11 +164,63 @@ func (r *Runtime) accountBudget(account string, override int64) *memoryBudget {
 		if limit <= 0 {
 			return nil
 		}
-		b = newMemoryBudget(limit, "its account's instances")
+		b = r.newBudget(limit, "its account's instances")
 		r.accounts[account] = b
 	}
 	b.limit.Store(limit)
 	return b
+}
+
+// newBudget returns a budget of limit bytes (see newMemoryBudget) that
+// frees the runtime's idle instances counted in it to make room.
+func (r *Runtime) newBudget(limit int64, whose string) *memoryBudget {
+	b := newMemoryBudget(limit, whose)
+	b.reclaim = func(n int64) bool { return r.freeIdle(b, n) }
+	return b
+}
+
+// freeIdle closes idle reactor instances whose memory counts against b,
+// those idle longest first, until n bytes more fit b, and reports whether
+// they do. Idle instances are a cache: a batch that needs memory comes
+// first (a function whose instance is closed instantiates another at its
+// next batch). Commands started ahead of their batch are not closed.
+func (r *Runtime) freeIdle(b *memoryBudget, n int64) bool {
+	if b.fits(n) {
+		return true
+	}
+	r.mu.Lock()
+	var fns []*Function
+	for f := range r.functions {
+		if slices.Contains(f.budgets, b) {
+			fns = append(fns, f)
+		}
+	}
+	r.mu.Unlock()
+	type idleInstance struct {
+		f     *Function
+		inst  *instance
+		since time.Time
+	}
+	var idle []idleInstance
+	for _, f := range fns {
+		f.mu.Lock()
+		for _, inst := range f.idle {
+			idle = append(idle, idleInstance{f, inst, inst.idleSince})
+		}
+		f.mu.Unlock()
+	}
+	slices.SortFunc(idle, func(x, y idleInstance) int { return x.since.Compare(y.since) })
+	for _, c := range idle {
+		if b.fits(n) {
+			return true
+		}
+		if c.f.takeIdle(c.inst) {
+			c.inst.closeModule(context.Background(), c.inst.mod)
+			r.log.Debug().Str("function", c.f.cfg.Name).Str("account", c.f.cfg.Account).
+				Msg("idle instance closed to make room for guest memory")
+		}
+	}
+	return b.fits(n)
 }
 
 // instanceBudgets returns the budgets the instances of a function loaded

@@ -62,3 +62,34 @@ func TestMemoryBudgets(t *testing.T) {
 		t.Fatalf("after the initial memory was freed the account holds %d and the process %d bytes, want 0", account.used.Load(), process.used.Load())
 	}
 }
+
+// A budget frees idle memory for what a growth needs, never for the
+// quarter's margin it would take besides.
+func TestBudgetReclaimsForTheGrowthOnly(t *testing.T) {
+	process := newMemoryBudget(48<<20, "this runtime's instances")
+	newMemory := func() *limitedMemory {
+		return &limitedMemory{limit: 64 << 20, acct: &memAccount{}, budgets: budgets{process}}
+	}
+	idle := newMemory()
+	idle.Reallocate(16 << 20) // holding 32 MiB: the margin, the pool's class
+	reclaims := 0
+	process.reclaim = func(n int64) bool {
+		reclaims++
+		idle.Free()
+		return process.fits(n)
+	}
+	m := newMemory()
+	m.Reallocate(1 << 20)
+	// Exactly what is left: the growth fits without its margin.
+	room := process.limit.Load() - process.used.Load()
+	if buf := m.Reallocate(uint64(int64(cap(m.buf)) + room)); buf == nil || reclaims != 0 {
+		t.Fatalf("growth into the room left: got %d bytes after %d reclaims, want it without reclaiming", len(buf), reclaims)
+	}
+	if buf := m.Reallocate(uint64(cap(m.buf) + 1<<20)); buf == nil || reclaims != 1 || m.refused != nil {
+		t.Fatalf("growth past the room left: got %d bytes after %d reclaims, refused by %v; want it after one", len(buf), reclaims, m.refused)
+	}
+	if used := process.used.Load(); used != int64(cap(m.buf)) {
+		t.Fatalf("the process holds %d bytes, want the growing memory's %d alone", used, cap(m.buf))
+	}
+	m.Free()
+}

@@ -217,6 +217,72 @@ func TestGuestMemoryBudgets(t *testing.T) {
 	})
 }
 
+// hold returns an invocation that makes an instance keep mib MiB.
+func hold(mib int) runtime.Invocation { return batch(fmt.Sprintf(`{"do":"hold","mib":%d}`, mib)) }
+
+// Idle reactor instances give way to a batch that needs memory: a budget
+// that refuses a growth or a start first closes the idle instances counted
+// in it, those idle longest first, and only those it must. The runtime's
+// budget closes any account's; an account's budget only its own.
+func TestIdleInstancesMakeRoom(t *testing.T) {
+	t.Parallel()
+	// Each instance keeps 8 MiB, about 11 MiB of linear memory with the Go
+	// runtime's own; the 16 MiB limit caps the margin an instance's memory
+	// takes besides, so what is left beside two idle instances (half of
+	// one) cannot hold a third.
+	const mib = 8
+	cfg := runtime.FunctionConfig{MemoryMiB: 16, Timeout: 2 * time.Minute}
+	loadFor := func(rt *runtime.Runtime, account string) *runtime.Function {
+		c := cfg
+		c.Account = account
+		return load(t, rt, hostile, wasmbuild.Reactor, c)
+	}
+	holdIn := func(f *runtime.Function) {
+		t.Helper()
+		if res := invoke(t, f, hold(mib)); !res.OK() {
+			t.Fatalf("%s holding %d MiB: %v", f.Config().Account, mib, res.Failure)
+		}
+	}
+	wantIdle := func(f *runtime.Function, n int) {
+		t.Helper()
+		if s := f.Stats(); s.Idle != n || n == 0 && s.MemoryBytes != 0 {
+			t.Fatalf("%s's instances: %+v, want %d idle", f.Config().Account, s, n)
+		}
+	}
+	// What an idle instance keeps, measured unbounded.
+	rt, _ := newRuntime(t)
+	sizer := loadFor(rt, "")
+	holdIn(sizer)
+	held := sizer.Stats().MemoryBytes
+	room := 2*held + held/2 // two such instances, not three
+
+	t.Run("runtime", func(t *testing.T) {
+		t.Parallel()
+		rt, _ := newRuntimeWith(t, runtime.Config{GuestMemory: room})
+		p, q, r := loadFor(rt, "p"), loadFor(rt, "q"), loadFor(rt, "r")
+		holdIn(p)
+		holdIn(q)
+		holdIn(r) // closes p's instance, idle longest, in another account
+		wantIdle(p, 0)
+		wantIdle(q, 1)
+		wantIdle(r, 1)
+	})
+	t.Run("account", func(t *testing.T) {
+		t.Parallel()
+		rt, _ := newRuntimeWith(t, runtime.Config{GuestMemoryPerAccount: room})
+		y := loadFor(rt, "y")
+		x1, x2, x3 := loadFor(rt, "x"), loadFor(rt, "x"), loadFor(rt, "x")
+		holdIn(y)
+		holdIn(x1)
+		holdIn(x2)
+		holdIn(x3) // closes x1's instance, not y's, idle longer but not x's
+		wantIdle(y, 1)
+		wantIdle(x1, 0)
+		wantIdle(x2, 1)
+		wantIdle(x3, 1)
+	})
+}
+
 // No instance keeps its reservation after it ended, however it ended: a
 // trap, an instantiation that failed after its memory was allocated, a
 // memory bomb. With room for one instance's memory at a time, each later

@@ -106,10 +106,12 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 	// (without the quarter, the growth may still fit).
 	newCap := max(size, min(size+size/4, m.limit))
 	capacity := m.capacity(newCap, size)
-	refused := m.budgets.reserve(int64(capacity - uint64(old)))
+	// Idle instances are closed to make room for what the growth needs,
+	// never for the margin.
+	refused := m.budgets.reserve(int64(capacity-uint64(old)), capacity == size)
 	if refused != nil && capacity > size {
 		newCap, capacity = size, size
-		refused = m.budgets.reserve(int64(capacity - uint64(old)))
+		refused = m.budgets.reserve(int64(capacity-uint64(old)), true)
 	}
 	if refused != nil {
 		m.refused = refused

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"slices"
+	"time"
 
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
@@ -18,6 +20,9 @@ type instance struct {
 	io      *invocationIO   // the current invocation's, nil between batches
 	yields  uint32          // sched_yield calls, counted to take turns
 	ahead   *startedCommand // set when started ahead of its batch
+	// idleSince is when a reactor instance last went back to the pool
+	// (guarded by its function's mu).
+	idleSince time.Time
 }
 
 // await waits, in an instance started ahead, for its batch (see
@@ -89,6 +94,7 @@ func (f *Function) putInstance(inst *instance, healthy bool) {
 	}
 	f.mu.Lock()
 	if healthy && !f.closed && !inst.mod.IsClosed() {
+		inst.idleSince = time.Now()
 		f.idle = append(f.idle, inst)
 		f.mu.Unlock()
 		return
@@ -96,6 +102,20 @@ func (f *Function) putInstance(inst *instance, healthy bool) {
 	f.live--
 	f.mu.Unlock()
 	inst.closeModule(context.Background(), inst.mod)
+}
+
+// takeIdle removes inst from the idle instances, counting it out, and
+// reports whether it was there (another batch may have taken it).
+func (f *Function) takeIdle(inst *instance) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := slices.Index(f.idle, inst)
+	if i < 0 {
+		return false
+	}
+	f.idle = slices.Delete(f.idle, i, i+1)
+	f.live--
+	return true
 }
 
 // closeInstances frees the idle instances.
@@ -111,12 +131,13 @@ func (f *Function) closeInstances(ctx context.Context) {
 }
 
 // admit refuses to start inst when its initial memory would take one of
-// its budgets past the limit, before any of its code runs (a command runs
-// its whole batch within its instantiation). Instances started at once
-// may still pass together; Reallocate counts what they take anyway, and
-// their instances fail right after instantiation.
+// its budgets past the limit, idle instances closed to make room, before
+// any of its code runs (a command runs its whole batch within its
+// instantiation). Instances started at once may still pass together;
+// Reallocate counts what they take anyway, and their instances fail right
+// after instantiation.
 func (f *Function) admit(inst *instance) error {
-	if b := f.budgets.over(f.initialMemory); b != nil {
+	if b := f.budgets.overAfterReclaim(f.initialMemory); b != nil {
 		inst.mem.refuseStart(b)
 		return inst.mem.startError()
 	}

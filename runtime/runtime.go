@@ -84,7 +84,12 @@ type Config struct {
 	// that the instances of the functions loaded with one
 	// FunctionConfig.Account hold at once, in bytes, so that one tenant's
 	// functions cannot take the whole of GuestMemory. 0 means no bound
-	// per account. Idle reactor instances hold theirs too.
+	// per account. Idle reactor instances hold theirs too, until a batch
+	// needs the room: a budget that would refuse a growth or a start
+	// first closes the idle reactor instances counted in it, those idle
+	// longest first, as many as the room takes (the runtime's budget any
+	// account's, an account's budget its own). Commands started ahead of
+	// their batch keep theirs.
 	GuestMemoryPerAccount int64
 }
 
@@ -225,21 +230,22 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		guestMemory = defaultGuestMemory()
 	}
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	return &Runtime{
-		guestMemory: newMemoryBudget(guestMemory, "this runtime's instances"),
-		perAccount:  cfg.GuestMemoryPerAccount,
-		accounts:    map[string]*memoryBudget{},
-		base:        base,
-		cancelBase:  cancel,
-		fuel:        fuel,
-		ctx:         ctxEngine,
-		log:         cfg.Logger,
-		network:     network,
-		host:        host,
-		compiled:    map[moduleKey]*compiledModule{},
-		functions:   map[*Function]struct{}{},
-		long:        long,
-	}, nil
+	r := &Runtime{
+		perAccount: cfg.GuestMemoryPerAccount,
+		accounts:   map[string]*memoryBudget{},
+		base:       base,
+		cancelBase: cancel,
+		fuel:       fuel,
+		ctx:        ctxEngine,
+		log:        cfg.Logger,
+		network:    network,
+		host:       host,
+		compiled:   map[moduleKey]*compiledModule{},
+		functions:  map[*Function]struct{}{},
+		long:       long,
+	}
+	r.guestMemory = r.newBudget(guestMemory, "this runtime's instances")
+	return r, nil
 }
 
 // compile returns the compiled module for wasm with its tables capped by

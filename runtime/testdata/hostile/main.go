@@ -2,8 +2,9 @@
 // reliability suite. The first message's body picks what it does:
 // {"do": "ack" | "loop" | "sleep" | "membomb" | "recurse" | "stdout" |
 // "stderr" | "badjson" | "unknown" | "exit" | "panic" | "trap" |
-// "bigresult" | "env" | "nanny" | "started"}; "exit" takes an optional
-// "code" (the status, as an int32); "started" fails the message with
+// "bigresult" | "env" | "nanny" | "started" | "hold"}; "exit" takes an
+// optional "code" (the status, as an int32); "hold" keeps "mib" MiB for
+// the instance's life and acks; "started" fails the message with
 // "started=N", N the Unix nanoseconds the program started at. Build it with internal/wasmbuild as
 // "runtime/testdata/hostile", in either mode.
 package main
@@ -40,6 +41,7 @@ func main() {
 		var cmd struct {
 			Do   string `json:"do"`
 			Code int    `json:"code"` // the status "exit" exits with, 3 if zero
+			MiB  int    `json:"mib"`  // what "hold" keeps
 		}
 		_ = b.Messages[0].Decode(&cmd)
 		switch cmd.Do {
@@ -56,6 +58,12 @@ func main() {
 				}
 				sink = append(sink, chunk)
 			}
+		case "hold": // keep mib MiB, touched, for the instance's life
+			chunk := make([]byte, cmd.MiB<<20)
+			for i := 0; i < len(chunk); i += 4096 {
+				chunk[i] = 1
+			}
+			sink = append(sink, chunk)
 		case "recurse":
 			recurse(0)
 		case "stdout":
