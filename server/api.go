@@ -77,6 +77,10 @@ type api struct {
 	// webhookShares, each client address's and account's part of them.
 	webhookReads  chan struct{}
 	webhookShares readShares
+	// pageReads holds a token per peek or dead-letter page being read and
+	// answered (Config.PageReads); pageShares, each account's part of them.
+	pageReads  chan struct{}
+	pageShares readShares
 	// invokes holds a token per invoke call running (maxInvokes).
 	invokes chan struct{}
 	// changeLocks holds a token per request holding an account's change
@@ -97,6 +101,7 @@ func newAPI(s *Server) *api {
 	a := &api{s: s, log: s.log, q: namedsql.MustParse(queriesSQL, s.cfg.Schema), keys: newKeyCache(keyCacheTTL),
 		authFails: newAuthLimiter(s.cfg.AuthFailuresPerMinute),
 		stopping:  make(chan struct{}), webhookReads: make(chan struct{}, s.cfg.WebhookReads), invokes: make(chan struct{}, maxInvokes),
+		pageReads:   make(chan struct{}, s.cfg.PageReads),
 		changeLocks: make(chan struct{}, changeLockHolders(s.cfg.MaxConns))}
 	a.slots = &accountSlots{pool: s.pool, q: a.q, log: s.log, lease: slotLease}
 	a.deploys.slots = a.slots
@@ -157,7 +162,7 @@ type handler func(w http.ResponseWriter, r *http.Request, c *call) error
 // anything else the data plane /{account}/{queue}/...
 func (a *api) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	w := &responseWriter{ResponseWriter: rw}
+	w := &responseWriter{ResponseWriter: rw, answerTime: a.s.cfg.AnswerWriteTimeout}
 	route := "unmatched"
 	defer func() {
 		if v := recover(); v != nil {
@@ -237,16 +242,19 @@ func (a *api) untilShutdown(ctx context.Context) (context.Context, context.Cance
 }
 
 // responseWriter remembers the status written, for metrics and for the
-// panic handler.
+// panic handler, and gives the answer answerTime to be written from its
+// first byte (Config.AnswerWriteTimeout; see extendWrite for streams).
 type responseWriter struct {
 	http.ResponseWriter
-	code  int
-	wrote bool
+	code       int
+	wrote      bool
+	answerTime time.Duration
 }
 
 func (w *responseWriter) WriteHeader(code int) {
 	if !w.wrote {
 		w.code, w.wrote = code, true
+		w.extendWrite()
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -254,8 +262,30 @@ func (w *responseWriter) WriteHeader(code int) {
 func (w *responseWriter) Write(b []byte) (int, error) {
 	if !w.wrote {
 		w.code, w.wrote = http.StatusOK, true
+		w.extendWrite()
 	}
 	return w.ResponseWriter.Write(b)
+}
+
+// extendWrite gives what is written from now answerTime to reach the
+// client; a stream calls it before each event.
+func (w *responseWriter) extendWrite() {
+	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(time.Now().Add(w.answerTime))
+}
+
+// extendWrite calls the extendWrite of the responseWriter w is or wraps.
+func extendWrite(w http.ResponseWriter) {
+	for {
+		switch v := w.(type) {
+		case *responseWriter:
+			v.extendWrite()
+			return
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return
+		}
+	}
 }
 
 func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

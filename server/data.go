@@ -319,11 +319,39 @@ func pageQuery(r *http.Request) (max int, after int64, err error) {
 	return int(m), after, err
 }
 
+// holdPageRead takes one of the server's page read slots
+// (Config.PageReads) for a peek or dead-letter page of account's, of
+// which one account holds a quarter at most, or answers 429 with
+// Retry-After at once rather than hold more pages in memory. The caller
+// gives it back with the returned func once the answer is written.
+func (a *api) holdPageRead(account string) (give func(), err error) {
+	n := cap(a.pageReads)
+	keys := []string{account}
+	if a.pageShares.take(keys, []int{max(1, n/4)}) != "" {
+		return nil, tooManyRequests(1, "this account reads %d peek or dead-letter pages at once, the most it may on this server: retry in a second", max(1, n/4))
+	}
+	select {
+	case a.pageReads <- struct{}{}:
+	default:
+		a.pageShares.give(keys)
+		return nil, tooManyRequests(1, "%d peek and dead-letter pages are being read on this server: retry in a second", n)
+	}
+	return func() {
+		<-a.pageReads
+		a.pageShares.give(keys)
+	}, nil
+}
+
 func (a *api) peek(w http.ResponseWriter, r *http.Request, c *call) error {
 	max, after, err := pageQuery(r)
 	if err != nil {
 		return err
 	}
+	give, err := a.holdPageRead(c.account)
+	if err != nil {
+		return err
+	}
+	defer give()
 	ms, more, err := a.s.queue.PeekAfter(r.Context(), c.account, c.queue, after, max)
 	if err != nil {
 		return err
@@ -427,6 +455,11 @@ func (a *api) receiveDLQ(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
+	give, err := a.holdPageRead(c.account)
+	if err != nil {
+		return err
+	}
+	defer give()
 	ds, more, err := a.s.queue.ReceiveDLQAfter(r.Context(), c.account, c.queue, after, max)
 	if err != nil {
 		return err

@@ -110,6 +110,7 @@ func (a *api) streamLogs(w http.ResponseWriter, r *http.Request, c *call) error 
 	s := logStream{floor: after, seen: map[int64]int64{}}
 	lastWrite := time.Now()
 	for {
+		extendWrite(w) // each turn's events get their own time to reach the client
 		if time.Since(visibleAt) >= logsVisibility {
 			// Triggers come and go: what a queue-limited key may see is
 			// read again now and then.

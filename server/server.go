@@ -75,6 +75,17 @@ type Config struct {
 	// so at most 64 MiB of unauthenticated bodies in memory); a delivery
 	// beyond it gets 503 with Retry-After.
 	WebhookReads int
+	// PageReads bounds the peek and dead-letter pages read and answered
+	// at once (default 32: each holds up to pgqueue.MaxPageBytes of
+	// messages, and its JSON answer about as much again), of which one
+	// account holds a quarter at most; a read beyond gets 429 with
+	// Retry-After.
+	PageReads int
+	// AnswerWriteTimeout bounds how long an answer may take to reach its
+	// client once it is ready (default 1 minute): a client that does not
+	// read it is cut off and the answer's memory freed. A log stream
+	// gets as long for each event.
+	AnswerWriteTimeout time.Duration
 	// MetricsAddr, when set, is a second listener serving GET /metrics
 	// of every account without a key, for the operator's Prometheus (keep
 	// it off the internet). The API's own /metrics needs a key with scope
@@ -165,6 +176,12 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.WebhookReads <= 0 {
 		cfg.WebhookReads = 64
+	}
+	if cfg.PageReads <= 0 {
+		cfg.PageReads = 32
+	}
+	if cfg.AnswerWriteTimeout <= 0 {
+		cfg.AnswerWriteTimeout = time.Minute
 	}
 	if cfg.CacheDir == "" {
 		dir, err := os.UserCacheDir()

@@ -33,6 +33,8 @@ type serveFlags struct {
 	limits                                      server.AccountLimits
 	grace, invocationRetention                  time.Duration
 	maxConns, webhookReads, authFailures        int
+	pageReads                                   int
+	answerWriteTimeout                          time.Duration
 	guestMemoryMiB, guestMemoryPerAccountMiB    int64
 	// envErr is an environment variable register could not read; check
 	// reports it.
@@ -81,6 +83,8 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.Int64Var(&f.limits.KVBytes, "limit-kv-bytes", d.KVBytes, "bytes of keys plus values an account's stores may hold together")
 	fs.IntVar(&f.authFailures, "auth-failures-per-minute", 60, "failed authentications a client address may make a minute before 429, counted over every sluice serve on the database (negative: no limit)")
 	fs.IntVar(&f.webhookReads, "webhook-reads", 64, "webhook bodies read at once (one client address an eighth of them, one account's hooks a quarter); more get 503 with Retry-After")
+	fs.IntVar(&f.pageReads, "page-reads", 32, "peek and dead-letter pages (up to 8 MiB each) read and answered at once (one account a quarter of them); more get 429 with Retry-After")
+	fs.DurationVar(&f.answerWriteTimeout, "answer-write-timeout", time.Minute, "how long an answer may take to reach its client once ready (a log stream: each event); a client that does not read it is cut off")
 	fs.StringVar(&f.logLevel, "log-level", envOr("SLUICE_LOG_LEVEL", "info"), "debug, info, warn or error [SLUICE_LOG_LEVEL]")
 	fs.StringVar(&f.logFormat, "log-format", envOr("SLUICE_LOG_FORMAT", defaultLogFormat), "json or console [SLUICE_LOG_FORMAT]")
 }
@@ -107,6 +111,12 @@ func (f *serveFlags) check() error {
 	}
 	if f.guestMemoryPerAccountMiB < 0 || f.guestMemoryPerAccountMiB > server.MaxGuestMemoryMiB {
 		return usageErrorf("--guest-memory-mb-per-account %d: give a number of MiB up to %d (0: no bound)", f.guestMemoryPerAccountMiB, server.MaxGuestMemoryMiB)
+	}
+	if f.pageReads < 1 {
+		return usageErrorf("--page-reads %d: give at least 1 (32 by default)", f.pageReads)
+	}
+	if f.answerWriteTimeout < time.Second {
+		return usageErrorf("--answer-write-timeout %s: give at least 1s (1m by default)", f.answerWriteTimeout)
 	}
 	if f.invocationRetention < time.Minute {
 		return usageErrorf("--invocation-retention %s: give at least 1m (e.g. 24h or 168h, the default)", f.invocationRetention)
@@ -141,7 +151,7 @@ func (f *serveFlags) config(databaseURL string, logger zerolog.Logger) server.Co
 		LongGuestCgroup: f.longGuestCgroup, DenyPrivateOutbound: f.denyPrivateOutbound, PrivateOutboundNetworks: f.private,
 		NAT64Prefixes: f.nat64, GuestMemory: max(f.guestMemoryMiB, -1) << 20, GuestMemoryPerAccount: f.guestMemoryPerAccountMiB << 20,
 		ShutdownGrace: f.grace, MaxConns: int32(f.maxConns), Logger: logger,
-		WebhookReads: f.webhookReads, AuthFailuresPerMinute: f.authFailures,
+		WebhookReads: f.webhookReads, PageReads: f.pageReads, AnswerWriteTimeout: f.answerWriteTimeout, AuthFailuresPerMinute: f.authFailures,
 		MetricsAddr: f.metricsAddr, MetricsSeriesPerAccount: f.metricsSeries, Limits: f.limits,
 	}
 }

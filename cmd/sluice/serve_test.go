@@ -75,6 +75,17 @@ func TestGuestMemoryFlags(t *testing.T) {
 	})
 }
 
+// --page-reads and --answer-write-timeout reach the server's
+// configuration; nonsense is refused, saying what to give.
+func TestAnswerFlags(t *testing.T) {
+	testFlagCases(t, "", func(c server.Config) any { return fmt.Sprint(c.PageReads, " ", c.AnswerWriteTimeout) }, []flagCase{
+		{command: "serve", want: "32 1m0s"},
+		{command: "dev", args: []string{"--page-reads", "8", "--answer-write-timeout", "30s"}, want: "8 30s"},
+		{command: "serve", args: []string{"--page-reads", "0"}, err: "--page-reads 0: give at least 1 (32 by default)"},
+		{command: "serve", args: []string{"--answer-write-timeout", "10ms"}, err: "--answer-write-timeout 10ms: give at least 1s (1m by default)"},
+	})
+}
+
 // flagCase is a command line of `sluice serve` or `sluice dev` (serve
 // when command is empty) with an environment variable's value (env, when
 // set), and the configuration value it gives (want, printed with
