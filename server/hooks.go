@@ -269,10 +269,11 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 // that long at most.
 const webhookBodyTime = 10 * time.Second
 
-// readShares counts the webhook read slots held by each client address
-// and by each account's hooks, so that no one address, and no traffic to
-// one account's hooks, holds every slot of the server (the slots are
-// taken before anyone is authenticated).
+// readShares counts the read slots of one kind held by each holder (a
+// client address, an account), so that no one holder takes every slot of
+// the server: the webhook read slots, taken before anyone is
+// authenticated, by client address and by the account whose hooks are
+// called; the page read slots by account.
 type readShares struct {
 	mu   sync.Mutex
 	held map[string]int
