@@ -421,8 +421,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	// Two writes: appending the newline would copy a large answer whole.
+	if _, err := w.Write(b); err == nil {
+		_, _ = w.Write(newline)
+	}
 }
+
+var newline = []byte{'\n'}
 
 func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := a.toAPIError(err)
