@@ -76,6 +76,7 @@ func (f *Function) startAhead() bool {
 	}
 	s.inst = f.newInstance(s.warm, false)
 	s.inst.ahead = s
+	s.inst.mem.speculative = true
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
@@ -117,6 +118,7 @@ func (s *startedCommand) await() {
 	select {
 	case b := <-s.batch:
 		s.inst.io, s.hc = b.io, b.hc
+		s.inst.mem.speculative = false
 		s.input.io = b.io
 		s.input.Reset(b.input)
 	case <-s.warm.done:
@@ -166,12 +168,18 @@ func (f *Function) takeStarted() *startedCommand {
 
 // discardStarted stops the instances started ahead and frees their slots.
 func (f *Function) discardStarted() {
-	for {
-		s := f.takeStarted()
-		if s == nil {
-			return
-		}
-		s.discard()
-		<-f.slots
+	for f.discardOneStarted() {
 	}
+}
+
+// discardOneStarted stops an instance started ahead, if there is one, and
+// frees its slot; it reports whether there was.
+func (f *Function) discardOneStarted() bool {
+	s := f.takeStarted()
+	if s == nil {
+		return false
+	}
+	s.discard()
+	<-f.slots
+	return true
 }

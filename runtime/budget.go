@@ -179,11 +179,13 @@ func (r *Runtime) newBudget(limit int64, whose string) *memoryBudget {
 	return b
 }
 
-// freeIdle closes idle reactor instances whose memory counts against b,
-// those idle longest first, until n bytes more fit b, and reports whether
-// they do. Idle instances are a cache: a batch that needs memory comes
-// first (a function whose instance is closed instantiates another at its
-// next batch). Commands started ahead of their batch are not closed.
+// freeIdle closes idle instances whose memory counts against b until n
+// bytes more fit b, and reports whether they do: reactor instances in the
+// pool, those idle longest first, then commands started ahead of their
+// batch. Idle instances are a cache: a batch that needs memory comes
+// first (a function whose instance is closed starts another at its next
+// batch). A command started ahead never asks for room (its memory is
+// speculative): so no two of them wait for each other to end.
 func (r *Runtime) freeIdle(b *memoryBudget, n int64) bool {
 	if b.fits(n) {
 		return true
@@ -218,6 +220,15 @@ func (r *Runtime) freeIdle(b *memoryBudget, n int64) bool {
 			c.inst.closeModule(context.Background(), c.inst.mod)
 			r.log.Debug().Str("function", c.f.cfg.Name).Str("account", c.f.cfg.Account).
 				Msg("idle instance closed to make room for guest memory")
+		}
+	}
+	for _, f := range fns {
+		for !b.fits(n) {
+			if !f.discardOneStarted() {
+				break
+			}
+			r.log.Debug().Str("function", f.cfg.Name).Str("account", f.cfg.Account).
+				Msg("command started ahead discarded to make room for guest memory")
 		}
 	}
 	return b.fits(n)

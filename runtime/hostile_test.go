@@ -220,10 +220,11 @@ func TestGuestMemoryBudgets(t *testing.T) {
 // hold returns an invocation that makes an instance keep mib MiB.
 func hold(mib int) runtime.Invocation { return batch(fmt.Sprintf(`{"do":"hold","mib":%d}`, mib)) }
 
-// Idle reactor instances give way to a batch that needs memory: a budget
-// that refuses a growth or a start first closes the idle instances counted
-// in it, those idle longest first, and only those it must. The runtime's
-// budget closes any account's; an account's budget only its own.
+// Idle instances give way to a batch that needs memory: a budget that
+// refuses a growth or a start first closes the idle instances counted in
+// it, reactors idle longest first, then commands started ahead, and only
+// those it must. The runtime's budget closes any account's; an account's
+// budget only its own.
 func TestIdleInstancesMakeRoom(t *testing.T) {
 	t.Parallel()
 	// Each instance keeps 8 MiB, about 11 MiB of linear memory with the Go
@@ -280,6 +281,34 @@ func TestIdleInstancesMakeRoom(t *testing.T) {
 		wantIdle(x1, 0)
 		wantIdle(x2, 1)
 		wantIdle(x3, 1)
+	})
+	// A command started ahead of its batch gives way too: with room for
+	// one and a half instances of the command, another function's batch
+	// runs beside it only once it is discarded.
+	t.Run("started ahead", func(t *testing.T) {
+		t.Parallel()
+		seasoned := func(rt *runtime.Runtime) *runtime.Function {
+			f := load(t, rt, hostile, wasmbuild.Command, cfg)
+			for range 2 { // the second success starts the next instance ahead
+				if res := invoke(t, f, do("ack")); !res.OK() {
+					t.Fatalf("ack: %v", res.Failure)
+				}
+			}
+			waitStartedAhead(t, f)
+			return f
+		}
+		rt, _ := newRuntime(t)
+		started := seasoned(rt).Stats().MemoryBytes
+		rt, _ = newRuntimeWith(t, runtime.Config{GuestMemory: started + started/2})
+		c := seasoned(rt)
+		d := load(t, rt, hostile, wasmbuild.Command, cfg)
+		if res := invoke(t, d, do("ack")); !res.OK() {
+			t.Fatalf("another command beside one started ahead: %v", res.Failure)
+		}
+		wantIdle(c, 0)
+		if res := invoke(t, c, do("ack")); !res.OK() {
+			t.Fatalf("the command whose started instance was discarded: %v", res.Failure)
+		}
 	})
 }
 

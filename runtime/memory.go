@@ -31,7 +31,12 @@ type limitedMemory struct {
 	// started is set by the first Reallocate, the initial memory's (which
 	// may be empty: a nil buf does not tell).
 	started bool
-	freeMu  sync.Mutex // Free may come from wazero and from the host
+	// speculative is set while the memory's instance is a command started
+	// ahead that has not yet got its batch: it takes only the room there
+	// is, closing nothing to make more (see Runtime.freeIdle). Read and
+	// written on the guest's goroutine.
+	speculative bool
+	freeMu      sync.Mutex // Free may come from wazero and from the host
 }
 
 // refuseStart marks the memory as refused at start by b, before the
@@ -107,11 +112,11 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 	newCap := max(size, min(size+size/4, m.limit))
 	capacity := m.capacity(newCap, size)
 	// Idle instances are closed to make room for what the growth needs,
-	// never for the margin.
-	refused := m.budgets.reserve(int64(capacity-uint64(old)), capacity == size)
+	// never for the margin, nor for an instance that is idle itself.
+	refused := m.budgets.reserve(int64(capacity-uint64(old)), capacity == size && !m.speculative)
 	if refused != nil && capacity > size {
 		newCap, capacity = size, size
-		refused = m.budgets.reserve(int64(capacity-uint64(old)), true)
+		refused = m.budgets.reserve(int64(capacity-uint64(old)), !m.speculative)
 	}
 	if refused != nil {
 		m.refused = refused

@@ -84,12 +84,12 @@ type Config struct {
 	// that the instances of the functions loaded with one
 	// FunctionConfig.Account hold at once, in bytes, so that one tenant's
 	// functions cannot take the whole of GuestMemory. 0 means no bound
-	// per account. Idle reactor instances hold theirs too, until a batch
-	// needs the room: a budget that would refuse a growth or a start
-	// first closes the idle reactor instances counted in it, those idle
-	// longest first, as many as the room takes (the runtime's budget any
-	// account's, an account's budget its own). Commands started ahead of
-	// their batch keep theirs.
+	// per account. Idle instances (reactors in the pool, commands started
+	// ahead of their batch) hold theirs too, until a batch needs the room:
+	// a budget that would refuse a growth or a start first closes the idle
+	// instances counted in it, reactors idle longest first, then commands
+	// started ahead, as many as the room takes (the runtime's budget any
+	// account's, an account's budget its own).
 	GuestMemoryPerAccount int64
 }
 
