@@ -93,3 +93,30 @@ func TestBudgetReclaimsForTheGrowthOnly(t *testing.T) {
 	}
 	m.Free()
 }
+
+// A command started ahead (speculative) takes only the room there is: its
+// start and its growths never free idle memory, for it may be the idle
+// memory a reclaim would wait on. Any other instance's do.
+func TestSpeculativeMemoryNeverReclaims(t *testing.T) {
+	process := newMemoryBudget(4<<20, "this runtime's instances")
+	held := &limitedMemory{limit: 64 << 20, acct: &memAccount{}, budgets: budgets{process}}
+	held.Reallocate(3 << 20) // the budget is full: 4 MiB, the pool's class
+	reclaims := 0
+	process.reclaim = func(int64) bool { reclaims++; return false }
+	f := &Function{budgets: budgets{process}, initialMemory: 1 << 20}
+	for _, speculative := range []bool{true, false} {
+		reclaims = 0
+		mem := &limitedMemory{limit: 64 << 20, acct: &memAccount{}, budgets: f.budgets, speculative: speculative}
+		if err := f.admit(&instance{mem: mem}); err == nil {
+			t.Fatalf("speculative %v: admitted past a full budget", speculative)
+		}
+		mem = &limitedMemory{limit: 64 << 20, acct: &memAccount{}, budgets: f.budgets, speculative: speculative, started: true}
+		if buf := mem.Reallocate(1 << 20); buf != nil {
+			t.Fatalf("speculative %v: grew past a full budget", speculative)
+		}
+		if want := map[bool]int{true: 0, false: 2}[speculative]; reclaims != want {
+			t.Fatalf("speculative %v: %d reclaims for a refused start and growth, want %d", speculative, reclaims, want)
+		}
+	}
+	held.Free()
+}

@@ -131,13 +131,18 @@ func (f *Function) closeInstances(ctx context.Context) {
 }
 
 // admit refuses to start inst when its initial memory would take one of
-// its budgets past the limit, idle instances closed to make room, before
-// any of its code runs (a command runs its whole batch within its
+// its budgets past the limit, idle instances closed to make room (unless
+// inst is itself a command started ahead: see limitedMemory.speculative),
+// before any of its code runs (a command runs its whole batch within its
 // instantiation). Instances started at once may still pass together;
 // Reallocate counts what they take anyway, and their instances fail right
 // after instantiation.
 func (f *Function) admit(inst *instance) error {
-	if b := f.budgets.overAfterReclaim(f.initialMemory); b != nil {
+	over := f.budgets.overAfterReclaim
+	if inst.mem.speculative {
+		over = f.budgets.over
+	}
+	if b := over(f.initialMemory); b != nil {
 		inst.mem.refuseStart(b)
 		return inst.mem.startError()
 	}

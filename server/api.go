@@ -73,14 +73,11 @@ type api struct {
 	data, manage, hooks, ops *http.ServeMux
 	nextPrune                atomic.Int64 // unix nanos of the next delivery prune
 	nextAuthPrune            atomic.Int64 // unix nanos of the next auth_failures prune
-	// webhookReads holds a token per webhook body being read;
-	// webhookShares, each client address's and account's part of them.
-	webhookReads  chan struct{}
-	webhookShares readShares
-	// pageReads holds a token per peek or dead-letter page being read and
-	// answered (Config.PageReads); pageShares, each account's part of them.
-	pageReads  chan struct{}
-	pageShares readShares
+	// webhookReads are the webhook bodies being read, shared by client
+	// address and account (Config.WebhookReads); pageReads the peek and
+	// dead-letter pages being read and answered, shared by account
+	// (Config.PageReads).
+	webhookReads, pageReads *readSlots
 	// invokes holds a token per invoke call running (maxInvokes).
 	invokes chan struct{}
 	// changeLocks holds a token per request holding an account's change
@@ -100,8 +97,8 @@ type api struct {
 func newAPI(s *Server) *api {
 	a := &api{s: s, log: s.log, q: namedsql.MustParse(queriesSQL, s.cfg.Schema), keys: newKeyCache(keyCacheTTL),
 		authFails: newAuthLimiter(s.cfg.AuthFailuresPerMinute),
-		stopping:  make(chan struct{}), webhookReads: make(chan struct{}, s.cfg.WebhookReads), invokes: make(chan struct{}, maxInvokes),
-		pageReads:   make(chan struct{}, s.cfg.PageReads),
+		stopping:  make(chan struct{}), webhookReads: newReadSlots(s.cfg.WebhookReads), invokes: make(chan struct{}, maxInvokes),
+		pageReads:   newReadSlots(s.cfg.PageReads),
 		changeLocks: make(chan struct{}, changeLockHolders(s.cfg.MaxConns))}
 	a.slots = &accountSlots{pool: s.pool, q: a.q, log: s.log, lease: slotLease}
 	a.deploys.slots = a.slots

@@ -321,25 +321,19 @@ func pageQuery(r *http.Request) (max int, after int64, err error) {
 
 // holdPageRead takes one of the server's page read slots
 // (Config.PageReads) for a peek or dead-letter page of account's, of
-// which one account holds a quarter at most, or answers 429 with
+// which one account holds a quarter at most (one at least), or answers 429 with
 // Retry-After at once rather than hold more pages in memory. The caller
 // gives it back with the returned func once the answer is written.
 func (a *api) holdPageRead(account string) (give func(), err error) {
-	n := cap(a.pageReads)
-	keys := []string{account}
-	if a.pageShares.take(keys, []int{max(1, n/4)}) != "" {
-		return nil, tooManyRequests(1, "this account reads %d peek or dead-letter pages at once, the most it may on this server: retry in a second", max(1, n/4))
-	}
-	select {
-	case a.pageReads <- struct{}{}:
-	default:
-		a.pageShares.give(keys)
+	n := cap(a.pageReads.tokens)
+	give, k, full := a.pageReads.take([]string{account}, []int{share(n, 4)})
+	switch {
+	case k != "":
+		return nil, tooManyRequests(1, "this account reads %d peek or dead-letter pages at once, the most it may on this server: retry in a second", share(n, 4))
+	case full:
 		return nil, tooManyRequests(1, "%d peek and dead-letter pages are being read on this server: retry in a second", n)
 	}
-	return func() {
-		<-a.pageReads
-		a.pageShares.give(keys)
-	}, nil
+	return give, nil
 }
 
 func (a *api) peek(w http.ResponseWriter, r *http.Request, c *call) error {

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/pgqueue"
@@ -269,46 +268,6 @@ func (a *api) receiveWebhook(w http.ResponseWriter, r *http.Request, _ *call) er
 // that long at most.
 const webhookBodyTime = 10 * time.Second
 
-// readShares counts the read slots of one kind held by each holder (a
-// client address, an account), so that no one holder takes every slot of
-// the server: the webhook read slots, taken before anyone is
-// authenticated, by client address and by the account whose hooks are
-// called; the page read slots by account.
-type readShares struct {
-	mu   sync.Mutex
-	held map[string]int
-}
-
-// take holds one share of each key, each within its max, and returns the
-// key refused ("" when it took them all).
-func (s *readShares) take(keys []string, max []int) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, k := range keys {
-		if s.held[k] >= max[i] {
-			return k
-		}
-	}
-	if s.held == nil {
-		s.held = map[string]int{}
-	}
-	for _, k := range keys {
-		s.held[k]++
-	}
-	return ""
-}
-
-// give releases what take held.
-func (s *readShares) give(keys []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, k := range keys {
-		if s.held[k]--; s.held[k] <= 0 {
-			delete(s.held, k)
-		}
-	}
-}
-
 // readWebhookBody reads an unauthenticated webhook body for account's
 // hook, at most maxBodyBytes within webhookBodyTime, while holding one of
 // the server's webhook read slots (Config.WebhookReads), of which one
@@ -316,22 +275,19 @@ func (s *readShares) give(keys []string) {
 // quarter: when its share or all slots are taken it answers 503 with
 // Retry-After at once rather than hold more bodies in memory.
 func (a *api) readWebhookBody(w http.ResponseWriter, r *http.Request, account string) ([]byte, error) {
-	n := cap(a.webhookReads)
-	keys := []string{"address " + clientAddr(r), "account " + account}
-	if k := a.webhookShares.take(keys, []int{max(1, n/8), max(1, n/4)}); k != "" {
+	n := cap(a.webhookReads.tokens)
+	give, k, full := a.webhookReads.take([]string{"address " + clientAddr(r), "account " + account}, []int{share(n, 8), share(n, 4)})
+	switch {
+	case k != "":
 		w.Header().Set("Retry-After", "1")
 		return nil, errorf(http.StatusServiceUnavailable, "unavailable",
 			"too many webhook deliveries are being read at once for this %s; retry later", strings.Fields(k)[0])
-	}
-	defer a.webhookShares.give(keys)
-	select {
-	case a.webhookReads <- struct{}{}:
-		defer func() { <-a.webhookReads }()
-	default:
+	case full:
 		w.Header().Set("Retry-After", "1")
 		return nil, errorf(http.StatusServiceUnavailable, "unavailable",
 			"too many webhook deliveries are being read at once; retry later")
 	}
+	defer give()
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(webhookBodyTime))
 	// Read in chunks against the limit: a body costs what it sends, not
 	// what its Content-Length claims.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,14 +51,15 @@ func TestPageReadsAtOnceAreBounded(t *testing.T) {
 	for _, g := range gives[1:] {
 		g()
 	}
-	if len(a.pageReads) != 0 || len(a.pageShares.held) != 0 {
-		t.Fatalf("after every read was given back: %d slots and shares %v held", len(a.pageReads), a.pageShares.held)
+	if len(a.pageReads.tokens) != 0 || len(a.pageReads.shares.held) != 0 {
+		t.Fatalf("after every read was given back: %d slots and shares %v held", len(a.pageReads.tokens), a.pageReads.shares.held)
 	}
 }
 
 // A client that does not read its answer holds it, and its page read
 // slot, for Config.AnswerWriteTimeout, no longer: meanwhile its account's
-// next peek beyond its share gets 429, another account's is answered.
+// next peek or DLQ read beyond its share gets 429 with Retry-After,
+// another account's is answered.
 func TestUnreadAnswersAreCutOff(t *testing.T) {
 	t.Parallel()
 	e := newEnvWith(t, func(c *Config) { c.PageReads, c.AnswerWriteTimeout = 4, 2*time.Second })
@@ -81,19 +83,42 @@ func TestUnreadAnswersAreCutOff(t *testing.T) {
 		}
 		return serr
 	}}
-	conn, err := d.DialContext(t.Context(), "tcp", e.ts.Listener.Addr().String())
+	// Small buffers at both ends, whatever the host's defaults: the
+	// answer stays in the server's write.
+	ts := httptest.NewUnstartedServer(e.srv.Handler())
+	ts.Listener = smallSendBuffers{ts.Listener}
+	ts.Start()
+	defer ts.Close()
+	conn, err := d.DialContext(t.Context(), "tcp", ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	fmt.Fprintf(conn, "GET /%s/big/messages?max_messages=100 HTTP/1.1\r\nHost: sluice\r\nAuthorization: Bearer %s\r\n\r\n", acct, tok)
 	// The deadline only catches a server that never takes the request.
-	waitFor(t, time.Minute, "the unread peek to hold a page read slot", func() bool { return len(e.srv.api.pageReads) == 1 })
-	e.do(tok, "GET", "/"+acct+"/big/messages?max_messages=1", "").expectError(429, "too_many_requests")
+	waitFor(t, time.Minute, "the unread peek to hold a page read slot", func() bool { return len(e.srv.api.pageReads.tokens) == 1 })
+	for _, path := range []string{"/messages?max_messages=1", "/dlq"} {
+		res := e.do(tok, "GET", "/"+acct+"/big"+path, "")
+		if msg := res.expectError(429, "too_many_requests"); !strings.Contains(msg, "this account reads 1 peek or dead-letter pages at once") || res.header.Get("Retry-After") != "1" {
+			t.Fatalf("GET %s beyond the account's share: %q, Retry-After %q", path, msg, res.header.Get("Retry-After"))
+		}
+	}
 	e.do(otherTok, "GET", "/"+other+"/small/messages", "").expect(200)
+	e.do(otherTok, "GET", "/"+other+"/small/dlq", "").expect(200)
 	// Cut off after its 2 s; the bound only catches an answer never cut.
-	waitFor(t, time.Minute, "the unread answer to be cut off", func() bool { return len(e.srv.api.pageReads) == 0 })
+	waitFor(t, time.Minute, "the unread answer to be cut off", func() bool { return len(e.srv.api.pageReads.tokens) == 0 })
 	e.do(tok, "GET", "/"+acct+"/big/messages?max_messages=1", "").expect(200)
+}
+
+// smallSendBuffers gives every connection it accepts a small send buffer.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
 }
 
 // waitFor polls cond until it holds, failing the test with what was

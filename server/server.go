@@ -78,7 +78,7 @@ type Config struct {
 	// PageReads bounds the peek and dead-letter pages read and answered
 	// at once (default 32: each holds up to pgqueue.MaxPageBytes of
 	// messages, and its JSON answer about as much again), of which one
-	// account holds a quarter at most; a read beyond gets 429 with
+	// account holds a quarter at most (one at least); a read beyond gets 429 with
 	// Retry-After.
 	PageReads int
 	// AnswerWriteTimeout bounds how long an answer may take to reach its

@@ -55,7 +55,7 @@ func TestWebhookReadSlots(t *testing.T) {
 	e := newEnv(t)
 	acct, tok := e.admin("q")
 	e.do(tok, "POST", "/v1/accounts/"+acct+"/hooks", `{"name":"h","queue":"q","verify":"none"}`).expect(201)
-	slots := e.srv.api.webhookReads
+	slots := e.srv.api.webhookReads.tokens
 	for range cap(slots) - 1 {
 		slots <- struct{}{}
 	}
@@ -92,13 +92,13 @@ func TestWebhookReadSlots(t *testing.T) {
 func TestWebhookReadShares(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	slots := cap(e.srv.api.webhookReads)
+	slots := cap(e.srv.api.webhookReads.tokens)
 	a, aTok := e.admin("q")
 	b, bTok := e.admin("q")
 	for _, c := range [][2]string{{a, aTok}, {b, bTok}} {
 		e.do(c[1], "POST", "/v1/accounts/"+c[0]+"/hooks", `{"name":"h","queue":"q","verify":"none"}`).expect(201)
 	}
-	shares := &e.srv.api.webhookShares
+	shares := &e.srv.api.webhookReads.shares
 	held := func(key string) int {
 		shares.mu.Lock()
 		defer shares.mu.Unlock()
