@@ -63,7 +63,7 @@ type boundBatch struct {
 // slot the caller holds, and reports whether it did; when it did, the slot
 // passes to the instance (f.started), else the caller keeps it.
 func (f *Function) startAhead() bool {
-	if f.noStartAhead.Load() || f.budgets.over(f.initialMemory) != nil || !f.rt.enter() {
+	if f.noStartAhead.Load() || f.budgets.over(f.initialMemory, false) != nil || !f.rt.enter() {
 		return false // (over a memory budget: the batch starts its own when it comes)
 	}
 	ctx, cancel := context.WithCancelCause(f.rt.base)

@@ -66,14 +66,28 @@ type budgets []*memoryBudget
 
 // reserve takes n bytes from every budget, or none of them and returns
 // the first that refused. With reclaim, a budget that refuses first frees
-// the idle memory it may (idle reactor instances) to make room.
-func (bs budgets) reserve(n int64, reclaim bool) (refused *memoryBudget) {
-	for range len(bs) + 1 { // each budget reclaims at most once a try
-		if refused = bs.tryReserve(n); refused == nil || !reclaim || !refused.freeIdle(n) {
+// the idle memory it may (see Runtime.freeIdle) to make room.
+func (bs budgets) reserve(n int64, reclaim bool) *memoryBudget {
+	return bs.reclaiming(n, reclaim, bs.tryReserve)
+}
+
+// over returns the first budget that n bytes more would take past its
+// limit, nil when they fit every one (taking nothing). With reclaim, as
+// reserve.
+func (bs budgets) over(n int64, reclaim bool) *memoryBudget {
+	return bs.reclaiming(n, reclaim, bs.firstOver)
+}
+
+// reclaiming returns what try(n) returns: the budget that refuses n
+// bytes, or nil. With reclaim, a budget that refuses frees idle memory
+// and try runs again, up to once a budget.
+func (bs budgets) reclaiming(n int64, reclaim bool, try func(int64) *memoryBudget) *memoryBudget {
+	for range len(bs) {
+		if refused := try(n); refused == nil || !reclaim || !refused.freeIdle(n) {
 			return refused
 		}
 	}
-	return refused
+	return try(n)
 }
 
 // tryReserve is reserve without reclaiming.
@@ -89,26 +103,14 @@ func (bs budgets) tryReserve(n int64) (refused *memoryBudget) {
 	return nil
 }
 
-// over returns the first budget that n bytes more would take past its
-// limit, nil when they fit every one (taking nothing).
-func (bs budgets) over(n int64) *memoryBudget {
+// firstOver is over without reclaiming.
+func (bs budgets) firstOver(n int64) *memoryBudget {
 	for _, b := range bs {
 		if !b.fits(n) {
 			return b
 		}
 	}
 	return nil
-}
-
-// overAfterReclaim is over, a budget that n bytes do not fit first
-// freeing the idle memory it may.
-func (bs budgets) overAfterReclaim(n int64) *memoryBudget {
-	for range len(bs) + 1 {
-		if b := bs.over(n); b == nil || !b.freeIdle(n) {
-			return b
-		}
-	}
-	return bs.over(n)
 }
 
 // fits reports whether n bytes more fit the budget now.

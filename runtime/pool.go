@@ -138,11 +138,7 @@ func (f *Function) closeInstances(ctx context.Context) {
 // Reallocate counts what they take anyway, and their instances fail right
 // after instantiation.
 func (f *Function) admit(inst *instance) error {
-	over := f.budgets.overAfterReclaim
-	if inst.mem.speculative {
-		over = f.budgets.over
-	}
-	if b := over(f.initialMemory); b != nil {
+	if b := f.budgets.over(f.initialMemory, !inst.mem.speculative); b != nil {
 		inst.mem.refuseStart(b)
 		return inst.mem.startError()
 	}
