@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -367,6 +368,9 @@ func TestBrowserQueuesAndMessages(t *testing.T) {
 	p.do("send", chromedp.Click(chromedp.CSS("#send-message")))
 	p.wait("sent", `document.getElementById("send-result").textContent.includes("sequence")`)
 	p.wait("ready count 1", `(document.querySelector('#queue-counts [data-stat="ready"] b') || {}).textContent === "1"`)
+	if got := p.text(`#queue-counts [data-stat="bytes"] b`); !regexp.MustCompile(`^[1-9][0-9,]* \(DLQ 0\)$`).MatchString(got) {
+		t.Errorf("stored bytes of a queue holding one message: %q", got)
+	}
 	p.wait("peeked", `(document.querySelector("#messages tr[data-sequence]") || {textContent: ""}).textContent.includes('"order": 42')`)
 	p.shot("queue-messages")
 

@@ -22,7 +22,13 @@ type Batch struct {
 	counts []func()
 	sends  bool // the batch sends or publishes: it commits synchronously
 	noted  bool // sends and publishes note what they sent (NoteSent)
+	// adds are the sends and publishes, by account, that Run checks
+	// against Options.StoredBytesLimit first.
+	adds []storedAdd
 }
+
+// storedAdd is a send or publish of a Batch: op, to an account.
+type storedAdd struct{ account, op string }
 
 // SentSetting names the transaction-local setting (a JSON array) in which
 // the sends and publishes of a Batch after NoteSent record what they sent:
@@ -105,8 +111,8 @@ func (b *Batch) DeleteDLQ(account, queue string, sequences []int64, deleted *int
 }
 
 // Send queues a send of ms to queue (see SendBatch); a failure of it (the
-// queue does not exist, a message is too large ...) fails the batch with
-// the error naming the queue.
+// queue does not exist, a message is too large, the account is at its
+// stored bytes limit ...) fails the batch with the error naming the queue.
 func (b *Batch) Send(account, queue string, ms []NewMessage) {
 	if len(ms) == 0 {
 		return
@@ -117,6 +123,7 @@ func (b *Batch) Send(account, queue string, ms []NewMessage) {
 		return
 	}
 	b.sends = true
+	b.adds = append(b.adds, storedAdd{account, "send batch to queue " + quote(queue)})
 	stmt := "send_batch"
 	if b.noted {
 		stmt = "send_batch_noted"
@@ -136,6 +143,7 @@ func (b *Batch) Publish(account, topic string, body, headers json.RawMessage, co
 		return
 	}
 	b.sends = true
+	b.adds = append(b.adds, storedAdd{account, "publish to topic " + quote(topic)})
 	stmt := "publish"
 	if b.noted {
 		stmt = "publish_noted"
@@ -163,6 +171,15 @@ func (b *Batch) Run(ctx context.Context, db interface {
 }) error {
 	if b.err != nil {
 		return b.err
+	}
+	on, ok := db.(DB) // a pool, connection or transaction
+	if !ok {
+		on = b.c.pool
+	}
+	for _, a := range b.adds {
+		if err := b.c.checkStored(ctx, on, a.account, a.op); err != nil {
+			return err
+		}
 	}
 	if !b.sends && !b.c.syncAcks && b.b.Len() > 0 {
 		b.b.QueuedQueries = append([]*pgx.QueuedQuery{{SQL: b.c.q.get("async_commit")}}, b.b.QueuedQueries...)

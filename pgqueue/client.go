@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sluicehq/sluice/internal/namedsql"
+	"github.com/sluicehq/sluice/internal/ttlcache"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
 )
 
@@ -51,6 +52,21 @@ type Options struct {
 	// CPU per message and raised throughput on the benchmarks
 	// (BENCHMARKS.md).
 	NoCoalescing bool
+	// StoredBytesLimit, when set, bounds what each account's messages
+	// take up: it returns account's limit of stored bytes (0 or less:
+	// none), and sends and publishes (Send, SendBatch, Publish,
+	// PublishBatch, their Tx forms and a Batch's) refuse with
+	// ErrStoredBytesLimit to add to an account whose StoredBytes have
+	// reached it. The stored bytes are those of the last depth sample,
+	// which a Sweeper takes once a minute, read again after
+	// storedBytesTTL: an account can pass its limit by what it sends
+	// before its next sample is read. The SQL API does not check it.
+	//
+	// db is what the send runs on: the pool, or the caller's transaction.
+	// Read what the limit needs on it, never on another connection of
+	// the pool: a send inside a transaction holds one connection already,
+	// and as many of them at once could wait for a second one for good.
+	StoredBytesLimit func(ctx context.Context, db DB, account string) (int64, error)
 }
 
 // Client is the Go API of the queue core. It is safe for concurrent use.
@@ -75,6 +91,10 @@ type Client struct {
 	// counts holds sends and acks for the per-minute statistics while a
 	// Sweeper runs on the client.
 	counts minuteCounts
+	// storedLimit is Options.StoredBytesLimit; stored caches the accounts'
+	// StoredBytes for it.
+	storedLimit func(ctx context.Context, db DB, account string) (int64, error)
+	stored      *ttlcache.Cache[string, StoredBytes]
 	// waiting, when set by tests, is called each time a long poll starts
 	// waiting for a wake-up.
 	waiting func()
@@ -112,7 +132,8 @@ func New(pool *pgxpool.Pool, opts Options) (*Client, error) {
 		poll = 500 * time.Millisecond
 	}
 	c := &Client{pool: pool, schema: schema, listener: opts.Listener, poll: poll, syncAcks: opts.SynchronousAcks, q: loadQueries(schema),
-		ids: newIDCache(maxCachedIDs)}
+		ids: newIDCache(maxCachedIDs), storedLimit: opts.StoredBytesLimit,
+		stored: ttlcache.New[string, StoredBytes](storedBytesTTL, storedBytesCacheSize)}
 	if !opts.NoCoalescing {
 		c.initCoalescers()
 	}

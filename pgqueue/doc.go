@@ -108,12 +108,19 @@
 // (resolving and caching ids, ids.go) and by name in a caller's
 // transaction and in a Batch.
 //
+// 024 adds bytes and dlq_bytes to queue_stats (the queue's messages' and
+// dead letters' bodies and headers as stored) and records both in
+// queue_minutes with each depth sample; StoredBytes sums an account's,
+// and Options.StoredBytesLimit refuses sends and publishes of an account
+// at its limit with ErrStoredBytesLimit.
+//
 // # Errors
 //
 // Refused requests return an *Error whose Kind is one of ErrQueueNotFound,
 // ErrQueueExists, ErrInvalidName, ErrMessageTooLarge, ErrInvalidArgument,
 // ErrStaleReceipt, ErrMessageNotFound, ErrTopicNotFound, ErrTopicExists,
-// ErrAccountNotFound, ErrAccountExists or ErrQueueInUse; test with errors.Is. The SQL
+// ErrAccountNotFound, ErrAccountExists, ErrQueueInUse or (raised by the
+// Client alone) ErrStoredBytesLimit; test with errors.Is. The SQL
 // functions raise the same errors with SQLSTATE codes SQ001-SQ012 and the
 // same messages (but for SQ007, ErrMessageNotFound: the SQL delete,
 // delete_dlq and set_visibility return false for a message that is not

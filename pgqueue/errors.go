@@ -28,6 +28,10 @@ var (
 	// ErrQueueInUse: the queue is another queue's dead_letter_queue, so
 	// it cannot be deleted until that setting changes.
 	ErrQueueInUse = errors.New("queue in use")
+	// ErrStoredBytesLimit: the account's messages take up its limit of
+	// stored bytes (Options.StoredBytesLimit), so it may not send or
+	// publish more until it receives, deletes or purges some.
+	ErrStoredBytesLimit = errors.New("stored bytes limit")
 )
 
 // sqlStates maps the SQLSTATE codes raised by the SQL API (see

@@ -10,3 +10,7 @@ func SetCoalesceInFlight(c *Client, n int) {
 	c.co.receive.MaxInFlight = n
 	c.co.ack.MaxInFlight = n
 }
+
+// ForgetStoredBytes empties c's cache of accounts' stored bytes, so that
+// its next check reads the last sample.
+func ForgetStoredBytes(c *Client) { c.stored.Clear() }

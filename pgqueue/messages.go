@@ -180,6 +180,9 @@ func (c *Client) Send(ctx context.Context, account, queue string, m NewMessage) 
 	if err := m.check(0); err != nil {
 		return 0, err
 	}
+	if err := c.checkStored(ctx, c.pool, account, "send to queue "+quote(queue)); err != nil {
+		return 0, err
+	}
 	seqs, err := c.co.send.Do(ctx, sendKey(account, queue, []NewMessage{m}), []NewMessage{m})
 	if err != nil {
 		return 0, err
@@ -191,6 +194,9 @@ func (c *Client) Send(ctx context.Context, account, queue string, m NewMessage) 
 // becomes visible only if and when tx commits.
 func (c *Client) SendTx(ctx context.Context, tx DB, account, queue string, m NewMessage) (int64, error) {
 	if err := m.check(0); err != nil {
+		return 0, err
+	}
+	if err := c.checkStored(ctx, tx, account, "send to queue "+quote(queue)); err != nil {
 		return 0, err
 	}
 	var seq int64
@@ -215,6 +221,9 @@ func (c *Client) SendBatch(ctx context.Context, account, queue string, ms []NewM
 		if err := m.check(i); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.checkStored(ctx, c.pool, account, "send batch to queue "+quote(queue)); err != nil {
+		return nil, err
 	}
 	return c.co.send.Do(ctx, sendKey(account, queue, ms), ms)
 }
@@ -260,6 +269,9 @@ func (c *Client) sendBatch(ctx context.Context, tx DB, account, queue string, ms
 	}
 	args, err := sendBatchArgs(account, queue, ms)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.checkStored(ctx, tx, account, "send batch to queue "+quote(queue)); err != nil {
 		return nil, err
 	}
 	seqs, err := c.settle(ctx, tx, "send batch to queue "+quote(queue), account, queue, "send_batch", len(ms), args[2:]...)

@@ -155,18 +155,21 @@ SELECT {{schema}}.account_redrive_sequences($1, $2, $3)
 -- name: stats
 -- By queue_id: the filter reaches queue_stats' grouped counts (one queue's
 -- rows, one shard on Citus) where a filter on the name would not.
-SELECT ready, delayed, inflight, dlq, oldest_ready_age_seconds, total, grouped_waiting, groups, groups_inflight, groups_blocked
+SELECT ready, delayed, inflight, dlq, oldest_ready_age_seconds, total, grouped_waiting, groups, groups_inflight, groups_blocked,
+       bytes, dlq_bytes
   FROM {{schema}}.queue_stats
  WHERE queue_id = (SELECT id FROM {{schema}}.queues WHERE account = $1 AND name = $2)
 
 -- name: account_stats
-SELECT account, queue, ready, delayed, inflight, dlq, oldest_ready_age_seconds, total, grouped_waiting, groups, groups_inflight, groups_blocked
+SELECT account, queue, ready, delayed, inflight, dlq, oldest_ready_age_seconds, total, grouped_waiting, groups, groups_inflight, groups_blocked,
+       bytes, dlq_bytes
   FROM {{schema}}.queue_stats
  WHERE account = $1
  ORDER BY queue
 
 -- name: all_stats
-SELECT account, queue, ready, delayed, inflight, dlq, oldest_ready_age_seconds, total, grouped_waiting, groups, groups_inflight, groups_blocked
+SELECT account, queue, ready, delayed, inflight, dlq, oldest_ready_age_seconds, total, grouped_waiting, groups, groups_inflight, groups_blocked,
+       bytes, dlq_bytes
   FROM {{schema}}.queue_stats
  ORDER BY account, queue
 
@@ -352,3 +355,16 @@ SELECT nodename, nodeport
  WHERE isactive AND noderole = 'primary'
    AND groupid <> (SELECT groupid FROM pg_dist_local_group)
  ORDER BY nodename, nodeport
+
+-- name: stored_bytes
+-- The minute of the last depth sample (NULL before the first) and the
+-- bytes of account's messages and dead letters it recorded (migration
+-- 024). The sample's minute is read first, as its own subquery, so that
+-- the account's rows are found by key: its queues, then each queue's row
+-- of that minute.
+WITH s AS (SELECT max(minute) AS minute FROM {{schema}}.depth_samples)
+SELECT (SELECT minute FROM s),
+       (SELECT coalesce(sum(coalesce(m.bytes, 0) + coalesce(m.dlq_bytes, 0)), 0)::bigint
+          FROM {{schema}}.queue_minutes m
+          JOIN {{schema}}.queues q ON q.id = m.queue_id
+         WHERE q.account = $1 AND m.minute = (SELECT minute FROM s))

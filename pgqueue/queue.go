@@ -335,6 +335,11 @@ type Stats struct {
 	// once (delivered again, nacked or its lease expired) while more
 	// messages wait behind it.
 	GroupsBlocked int64
+	// Bytes and DLQBytes are the size of the bodies and headers of the
+	// queue's messages and of its dead letters, as stored (compressed
+	// where Postgres compressed them): what counts against an account's
+	// Options.StoredBytesLimit.
+	Bytes, DLQBytes int64
 }
 
 // Stats returns the counts of a queue. It counts rows, so it costs time
@@ -355,7 +360,7 @@ func scanStats(row pgx.Row) (Stats, error) {
 	var s Stats
 	var age float64
 	err := row.Scan(&s.Ready, &s.Delayed, &s.Inflight, &s.DLQ, &age, &s.Total,
-		&s.GroupedWaiting, &s.Groups, &s.GroupsInflight, &s.GroupsBlocked)
+		&s.GroupedWaiting, &s.Groups, &s.GroupsInflight, &s.GroupsBlocked, &s.Bytes, &s.DLQBytes)
 	s.OldestReadyAge = ageDuration(age)
 	return s, err
 }
@@ -416,7 +421,7 @@ func (c *Client) queryStats(ctx context.Context, op, stmt string, args ...any) (
 		var s QueueStats
 		var age float64
 		err := r.Scan(&s.Account, &s.Queue, &s.Ready, &s.Delayed, &s.Inflight, &s.DLQ, &age, &s.Total,
-			&s.GroupedWaiting, &s.Groups, &s.GroupsInflight, &s.GroupsBlocked)
+			&s.GroupedWaiting, &s.Groups, &s.GroupsInflight, &s.GroupsBlocked, &s.Bytes, &s.DLQBytes)
 		s.OldestReadyAge = ageDuration(age)
 		return s, err
 	})

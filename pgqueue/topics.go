@@ -62,6 +62,9 @@ func (c *Client) PublishTx(ctx context.Context, tx DB, account, topic string, bo
 	if len(body) == 0 {
 		return 0, newError(ErrInvalidArgument, "publish to topic %s: empty body: use a JSON value", quote(topic))
 	}
+	if err := c.checkStored(ctx, tx, account, "publish to topic "+quote(topic)); err != nil {
+		return 0, err
+	}
 	var n int32
 	err := tx.QueryRow(ctx, c.q.get("publish"), account, topic, string(body), rawOrNil(headers)).Scan(&n)
 	return int(n), convertError("publish to topic "+quote(topic), err)
@@ -209,6 +212,9 @@ func (c *Client) PublishBatchTx(ctx context.Context, tx DB, account, topic strin
 			h := string(m.Headers)
 			headers[i] = &h
 		}
+	}
+	if err := c.checkStored(ctx, tx, account, op); err != nil {
+		return nil, err
 	}
 	rows, err := tx.Query(ctx, c.q.get("publish_batch"), account, topic, bodies, headers, delays)
 	if err != nil {

@@ -464,6 +464,7 @@ var pgqueueKinds = []struct {
 	{pgqueue.ErrAccountNotFound, http.StatusNotFound, "not_found"},
 	{pgqueue.ErrAccountExists, http.StatusConflict, "conflict"},
 	{pgqueue.ErrQueueInUse, http.StatusConflict, "queue_in_use"},
+	{pgqueue.ErrStoredBytesLimit, http.StatusForbidden, "limit_exceeded"},
 }
 
 // toAPIError maps any error to what the client sees. Errors it does not

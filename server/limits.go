@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/kv"
+	"github.com/sluicehq/sluice/pgqueue"
 )
 
 // AccountLimits bound what one account may create through the HTTP API
@@ -45,6 +45,13 @@ type AccountLimits struct {
 	// of the account's instances, when one of its functions is next
 	// loaded, and for its deploys: a memory_mb over it is refused.
 	GuestMemoryMiB int64
+	// MessageBytes bounds what the account's messages and dead letters
+	// take up, bodies and headers as stored (default 10 GiB): an account
+	// at it may not send or publish, through the API, webhooks, cron or
+	// its functions' emits, until it receives, deletes or purges some.
+	// Its stored bytes are sampled once a minute (pgqueue.StoredBytes),
+	// so it can pass the limit by what it sends until the next sample.
+	MessageBytes int64
 }
 
 // MaxGuestMemoryMiB is the most AccountLimits.GuestMemoryMiB (and the
@@ -55,14 +62,14 @@ const MaxGuestMemoryMiB = 1 << 40
 // DefaultLimits are the limits of a server whose Config.Limits leaves
 // them out.
 var DefaultLimits = AccountLimits{Queues: 1000, Functions: 100, Triggers: 1000, Hooks: 100, Keys: 100, Topics: 1000,
-	ModuleBytes: 512 << 20, KVEntries: 1_000_000, KVBytes: 1 << 30}
+	ModuleBytes: 512 << 20, KVEntries: 1_000_000, KVBytes: 1 << 30, MessageBytes: 10 << 30}
 
 // withDefaults fills the zero fields of l from d.
 func (l AccountLimits) withDefaults(d AccountLimits) AccountLimits {
 	l.Queues, l.Functions, l.Triggers = cmp.Or(l.Queues, d.Queues), cmp.Or(l.Functions, d.Functions), cmp.Or(l.Triggers, d.Triggers)
 	l.Hooks, l.Keys, l.Topics = cmp.Or(l.Hooks, d.Hooks), cmp.Or(l.Keys, d.Keys), cmp.Or(l.Topics, d.Topics)
 	l.ModuleBytes, l.KVEntries, l.KVBytes = cmp.Or(l.ModuleBytes, d.ModuleBytes), cmp.Or(l.KVEntries, d.KVEntries), cmp.Or(l.KVBytes, d.KVBytes)
-	l.GuestMemoryMiB = cmp.Or(l.GuestMemoryMiB, d.GuestMemoryMiB)
+	l.GuestMemoryMiB, l.MessageBytes = cmp.Or(l.GuestMemoryMiB, d.GuestMemoryMiB), cmp.Or(l.MessageBytes, d.MessageBytes)
 	return l
 }
 
@@ -70,7 +77,7 @@ func (l AccountLimits) withDefaults(d AccountLimits) AccountLimits {
 // the server's (Config.Limits). The account must exist.
 func (s *Server) SetAccountLimits(ctx context.Context, account string, l AccountLimits) error {
 	if l.Queues < 0 || l.Functions < 0 || l.Triggers < 0 || l.Hooks < 0 || l.Keys < 0 || l.Topics < 0 || l.ModuleBytes < 0 ||
-		l.KVEntries < 0 || l.KVBytes < 0 || l.GuestMemoryMiB < 0 {
+		l.KVEntries < 0 || l.KVBytes < 0 || l.GuestMemoryMiB < 0 || l.MessageBytes < 0 {
 		return fmt.Errorf("server: limits of account %s: %+v: use 0 (the server's) or more", account, l)
 	}
 	if l.GuestMemoryMiB > MaxGuestMemoryMiB {
@@ -84,20 +91,25 @@ func (s *Server) SetAccountLimits(ctx context.Context, account string, l Account
 	}
 	_, err := s.pool.Exec(ctx, s.api.q.Get("set_account_limits"), account, null(int64(l.Queues)), null(int64(l.Functions)),
 		null(int64(l.Triggers)), null(int64(l.Hooks)), null(int64(l.Keys)), null(l.ModuleBytes), null(int64(l.Topics)),
-		null(l.KVEntries), null(l.KVBytes), null(l.GuestMemoryMiB))
+		null(l.KVEntries), null(l.KVBytes), null(l.GuestMemoryMiB), null(l.MessageBytes))
 	if err != nil {
 		return fmt.Errorf("server: set limits of account %s: %w", account, err)
 	}
-	s.limitsCache.drop(account)
+	s.limitsCache.Delete(account)
 	return nil
 }
 
 // AccountLimits returns the limits that hold for account: its own where
 // set, the server's otherwise.
 func (s *Server) AccountLimits(ctx context.Context, account string) (AccountLimits, error) {
+	return s.accountLimitsOn(ctx, s.pool, account)
+}
+
+// accountLimitsOn is AccountLimits read on db.
+func (s *Server) accountLimitsOn(ctx context.Context, db pgqueue.DB, account string) (AccountLimits, error) {
 	var l AccountLimits
-	err := s.pool.QueryRow(ctx, s.api.q.Get("get_account_limits"), account).Scan(&l.Queues, &l.Functions, &l.Triggers,
-		&l.Hooks, &l.Keys, &l.ModuleBytes, &l.Topics, &l.KVEntries, &l.KVBytes, &l.GuestMemoryMiB)
+	err := db.QueryRow(ctx, s.api.q.Get("get_account_limits"), account).Scan(&l.Queues, &l.Functions, &l.Triggers,
+		&l.Hooks, &l.Keys, &l.ModuleBytes, &l.Topics, &l.KVEntries, &l.KVBytes, &l.GuestMemoryMiB, &l.MessageBytes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s.cfg.Limits, nil
 	}
@@ -146,59 +158,27 @@ func (a *api) deployLimits(ctx context.Context, account string) (functions.Limit
 }
 
 // Accounts' limits are cached this long for the checks made on every
-// key-value write (kvQuota); a change made by another server process
-// holds here after at most this long.
+// key-value write (kvQuota) and send (messageBytesLimit); a change made
+// by another server process holds here after at most this long.
 const (
 	limitsCacheTTL  = 5 * time.Second
 	limitsCacheSize = 10_000
 )
 
-// limitsCache keeps accounts' limits for limitsCacheTTL. The zero value is
-// empty and ready.
-type limitsCache struct {
-	mu sync.Mutex
-	m  map[string]cachedLimits
-}
-
-type cachedLimits struct {
-	l  AccountLimits
-	at time.Time
-}
-
-func (c *limitsCache) get(account string, now time.Time) (AccountLimits, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[account]
-	if !ok || now.Sub(e.at) > limitsCacheTTL {
-		return AccountLimits{}, false
-	}
-	return e.l, true
-}
-
-func (c *limitsCache) put(account string, l AccountLimits, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= limitsCacheSize {
-		c.m = map[string]cachedLimits{}
-	}
-	c.m[account] = cachedLimits{l: l, at: now}
-}
-
-func (c *limitsCache) drop(account string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, account)
-}
-
 // cachedLimits are account's limits, cached for limitsCacheTTL.
 func (s *Server) cachedLimits(ctx context.Context, account string) (AccountLimits, error) {
-	l, ok := s.limitsCache.get(account, time.Now())
+	return s.cachedLimitsOn(ctx, s.pool, account)
+}
+
+// cachedLimitsOn is cachedLimits reading on db when it reads.
+func (s *Server) cachedLimitsOn(ctx context.Context, db pgqueue.DB, account string) (AccountLimits, error) {
+	l, ok := s.limitsCache.Get(account, time.Now())
 	if !ok {
 		var err error
-		if l, err = s.AccountLimits(ctx, account); err != nil {
+		if l, err = s.accountLimitsOn(ctx, db, account); err != nil {
 			return l, err
 		}
-		s.limitsCache.put(account, l, time.Now())
+		s.limitsCache.Put(account, l, time.Now())
 	}
 	return l, nil
 }
@@ -208,6 +188,14 @@ func (s *Server) cachedLimits(ctx context.Context, account string) (AccountLimit
 func (s *Server) kvQuota(ctx context.Context, account string) (kv.Quota, error) {
 	l, err := s.cachedLimits(ctx, account)
 	return kv.Quota{Entries: l.KVEntries, Bytes: l.KVBytes}, err
+}
+
+// messageBytesLimit is account's limit of stored message bytes
+// (pgqueue.Options.StoredBytesLimit): its MessageBytes, read on db, what
+// the send runs on.
+func (s *Server) messageBytesLimit(ctx context.Context, db pgqueue.DB, account string) (int64, error) {
+	l, err := s.cachedLimitsOn(ctx, db, account)
+	return l.MessageBytes, err
 }
 
 // accountGuestMemory is the bound on account's instances' linear memory

@@ -36,7 +36,7 @@ func toQueueJSON(q pgqueue.Queue) wire.Queue {
 func toStatsJSON(s pgqueue.Stats) *wire.QueueStats {
 	return &wire.QueueStats{Ready: s.Ready, Inflight: s.Inflight, Delayed: s.Delayed, DLQ: s.DLQ,
 		OldestReadyAgeSeconds: s.OldestReadyAge.Seconds(), GroupedWaiting: s.GroupedWaiting,
-		Groups: s.Groups, GroupsInflight: s.GroupsInflight, GroupsBlocked: s.GroupsBlocked}
+		Groups: s.Groups, GroupsInflight: s.GroupsInflight, GroupsBlocked: s.GroupsBlocked, Bytes: s.Bytes, DLQBytes: s.DLQBytes}
 }
 
 // countApart is the largest page of queues whose live counts are taken

@@ -23,16 +23,17 @@ RETURNING id
 -- A NULL (the server's value) reads as 0, which withDefaults fills.
 SELECT coalesce(queues, 0), coalesce(functions, 0), coalesce(triggers, 0), coalesce(hooks, 0), coalesce(keys, 0),
        coalesce(module_bytes, 0), coalesce(topics, 0), coalesce(kv_entries, 0), coalesce(kv_bytes, 0),
-       coalesce(guest_memory_mb, 0)
+       coalesce(guest_memory_mb, 0), coalesce(message_bytes, 0)
   FROM {{schema}}.account_limits
  WHERE account = $1
 
 -- name: set_account_limits
 INSERT INTO {{schema}}.account_limits (account, queues, functions, triggers, hooks, keys, module_bytes, topics,
-                                      kv_entries, kv_bytes, guest_memory_mb)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                                      kv_entries, kv_bytes, guest_memory_mb, message_bytes)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 ON CONFLICT (account) DO UPDATE SET queues = $2, functions = $3, triggers = $4, hooks = $5, keys = $6,
-    module_bytes = $7, topics = $8, kv_entries = $9, kv_bytes = $10, guest_memory_mb = $11, updated_at = now()
+    module_bytes = $7, topics = $8, kv_entries = $9, kv_bytes = $10, guest_memory_mb = $11, message_bytes = $12,
+    updated_at = now()
 
 -- name: delete_old_revoked_keys
 -- Revoked keys are kept (listed, and refused by name at authentication)

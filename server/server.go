@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluicehq/sluice/console"
 	"github.com/sluicehq/sluice/functions"
+	"github.com/sluicehq/sluice/internal/ttlcache"
 	"github.com/sluicehq/sluice/kv"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/pgqueue/migrate"
@@ -135,7 +136,7 @@ type Server struct {
 	sweeper *pgqueue.Sweeper
 	kv      *kv.Stores
 	// limitsCache holds accounts' limits for kvQuota.
-	limitsCache limitsCache
+	limitsCache *ttlcache.Cache[string, AccountLimits]
 	kvSweeps    int // calls of sweepKV, on the sweeper goroutine only
 	http        *http.Server
 	ln          net.Listener
@@ -199,7 +200,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: connect: %w", err)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, pool: pool}
+	s := &Server{cfg: cfg, log: cfg.Logger, pool: pool, limitsCache: ttlcache.New[string, AccountLimits](limitsCacheTTL, limitsCacheSize)}
 	if err := s.open(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -224,7 +225,8 @@ func (s *Server) open(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if s.queue, err = pgqueue.New(s.pool, pgqueue.Options{Schema: cfg.Schema, Listener: s.listener}); err != nil {
+	if s.queue, err = pgqueue.New(s.pool, pgqueue.Options{Schema: cfg.Schema, Listener: s.listener,
+		StoredBytesLimit: s.messageBytesLimit}); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {

@@ -64,7 +64,7 @@ func TestErrorCodesAreWire(t *testing.T) {
 		wire.CodeUnauthorized, wire.CodeForbidden, wire.CodeQueueNotFound, wire.CodeMessageNotFound, wire.CodeNotFound,
 		wire.CodeMethodNotAllowed, wire.CodeQueueExists, wire.CodeConflict, wire.CodeStaleReceipt, wire.CodeMessageTooLarge,
 		wire.CodeBodyTooLarge, wire.CodeInvalidSignature, wire.CodeInternal, wire.CodeUnavailable,
-		wire.CodeTopicNotFound, wire.CodeTopicExists, wire.CodeQueueInUse}
+		wire.CodeTopicNotFound, wire.CodeTopicExists, wire.CodeQueueInUse, wire.CodeLimitExceeded}
 	var codes []string
 	for _, k := range pgqueueKinds {
 		codes = append(codes, k.code)

@@ -49,16 +49,17 @@ func allowed(patterns []string, e runtime.Emit) bool {
 	return false
 }
 
-// emitRefusal turns the database's refusal of an emit (the queue or topic
-// does not exist, a message is too large, an argument is out of range)
-// into the invalid_output message the batch fails with; any other error
+// emitRefusal turns the queue core's refusal of an emit (the queue or
+// topic does not exist, a message is too large, an argument is out of
+// range, the account is at its stored bytes limit) into the invalid_output message the batch fails with; any other error
 // gives "".
 func emitRefusal(err error) string {
 	qe, ok := pgqueue.AsError(err)
 	if !ok {
 		return ""
 	}
-	for _, kind := range []error{pgqueue.ErrQueueNotFound, pgqueue.ErrTopicNotFound, pgqueue.ErrMessageTooLarge, pgqueue.ErrInvalidArgument} {
+	for _, kind := range []error{pgqueue.ErrQueueNotFound, pgqueue.ErrTopicNotFound, pgqueue.ErrMessageTooLarge, pgqueue.ErrInvalidArgument,
+		pgqueue.ErrStoredBytesLimit} {
 		if errors.Is(qe, kind) {
 			return "invalid_output: emit refused: " + strings.TrimPrefix(qe.Message, "pgqueue: ")
 		}

@@ -317,3 +317,38 @@ func TestEmitIntoGroupsOfAFifoQueue(t *testing.T) {
 		t.Fatalf("received %v, want the heads of groups a and b", heads)
 	}
 }
+
+// An account at its stored bytes limit (pgqueue.Options.StoredBytesLimit)
+// may not emit: the batch fails with invalid_output naming the account's
+// bytes and limit, and sends nothing.
+func TestEmitRefusedAtStoredBytesLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.deploy("relay", "relay", relayCaps("out-*"))
+	e.createQueue("in", pgqueue.Settings{MaxReceiveCount: 1})
+	e.createQueue("out-a", pgqueue.Settings{})
+	e.send("out-a", fmt.Sprintf(`"%s"`, strings.Repeat("x", 1500))) // under 2 kB: stored uncompressed
+	if err := pgqueue.NewSweeper(e.queue, pgqueue.SweeperOptions{}).RecordStats(ctx); err != nil {
+		t.Fatal(err)
+	}
+	limited, err := pgqueue.New(e.pool, pgqueue.Options{Schema: e.schema,
+		StoredBytesLimit: func(context.Context, pgqueue.DB, string) (int64, error) { return 1000, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.send("in", `{"emit":[{"queue":"out-a","body":1}]}`)
+	e.putTrigger(triggers.Trigger{Queue: "in", Function: "relay", BatchSize: 1})
+	e.startEngine(func(c *triggers.Config) { c.Queue = limited })
+	e.waitFor("the invocation", 30*time.Second, func() bool {
+		return e.scalar(`SELECT count(*) FROM {{schema}}.invocations`) == 1
+	})
+	want := `invalid_output: emit refused: send batch to queue "out-a": account ` + acct + ` stores`
+	if got := e.scalar(`SELECT count(*) FROM {{schema}}.invocations WHERE failure_kind = 'invalid_output'
+		AND outcome = 'failure' AND emitted = 0 AND starts_with(error, $1) AND strpos(error, 'its limit is 1000') > 0`, want); got != 1 {
+		t.Errorf("no failed invocation whose error starts %q and names the limit", want)
+	}
+	if got := e.messages("out-a"); got != 1 {
+		t.Errorf("out-a holds %d messages, want the 1 sent before", got)
+	}
+}

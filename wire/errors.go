@@ -23,6 +23,8 @@ const (
 	CodeInvalidSignature     = "invalid_signature"
 	CodeInternal             = "internal"
 	CodeUnavailable          = "unavailable"
+	// CodeLimitExceeded: an account limit (403); the message names it.
+	CodeLimitExceeded = "limit_exceeded"
 )
 
 // ErrorResponse is the body of every error response:

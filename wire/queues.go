@@ -40,6 +40,11 @@ type QueueStats struct {
 	Groups         int64 `json:"groups,omitempty"`
 	GroupsInflight int64 `json:"groups_inflight,omitempty"`
 	GroupsBlocked  int64 `json:"groups_blocked,omitempty"`
+	// Bytes and DLQBytes are the size of the bodies and headers of the
+	// queue's messages and of its dead letters as stored: what counts
+	// against the account's limit of message bytes.
+	Bytes    int64 `json:"bytes"`
+	DLQBytes int64 `json:"dlq_bytes"`
 }
 
 // QueueList answers a list of queues.

@@ -97,7 +97,8 @@ func queueOut(f *cliFlags, w io.Writer, q client.Queue, verb string) error {
 		kv = append(kv, "created", stamp(q.CreatedAt))
 		if s := q.Stats; s != nil {
 			c := statsCells(s)
-			kv = append(kv, "ready", c[0], "inflight", c[1], "delayed", c[2], "dlq", c[3], "oldest ready", c[4])
+			kv = append(kv, "ready", c[0], "inflight", c[1], "delayed", c[2], "dlq", c[3], "oldest ready", c[4],
+				"stored bytes", fmt.Sprintf("%d (dlq %d)", s.Bytes, s.DLQBytes))
 			if s.Groups > 0 || s.GroupedWaiting > 0 {
 				kv = append(kv, "groups", strconv.FormatInt(s.Groups, 10),
 					"groups in flight", strconv.FormatInt(s.GroupsInflight, 10),

@@ -81,6 +81,7 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.Int64Var(&f.limits.ModuleBytes, "limit-module-bytes", d.ModuleBytes, "bytes of distinct modules an account may store")
 	fs.Int64Var(&f.limits.KVEntries, "limit-kv-entries", d.KVEntries, "key-value entries an account's stores may hold together (functions and API alike)")
 	fs.Int64Var(&f.limits.KVBytes, "limit-kv-bytes", d.KVBytes, "bytes of keys plus values an account's stores may hold together")
+	fs.Int64Var(&f.limits.MessageBytes, "limit-message-bytes", d.MessageBytes, "bytes of message bodies and headers an account's queues and dead-letter queues may hold together, as sampled once a minute; past it the account's sends and publishes get 403")
 	fs.IntVar(&f.authFailures, "auth-failures-per-minute", 60, "failed authentications a client address may make a minute before 429, counted over every sluice serve on the database (negative: no limit)")
 	fs.IntVar(&f.webhookReads, "webhook-reads", 64, "webhook bodies read at once (one client address an eighth of them, one account's hooks a quarter); more get 503 with Retry-After")
 	fs.IntVar(&f.pageReads, "page-reads", 32, "peek and dead-letter pages (up to 8 MiB each) read and answered at once (one account a quarter of them); more get 429 with Retry-After")

@@ -97,6 +97,7 @@ export function mount(root, name, tab) {
         h("div", { class: "counts", id: "queue-counts" },
           COUNTS.map(([k, label]) => stat(k, label, num(s[k]))),
           stat(...OLDEST_READY, s.ready ? age(s.oldest_ready_age_seconds) : "–"),
+          stat("bytes", "Stored bytes", `${num(s.bytes || 0)} (DLQ ${num(s.dlq_bytes || 0)})`),
           // Ordered groups: shown on a fifo queue, or once a queue has groups.
           ...(q.fifo || s.groups || s.grouped_waiting ?
             [["groups", "Groups"], ["groups_inflight", "Groups in flight"], ["groups_blocked", "Groups blocked"],

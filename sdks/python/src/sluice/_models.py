@@ -127,6 +127,10 @@ class QueueStats(_Record):
     groups_inflight: int = 0
     groups_blocked: int = 0
     grouped_waiting: int = 0
+    #: The size of the messages' and the dead letters' bodies and headers
+    #: as stored: what counts against the account's message bytes limit.
+    bytes: int = 0
+    dlq_bytes: int = 0
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "QueueStats":
@@ -140,6 +144,8 @@ class QueueStats(_Record):
             groups_inflight=int(d.get("groups_inflight") or 0),
             groups_blocked=int(d.get("groups_blocked") or 0),
             grouped_waiting=int(d.get("grouped_waiting") or 0),
+            bytes=int(d.get("bytes") or 0),
+            dlq_bytes=int(d.get("dlq_bytes") or 0),
         )
 
 

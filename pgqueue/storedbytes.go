@@ -1,0 +1,81 @@
+package pgqueue
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// StoredBytes is what an account's messages take up, as the last depth
+// sample measured it (a Sweeper samples once a minute; Sweeper.RecordStats
+// at once).
+type StoredBytes struct {
+	// Bytes is the size of the bodies and headers of the account's
+	// messages and dead letters as stored: compressed where Postgres
+	// compressed them.
+	Bytes int64
+	// SampledAt is the minute of the sample; zero before the first.
+	SampledAt time.Time
+}
+
+// StoredBytes returns what account's messages and dead letters took up at
+// the last depth sample. It reads one row per queue of the account.
+func (c *Client) StoredBytes(ctx context.Context, account string) (StoredBytes, error) {
+	s, err := c.storedBytesOn(ctx, c.pool, account)
+	if err != nil {
+		return StoredBytes{}, fmt.Errorf("pgqueue: stored bytes of account %s: %w", account, err)
+	}
+	return s, nil
+}
+
+// storedBytesOn is StoredBytes read on db.
+func (c *Client) storedBytesOn(ctx context.Context, db DB, account string) (StoredBytes, error) {
+	var s StoredBytes
+	var at *time.Time
+	if err := db.QueryRow(ctx, c.q.get("stored_bytes"), account).Scan(&at, &s.Bytes); err != nil {
+		return StoredBytes{}, err
+	}
+	if at != nil {
+		s.SampledAt = *at
+	}
+	return s, nil
+}
+
+// The stored bytes of accounts that send are read again after
+// storedBytesTTL (samples are taken once a minute); the cache holds
+// storedBytesCacheSize accounts at most.
+const (
+	storedBytesTTL       = 5 * time.Second
+	storedBytesCacheSize = 10_000
+)
+
+// checkStored refuses, with ErrStoredBytesLimit, to add to account's
+// messages when its stored bytes have reached Options.StoredBytesLimit;
+// op names the refused operation, db is what it runs on (and what the
+// check reads on, when it reads).
+func (c *Client) checkStored(ctx context.Context, db DB, account, op string) error {
+	if c.storedLimit == nil {
+		return nil
+	}
+	limit, err := c.storedLimit(ctx, db, account)
+	if err != nil {
+		return fmt.Errorf("pgqueue: %s: stored bytes limit of account %s: %w", op, account, err)
+	}
+	if limit <= 0 {
+		return nil
+	}
+	now := time.Now()
+	s, ok := c.stored.Get(account, now)
+	if !ok {
+		if s, err = c.storedBytesOn(ctx, db, account); err != nil {
+			return fmt.Errorf("pgqueue: %s: stored bytes of account %s: %w", op, account, err)
+		}
+		c.stored.Put(account, s, now)
+	}
+	if s.Bytes >= limit {
+		return newError(ErrStoredBytesLimit,
+			"%s: account %s stores %d bytes of messages and dead letters (sampled %s), its limit is %d; receive, delete or purge some (the next sample, within a minute, counts them), or ask the operator to raise the limit",
+			op, account, s.Bytes, s.SampledAt.UTC().Format(time.RFC3339), limit)
+	}
+	return nil
+}

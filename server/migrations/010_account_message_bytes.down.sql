@@ -1,0 +1,1 @@
+ALTER TABLE account_limits DROP COLUMN message_bytes;
