@@ -22,7 +22,8 @@ import (
 // label values; the others are summed under otherLabel.
 //
 //   - sluice_queue_messages{account,queue,state} (gauge; state is ready,
-//     delayed, inflight or dlq) and sluice_queue_oldest_ready_age_seconds:
+//     delayed, inflight or dlq), sluice_queue_oldest_ready_age_seconds and
+//     sluice_queue_stored_bytes{account,queue,of} (of: messages, dlq):
 //     read from the queue_stats view at scrape time, cached for
 //     depthCacheTTL, since the view counts rows.
 //   - sluice_invocations_total{account,function,outcome} and
@@ -87,6 +88,9 @@ var (
 		[]string{"account", "queue", "state"}, nil)
 	ageDesc = prometheus.NewDesc("sluice_queue_oldest_ready_age_seconds", "Age of the oldest ready message of a queue.",
 		[]string{"account", "queue"}, nil)
+	bytesDesc = prometheus.NewDesc("sluice_queue_stored_bytes",
+		"Bodies and headers of a queue's messages and of its dead letters (of: messages, dlq) as stored.",
+		[]string{"account", "queue", "of"}, nil)
 )
 
 func newMetrics(a *api) *metrics {
@@ -199,6 +203,7 @@ type depthCollector struct{ m *metrics }
 func (c depthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- depthDesc
 	ch <- ageDesc
+	ch <- bytesDesc
 }
 
 func (c depthCollector) Collect(ch chan<- prometheus.Metric) {
@@ -222,6 +227,8 @@ func (c depthCollector) Collect(ch chan<- prometheus.Metric) {
 		sum.Inflight += d.Inflight
 		sum.DLQ += d.DLQ
 		sum.OldestReadyAge = max(sum.OldestReadyAge, d.OldestReadyAge)
+		sum.Bytes += d.Bytes
+		sum.DLQBytes += d.DLQBytes
 	}
 	for _, k := range order {
 		d := sums[k]
@@ -232,6 +239,8 @@ func (c depthCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(s.n), d.Account, d.Queue, s.state)
 		}
 		ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, d.OldestReadyAge.Seconds(), d.Account, d.Queue)
+		ch <- prometheus.MustNewConstMetric(bytesDesc, prometheus.GaugeValue, float64(d.Bytes), d.Account, d.Queue, "messages")
+		ch <- prometheus.MustNewConstMetric(bytesDesc, prometheus.GaugeValue, float64(d.DLQBytes), d.Account, d.Queue, "dlq")
 	}
 }
 

@@ -20,10 +20,18 @@ func TestMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	var stored int64
+	if err := e.srv.pool.QueryRow(context.Background(), fmt.Sprintf(`SELECT sum(pg_column_size(m.body))
+		FROM %[1]s.messages m JOIN %[1]s.queues q ON q.id = m.queue_id WHERE q.account = $1`, e.srv.cfg.Schema), acct).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+
 	metricsKey := e.key(acct, []string{ScopeMetrics})
 	r := e.do(metricsKey, "GET", "/metrics", "").expect(200)
 	text := string(r.body)
 	for _, want := range []string{
+		fmt.Sprintf(`sluice_queue_stored_bytes{account="%s",of="messages",queue="orders"} %d`, acct, stored),
+		fmt.Sprintf(`sluice_queue_stored_bytes{account="%s",of="dlq",queue="orders"} 0`, acct),
 		fmt.Sprintf(`sluice_queue_messages{account="%s",queue="orders",state="ready"} 2`, acct),
 		fmt.Sprintf(`sluice_queue_messages{account="%s",queue="orders",state="inflight"} 1`, acct),
 		fmt.Sprintf(`sluice_invocations_total{account="%s",function="mailer",outcome="failure"} 1`, acct),
