@@ -22,13 +22,21 @@ type Batch struct {
 	counts []func()
 	sends  bool // the batch sends or publishes: it commits synchronously
 	noted  bool // sends and publishes note what they sent (NoteSent)
-	// adds are the sends and publishes, by account, that Run checks
-	// against Options.StoredBytesLimit first.
-	adds []storedAdd
+	// limitChecks are the sends and publishes that Run checks against
+	// Options.StoredBytesLimit first (none without one).
+	limitChecks []limitCheck
 }
 
-// storedAdd is a send or publish of a Batch: op, to an account.
-type storedAdd struct{ account, op string }
+// limitCheck is a send or publish of a Batch, for its stored bytes check:
+// to account, what ("send batch to queue", "publish to topic") to name.
+type limitCheck struct{ account, what, name string }
+
+// addLimitCheck notes a send or publish for Run's stored bytes check.
+func (b *Batch) addLimitCheck(account, what, name string) {
+	if b.c.storedLimit != nil {
+		b.limitChecks = append(b.limitChecks, limitCheck{account, what, name})
+	}
+}
 
 // SentSetting names the transaction-local setting (a JSON array) in which
 // the sends and publishes of a Batch after NoteSent record what they sent:
@@ -123,7 +131,7 @@ func (b *Batch) Send(account, queue string, ms []NewMessage) {
 		return
 	}
 	b.sends = true
-	b.adds = append(b.adds, storedAdd{account, "send batch to queue " + quote(queue)})
+	b.addLimitCheck(account, "send batch to queue", queue)
 	stmt := "send_batch"
 	if b.noted {
 		stmt = "send_batch_noted"
@@ -143,7 +151,7 @@ func (b *Batch) Publish(account, topic string, body, headers json.RawMessage, co
 		return
 	}
 	b.sends = true
-	b.adds = append(b.adds, storedAdd{account, "publish to topic " + quote(topic)})
+	b.addLimitCheck(account, "publish to topic", topic)
 	stmt := "publish"
 	if b.noted {
 		stmt = "publish_noted"
@@ -167,17 +175,19 @@ func (b *Batch) Queue(sql string, args ...any) { b.b.Queue(sql, args...) }
 // reads its results. On an error nothing of it took effect (unless db is
 // a transaction the caller goes on to commit).
 func (b *Batch) Run(ctx context.Context, db interface {
+	DB
 	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
 }) error {
 	if b.err != nil {
 		return b.err
 	}
-	on, ok := db.(DB) // a pool, connection or transaction
-	if !ok {
-		on = b.c.pool
-	}
-	for _, a := range b.adds {
-		if err := b.c.checkStored(ctx, on, a.account, a.op); err != nil {
+	checked := map[string]bool{}
+	for _, l := range b.limitChecks {
+		if checked[l.account] {
+			continue
+		}
+		checked[l.account] = true
+		if err := b.c.checkStoredBytes(ctx, db, l.account, l.what+" "+quote(l.name)); err != nil {
 			return err
 		}
 	}

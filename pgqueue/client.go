@@ -58,9 +58,11 @@ type Options struct {
 	// PublishBatch, their Tx forms and a Batch's) refuse with
 	// ErrStoredBytesLimit to add to an account whose StoredBytes have
 	// reached it. The stored bytes are those of the last depth sample,
-	// which a Sweeper takes once a minute, read again after
-	// storedBytesTTL: an account can pass its limit by what it sends
-	// before its next sample is read. The SQL API does not check it.
+	// which a Sweeper takes once a minute, read again every 5 seconds: an
+	// account can pass its limit by what it sends before its next sample
+	// is read. A sample older than 5 minutes (no Sweeper samples any
+	// more) refuses nothing. The SQL API does not check the limit. An
+	// error of the function fails the send, naming it.
 	//
 	// db is what the send runs on: the pool, or the caller's transaction.
 	// Read what the limit needs on it, never on another connection of
@@ -94,7 +96,7 @@ type Client struct {
 	// storedLimit is Options.StoredBytesLimit; stored caches the accounts'
 	// StoredBytes for it.
 	storedLimit func(ctx context.Context, db DB, account string) (int64, error)
-	stored      *ttlcache.Cache[string, StoredBytes]
+	stored      *ttlcache.Cache[string, storedSample]
 	// waiting, when set by tests, is called each time a long poll starts
 	// waiting for a wake-up.
 	waiting func()
@@ -133,7 +135,7 @@ func New(pool *pgxpool.Pool, opts Options) (*Client, error) {
 	}
 	c := &Client{pool: pool, schema: schema, listener: opts.Listener, poll: poll, syncAcks: opts.SynchronousAcks, q: loadQueries(schema),
 		ids: newIDCache(maxCachedIDs), storedLimit: opts.StoredBytesLimit,
-		stored: ttlcache.New[string, StoredBytes](storedBytesTTL, storedBytesCacheSize)}
+		stored: ttlcache.New[string, storedSample](storedBytesTTL, storedBytesCacheSize)}
 	if !opts.NoCoalescing {
 		c.initCoalescers()
 	}

@@ -357,14 +357,16 @@ SELECT nodename, nodeport
  ORDER BY nodename, nodeport
 
 -- name: stored_bytes
--- The minute of the last depth sample (NULL before the first) and the
--- bytes of account's messages and dead letters it recorded (migration
--- 024). The sample's minute is read first, as its own subquery, so that
--- the account's rows are found by key: its queues, then each queue's row
--- of that minute.
+-- The minute of the last depth sample (NULL before the first), the bytes
+-- of account's messages and dead letters it recorded (migration 024), and
+-- whether it is at most $2 seconds old by the database's clock. The
+-- sample's minute is read first, as its own subquery, so that the
+-- account's rows are found by key: its queues, then each queue's row of
+-- that minute.
 WITH s AS (SELECT max(minute) AS minute FROM {{schema}}.depth_samples)
 SELECT (SELECT minute FROM s),
        (SELECT coalesce(sum(coalesce(m.bytes, 0) + coalesce(m.dlq_bytes, 0)), 0)::bigint
           FROM {{schema}}.queue_minutes m
           JOIN {{schema}}.queues q ON q.id = m.queue_id
-         WHERE q.account = $1 AND m.minute = (SELECT minute FROM s))
+         WHERE q.account = $1 AND m.minute = (SELECT minute FROM s)),
+       coalesce((SELECT minute FROM s) > now() - make_interval(secs => $2), false)

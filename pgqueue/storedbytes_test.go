@@ -21,7 +21,7 @@ func TestStoredBytesLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	const limit = 2000
-	limits := map[string]int64{acct: limit} // other: none
+	limits := map[string]int64{acct: limit, other: limit} // other stores nothing
 	c, err := pgqueue.New(e.pool, pgqueue.Options{Schema: e.schema,
 		StoredBytesLimit: func(_ context.Context, _ pgqueue.DB, account string) (int64, error) { return limits[account], nil }})
 	if err != nil {
@@ -155,6 +155,24 @@ func TestStoredBytesLimit(t *testing.T) {
 	if _, err := c.Send(e.ctx, acct, "q", msg); err != nil {
 		t.Fatalf("send after the purge: %v", err)
 	}
+
+	// A sample older than 5 minutes (sampling has stopped) refuses nothing.
+	for i := 0; i < 8; i++ {
+		e.send("q", pad)
+	}
+	sample()
+	if _, err := c.Send(e.ctx, acct, "q", msg); !errors.Is(err, pgqueue.ErrStoredBytesLimit) {
+		t.Fatalf("send over the limit again: %v, want ErrStoredBytesLimit", err)
+	}
+	e.exec("UPDATE depth_samples SET minute = minute - interval '6 minutes'")
+	e.exec("UPDATE queue_minutes SET minute = minute - interval '6 minutes'")
+	pgqueue.ForgetStoredBytes(c)
+	if s, err := c.StoredBytes(e.ctx, acct); err != nil || s.Bytes < limit || time.Since(s.SampledAt) < 6*time.Minute {
+		t.Fatalf("the aged sample: %+v, %v", s, err)
+	}
+	if _, err := c.Send(e.ctx, acct, "q", msg); err != nil {
+		t.Fatalf("send on a sample 6 minutes old: %v, want it to pass", err)
+	}
 }
 
 func TestStoredBytesLimitError(t *testing.T) {
@@ -167,7 +185,7 @@ func TestStoredBytesLimitError(t *testing.T) {
 	}
 	e.queue("q", pgqueue.Settings{})
 	_, err = c.Send(e.ctx, acct, "q", pgqueue.NewMessage{Body: json.RawMessage(`{}`)})
-	if err == nil || !strings.Contains(err.Error(), "send to queue \"q\": stored bytes limit of account "+acct+": limits unavailable") {
+	if err == nil || !strings.Contains(err.Error(), `pgqueue: send to queue "q": limits unavailable`) {
 		t.Fatalf("send whose limit cannot be read: %v, want the failure named", err)
 	}
 }

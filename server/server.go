@@ -135,7 +135,8 @@ type Server struct {
 	api     *api
 	sweeper *pgqueue.Sweeper
 	kv      *kv.Stores
-	// limitsCache holds accounts' limits for kvQuota.
+	// limitsCache holds accounts' limits for the checks of every
+	// key-value write and send (cachedLimits).
 	limitsCache *ttlcache.Cache[string, AccountLimits]
 	kvSweeps    int // calls of sweepKV, on the sweeper goroutine only
 	http        *http.Server

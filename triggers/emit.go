@@ -51,8 +51,8 @@ func allowed(patterns []string, e runtime.Emit) bool {
 
 // emitRefusal turns the queue core's refusal of an emit (the queue or
 // topic does not exist, a message is too large, an argument is out of
-// range, the account is at its stored bytes limit) into the invalid_output message the batch fails with; any other error
-// gives "".
+// range, the account is at its stored bytes limit) into the
+// invalid_output message the batch fails with; any other error gives "".
 func emitRefusal(err error) string {
 	qe, ok := pgqueue.AsError(err)
 	if !ok {
