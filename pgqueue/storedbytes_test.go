@@ -164,8 +164,16 @@ func TestStoredBytesLimit(t *testing.T) {
 	if _, err := c.Send(e.ctx, acct, "q", msg); !errors.Is(err, pgqueue.ErrStoredBytesLimit) {
 		t.Fatalf("send over the limit again: %v, want ErrStoredBytesLimit", err)
 	}
-	e.exec("UPDATE depth_samples SET minute = minute - interval '6 minutes'")
-	e.exec("UPDATE queue_minutes SET minute = minute - interval '6 minutes'")
+	// Age the last sample by 6 minutes and forget the earlier ones (with
+	// constants: Citus does not run now() - interval over a column).
+	last, err := c.StoredBytes(e.ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aged := last.SampledAt.Add(-6 * time.Minute)
+	e.exec("DELETE FROM depth_samples WHERE minute <> $1", last.SampledAt)
+	e.exec("UPDATE depth_samples SET minute = $1 WHERE minute = $2", aged, last.SampledAt)
+	e.exec("UPDATE queue_minutes SET minute = $1 WHERE minute = $2", aged, last.SampledAt)
 	pgqueue.ForgetStoredBytes(c)
 	if s, err := c.StoredBytes(e.ctx, acct); err != nil || s.Bytes < limit || time.Since(s.SampledAt) < 6*time.Minute {
 		t.Fatalf("the aged sample: %+v, %v", s, err)
