@@ -426,6 +426,40 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 var newline = []byte{'\n'}
 
+// writeMessages answers 200 with {"messages": [...], "next": N} (next left
+// out when 0): the JSON of wire.MessageList and wire.DeadLetterList, byte
+// for byte, written one message at a time. A receive's or a page's answer
+// (up to 10 MiB, 8 MiB of bodies) is thus never held encoded whole beside
+// its messages while a slow client reads it, only the message being
+// written.
+func writeMessages[T any](w http.ResponseWriter, ms []T, next int64) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	if _, err := io.WriteString(w, `{"messages":[`); err != nil {
+		return
+	}
+	for i, m := range ms {
+		b, err := json.Marshal(m)
+		if err != nil {
+			// Only our own response types are marshalled: a programmer error.
+			panic(fmt.Sprintf("server: marshal message: %v", err))
+		}
+		if i > 0 {
+			if _, err := io.WriteString(w, ","); err != nil {
+				return
+			}
+		}
+		if _, err := w.Write(b); err != nil {
+			return
+		}
+	}
+	end := "]}\n"
+	if next != 0 {
+		end = `],"next":` + strconv.FormatInt(next, 10) + "}\n"
+	}
+	_, _ = io.WriteString(w, end)
+}
+
 func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := a.toAPIError(err)
 	switch {

@@ -304,7 +304,7 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toMessages(ms))
+	writeMessages(w, toMessages(ms).Messages, 0)
 	return nil
 }
 
@@ -354,7 +354,7 @@ func (a *api) peek(w http.ResponseWriter, r *http.Request, c *call) error {
 	if more {
 		list.Next = ms[len(ms)-1].Sequence
 	}
-	writeJSON(w, http.StatusOK, list)
+	writeMessages(w, list.Messages, list.Next)
 	return nil
 }
 
@@ -467,7 +467,7 @@ func (a *api) receiveDLQ(w http.ResponseWriter, r *http.Request, c *call) error 
 	if more {
 		list.Next = ds[len(ds)-1].Sequence
 	}
-	writeJSON(w, http.StatusOK, list)
+	writeMessages(w, list.Messages, list.Next)
 	return nil
 }
 
