@@ -187,7 +187,7 @@ func (b *Batch) Run(ctx context.Context, db interface {
 			continue
 		}
 		checked[l.account] = true
-		if err := b.c.checkStoredBytes(ctx, db, l.account, l.what+" "+quote(l.name)); err != nil {
+		if err := b.c.checkStoredBytes(ctx, db, l.account, l.what, l.name); err != nil {
 			return err
 		}
 	}

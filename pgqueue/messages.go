@@ -180,7 +180,7 @@ func (c *Client) Send(ctx context.Context, account, queue string, m NewMessage) 
 	if err := m.check(0); err != nil {
 		return 0, err
 	}
-	if err := c.checkStoredBytes(ctx, c.pool, account, "send to queue "+quote(queue)); err != nil {
+	if err := c.checkStoredBytes(ctx, c.pool, account, "send to queue", queue); err != nil {
 		return 0, err
 	}
 	seqs, err := c.co.send.Do(ctx, sendKey(account, queue, []NewMessage{m}), []NewMessage{m})
@@ -196,7 +196,7 @@ func (c *Client) SendTx(ctx context.Context, tx DB, account, queue string, m New
 	if err := m.check(0); err != nil {
 		return 0, err
 	}
-	if err := c.checkStoredBytes(ctx, tx, account, "send to queue "+quote(queue)); err != nil {
+	if err := c.checkStoredBytes(ctx, tx, account, "send to queue", queue); err != nil {
 		return 0, err
 	}
 	var seq int64
@@ -222,7 +222,7 @@ func (c *Client) SendBatch(ctx context.Context, account, queue string, ms []NewM
 			return nil, err
 		}
 	}
-	if err := c.checkStoredBytes(ctx, c.pool, account, "send batch to queue "+quote(queue)); err != nil {
+	if err := c.checkStoredBytes(ctx, c.pool, account, "send batch to queue", queue); err != nil {
 		return nil, err
 	}
 	return c.co.send.Do(ctx, sendKey(account, queue, ms), ms)
@@ -261,7 +261,7 @@ func hasDedupKey(ms []NewMessage) bool {
 // SendBatchTx is SendBatch inside the caller's transaction.
 func (c *Client) SendBatchTx(ctx context.Context, tx DB, account, queue string, ms []NewMessage) ([]int64, error) {
 	if len(ms) > 0 {
-		if err := c.checkStoredBytes(ctx, tx, account, "send batch to queue "+quote(queue)); err != nil {
+		if err := c.checkStoredBytes(ctx, tx, account, "send batch to queue", queue); err != nil {
 			return nil, err
 		}
 	}

@@ -64,12 +64,13 @@ const (
 
 // checkStoredBytes refuses, with ErrStoredBytesLimit, to add to account's
 // messages when its stored bytes have reached Options.StoredBytesLimit;
-// op names the refused operation, db is what it runs on (and what the
-// check reads on, when it reads).
-func (c *Client) checkStoredBytes(ctx context.Context, db DB, account, op string) error {
+// what and name name the refused operation ("send to queue", "q"), db is
+// what it runs on (and what the check reads on, when it reads).
+func (c *Client) checkStoredBytes(ctx context.Context, db DB, account, what, name string) error {
 	if c.storedLimit == nil {
 		return nil
 	}
+	op := what + " " + quote(name)
 	limit, err := c.storedLimit(ctx, db, account)
 	if err != nil {
 		return fmt.Errorf("pgqueue: %s: %w", op, err)

@@ -62,7 +62,7 @@ func (c *Client) PublishTx(ctx context.Context, tx DB, account, topic string, bo
 	if len(body) == 0 {
 		return 0, newError(ErrInvalidArgument, "publish to topic %s: empty body: use a JSON value", quote(topic))
 	}
-	if err := c.checkStoredBytes(ctx, tx, account, "publish to topic "+quote(topic)); err != nil {
+	if err := c.checkStoredBytes(ctx, tx, account, "publish to topic", topic); err != nil {
 		return 0, err
 	}
 	var n int32
@@ -213,7 +213,7 @@ func (c *Client) PublishBatchTx(ctx context.Context, tx DB, account, topic strin
 			headers[i] = &h
 		}
 	}
-	if err := c.checkStoredBytes(ctx, tx, account, op); err != nil {
+	if err := c.checkStoredBytes(ctx, tx, account, "publish to topic", topic); err != nil {
 		return nil, err
 	}
 	rows, err := tx.Query(ctx, c.q.get("publish_batch"), account, topic, bodies, headers, delays)
