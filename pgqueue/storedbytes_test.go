@@ -37,7 +37,9 @@ func TestStoredBytesLimit(t *testing.T) {
 	if err := e.c.Subscribe(e.ctx, acct, "t", "q"); err != nil {
 		t.Fatal(err)
 	}
-	sw := e.startSweeper(pgqueue.SweeperOptions{Interval: time.Hour}) // samples only when asked
+	// Not started: a started sweeper samples once at its start, on its own
+	// goroutine; this one samples only when asked.
+	sw := pgqueue.NewSweeper(e.c, pgqueue.SweeperOptions{})
 	sample := func() {
 		t.Helper()
 		if err := sw.RecordStats(e.ctx); err != nil {
