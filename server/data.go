@@ -20,7 +20,8 @@ func rawOrNull(b json.RawMessage) json.RawMessage {
 	return b
 }
 
-func toMessages(ms []pgqueue.Message) wire.MessageList {
+// toMessages is ms on the wire.
+func toMessages(ms []pgqueue.Message) []wire.Message {
 	out := make([]wire.Message, len(ms))
 	for i, m := range ms {
 		out[i] = wire.Message{Sequence: m.Sequence, Body: rawOrNull(m.Body), Headers: rawOrNull(m.Headers),
@@ -29,7 +30,7 @@ func toMessages(ms []pgqueue.Message) wire.MessageList {
 			out[i].Receipt = m.Receipt.String()
 		}
 	}
-	return wire.MessageList{Messages: out}
+	return out
 }
 
 // sendRequest is what a send's body and query say.
@@ -304,7 +305,7 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	writeMessages(w, toMessages(ms).Messages, 0)
+	writeMessages(w, toMessages(ms), 0)
 	return nil
 }
 
@@ -350,11 +351,11 @@ func (a *api) peek(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	list := toMessages(ms)
+	var next int64
 	if more {
-		list.Next = ms[len(ms)-1].Sequence
+		next = ms[len(ms)-1].Sequence
 	}
-	writeMessages(w, list.Messages, list.Next)
+	writeMessages(w, toMessages(ms), next)
 	return nil
 }
 
@@ -458,16 +459,17 @@ func (a *api) receiveDLQ(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	list := wire.DeadLetterList{Messages: make([]wire.DeadLetter, len(ds))}
+	out := make([]wire.DeadLetter, len(ds))
 	for i, d := range ds {
-		list.Messages[i] = wire.DeadLetter{Sequence: d.Sequence, Body: rawOrNull(d.Body), Headers: rawOrNull(d.Headers),
+		out[i] = wire.DeadLetter{Sequence: d.Sequence, Body: rawOrNull(d.Body), Headers: rawOrNull(d.Headers),
 			CreatedAt: d.CreatedAt.UTC(), ReceiveCount: d.ReceiveCount, FailedAt: d.FailedAt.UTC(),
 			Reason: d.Reason, LastError: d.LastError, Group: d.Group}
 	}
+	var next int64
 	if more {
-		list.Next = ds[len(ds)-1].Sequence
+		next = ds[len(ds)-1].Sequence
 	}
-	writeMessages(w, list.Messages, list.Next)
+	writeMessages(w, out, next)
 	return nil
 }
 
