@@ -35,6 +35,20 @@ func newEnv(t *testing.T) *env {
 	return &env{t: t, ctx: context.Background(), c: c, pool: pool, schema: schema}
 }
 
+// poolOf returns a pool of at most n connections to the test's database,
+// closed when the test ends.
+func (e *env) poolOf(n int32) *pgxpool.Pool {
+	e.t.Helper()
+	cfg := e.pool.Config()
+	cfg.MaxConns = n
+	pool, err := pgxpool.NewWithConfig(e.ctx, cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(pool.Close)
+	return pool
+}
+
 // schemaTx begins a transaction with search_path set to the test schema,
 // the way a psql user would after SET search_path = sluice; the caller
 // commits or rolls it back.

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sluicehq/sluice/pgqueue"
 )
 
@@ -562,13 +561,7 @@ func TestAckCommitModes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.queue("q", pgqueue.Settings{})
-	cfg := e.pool.Config()
-	cfg.MaxConns = 1
-	one, err := pgxpool.NewWithConfig(e.ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer one.Close()
+	one := e.poolOf(1)
 	for _, sync := range []bool{false, true} {
 		c, err := pgqueue.New(one, pgqueue.Options{Schema: e.schema, SynchronousAcks: sync})
 		if err != nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sluicehq/sluice/pgqueue"
 )
 
@@ -207,13 +206,8 @@ func TestStoredBytesCheckUsesTheSendsConnection(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.queue("q", pgqueue.Settings{})
-	cfg := e.pool.Config()
-	cfg.MaxConns = 2
-	pool, err := pgxpool.NewWithConfig(e.ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	const conns = 2
+	pool := e.poolOf(conns)
 	c, err := pgqueue.New(pool, pgqueue.Options{Schema: e.schema,
 		StoredBytesLimit: func(ctx context.Context, db pgqueue.DB, _ string) (int64, error) {
 			var n int64
@@ -225,7 +219,7 @@ func TestStoredBytesCheckUsesTheSendsConnection(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, time.Minute) // a hang, not the work (milliseconds)
 	defer cancel()
-	txs := make([]pgx.Tx, cfg.MaxConns)
+	txs := make([]pgx.Tx, conns)
 	for i := range txs {
 		if txs[i], err = pool.Begin(ctx); err != nil {
 			t.Fatal(err)
