@@ -3,6 +3,7 @@ package pgqueue_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"slices"
 	"sync/atomic"
@@ -431,4 +432,42 @@ SELECT coalesce(bool_and(s.success AND s.result::boolean), false)
 		e.t.Fatalf("%s of %s: %v", what, table, err)
 	}
 	return done
+}
+
+// ReceiveOptions.Claim runs each claim, a long poll's included; a look
+// it skips takes nothing (the message stays ready with its receive count,
+// or, with Delete, stays in the queue) and a long poll looks again; an
+// error it returns ends the receive.
+func TestClaimWrapsEachLook(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{})
+	c, err := pgqueue.New(e.pool, pgqueue.Options{Schema: e.schema, PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := e.send("q", `1`)
+	var looks atomic.Int32
+	skip := func(func() ([]pgqueue.Message, error)) ([]pgqueue.Message, error) { looks.Add(1); return nil, nil }
+	for _, o := range []pgqueue.ReceiveOptions{{Claim: skip}, {Delete: true, Claim: skip}} {
+		looks.Store(0)
+		if msgs, err := c.Receive(e.ctx, acct, "q", o); err != nil || len(msgs) != 0 || looks.Load() != 1 {
+			t.Fatalf("skipped look (delete %v): %v, %v after %d looks; want nothing after one", o.Delete, msgs, err, looks.Load())
+		}
+	}
+	// A long poll skipped twice looks again and takes the message.
+	looks.Store(0)
+	msgs, err := c.Receive(e.ctx, acct, "q", pgqueue.ReceiveOptions{Wait: pgqueue.MaxWait, Claim: func(claim func() ([]pgqueue.Message, error)) ([]pgqueue.Message, error) {
+		if looks.Add(1) <= 2 {
+			return nil, nil
+		}
+		return claim()
+	}})
+	if err != nil || len(msgs) != 1 || msgs[0].Sequence != seq || msgs[0].ReceiveCount != 1 || looks.Load() != 3 {
+		t.Fatalf("long poll let through at its third look: %v, %v after %d looks; want message %d at its first receive", msgs, err, looks.Load(), seq)
+	}
+	stop := errors.New("stop")
+	if _, err := c.Receive(e.ctx, acct, "q", pgqueue.ReceiveOptions{Wait: pgqueue.MaxWait, Claim: func(func() ([]pgqueue.Message, error)) ([]pgqueue.Message, error) { return nil, stop }}); !errors.Is(err, stop) {
+		t.Fatalf("long poll whose look failed: %v, want its error", err)
+	}
 }

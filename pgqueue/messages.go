@@ -99,6 +99,13 @@ type ReceiveOptions struct {
 	// again). The messages come back without a Receipt, VisibleAt is the
 	// time of the receive, and VisibilityTimeout is not used.
 	Delete bool
+	// Claim, when set, runs each claim the receive makes (one, or one
+	// each time a long poll looks): it calls claim at most once and
+	// returns what claim returned, or nothing without calling it to skip
+	// this look (a long poll waits and looks again; a receive that does
+	// not wait returns nothing). A server bounds with it what its
+	// receives hold in memory at once.
+	Claim func(claim func() ([]Message, error)) ([]Message, error)
 }
 
 // Ack settles one message: Receipt fences it when non-zero.
@@ -404,6 +411,14 @@ func (c *Client) longPoll(ctx context.Context, account, queue string, o ReceiveO
 }
 
 func (c *Client) receiveOnce(ctx context.Context, account, queue string, o ReceiveOptions, vt *int) ([]Message, error) {
+	if o.Claim == nil {
+		return c.claim(ctx, account, queue, o, vt)
+	}
+	return o.Claim(func() ([]Message, error) { return c.claim(ctx, account, queue, o, vt) })
+}
+
+// claim runs one claim of a receive.
+func (c *Client) claim(ctx context.Context, account, queue string, o ReceiveOptions, vt *int) ([]Message, error) {
 	max := o.Max
 	if o.Delete {
 		return c.receiveDelete(ctx, account, queue, max)

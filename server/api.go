@@ -25,6 +25,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions"
 	"github.com/sluicehq/sluice/internal/namedsql"
+	"github.com/sluicehq/sluice/internal/ttlcache"
 	"github.com/sluicehq/sluice/kv"
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/server/internal/jsonbody"
@@ -78,6 +79,15 @@ type api struct {
 	// dead-letter pages being read and answered, shared by account
 	// (Config.PageReads).
 	webhookReads, pageReads *readSlots
+	// received counts the bytes of received messages held until their
+	// answers are written (Config.ReceiveBytes).
+	received *heldBytes
+	// messageBytes are queues' max_message_bytes by "account/queue", for
+	// what a receive's claim holds (messageBytesOf).
+	messageBytes *ttlcache.Cache[string, int64]
+	// roomWait is how long a receive's claim waits for room in received
+	// (a second; tests shorten it).
+	roomWait time.Duration
 	// invokes holds a token per invoke call running (maxInvokes).
 	invokes chan struct{}
 	// changeLocks holds a token per request holding an account's change
@@ -98,8 +108,9 @@ func newAPI(s *Server) *api {
 	a := &api{s: s, log: s.log, q: namedsql.MustParse(queriesSQL, s.cfg.Schema), keys: newKeyCache(keyCacheTTL),
 		authFails: newAuthLimiter(s.cfg.AuthFailuresPerMinute),
 		stopping:  make(chan struct{}), webhookReads: newReadSlots(s.cfg.WebhookReads), invokes: make(chan struct{}, maxInvokes),
-		pageReads:   newReadSlots(s.cfg.PageReads),
-		changeLocks: make(chan struct{}, changeLockHolders(s.cfg.MaxConns))}
+		pageReads: newReadSlots(s.cfg.PageReads), received: newHeldBytes(s.cfg.ReceiveBytes), roomWait: time.Second,
+		messageBytes: ttlcache.New[string, int64](limitsCacheTTL, limitsCacheSize),
+		changeLocks:  make(chan struct{}, changeLockHolders(s.cfg.MaxConns))}
 	a.slots = &accountSlots{pool: s.pool, q: a.q, log: s.log, lease: slotLease}
 	a.deploys.slots = a.slots
 	a.metrics = newMetrics(a)

@@ -8,11 +8,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/pgqueue"
 	"github.com/sluicehq/sluice/wire"
@@ -197,6 +200,31 @@ func BenchmarkHTTPReceiveDelete(b *testing.B) {
 	b.ReportMetric(float64(empty.Load()), "empty-receives")
 }
 
+// BenchmarkHTTPReceiveBatch: one op is a receive of 10 messages with
+// delete (one request): the receives whose claims hold the most of
+// Config.ReceiveBytes while they run (10 MiB each).
+func BenchmarkHTTPReceiveBatch(b *testing.B) {
+	s := newBenchServer(b)
+	s.fill(b, 10*b.N)
+	recv := "/" + s.account + "/bench/messages/receive"
+	var short atomic.Int64
+	runParallel(b, func() error {
+		code, body, err := s.do("POST", recv, []byte(`{"max_messages":10,"delete":true}`))
+		if err != nil || code != 200 {
+			return fmt.Errorf("receive: %d %s %v", code, body, err)
+		}
+		var out struct{ Messages []wire.Message }
+		if err := json.Unmarshal(body, &out); err != nil {
+			return err
+		}
+		if len(out.Messages) < 10 {
+			short.Add(1)
+		}
+		return nil
+	})
+	b.ReportMetric(float64(short.Load()), "short-receives")
+}
+
 func BenchmarkPgqueueReceiveDelete(b *testing.B) {
 	s := newBenchServer(b)
 	s.fill(b, b.N)
@@ -319,4 +347,46 @@ func BenchmarkAuthenticate(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkUnreadReceives: 100 clients of one account each receive 10
+// messages of 1 MiB and do not read their answers; it reports the
+// messages they leased and the server's live heap grown while they wait
+// (Config.ReceiveBytes bounds both). It measures one such wave whatever
+// b.N: run it with -benchtime 1x.
+func BenchmarkUnreadReceives(b *testing.B) {
+	const clients = 100
+	e := newEnvWith(b, func(c *Config) { c.AnswerWriteTimeout = 10 * time.Minute })
+	acct, tok := e.admin("")
+	e.do(tok, "POST", "/v1/accounts/"+acct+"/queues", `{"name":"big","max_message_bytes":1048576}`).expect(201)
+	sendLarge(b, e, acct, "big", 10*clients, 1<<20)
+	stalled := newStalledClients(b, e)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	for range clients {
+		stalled.send(receiveText(acct, tok, `{"max_messages":10,"visibility_timeout_seconds":600}`))
+	}
+	leased := func() (n int) {
+		if err := e.srv.pool.QueryRow(b.Context(), "SELECT count(*) FROM "+pgx.Identifier{e.srv.cfg.Schema}.Sanitize()+".messages WHERE receive_count > 0").Scan(&n); err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
+	// Every receive has claimed, or been refused, once the count has
+	// not moved for 15 s (a wave of claims reading 1 GB takes a few).
+	last, since := -1, time.Now()
+	for time.Since(since) < 15*time.Second {
+		time.Sleep(200 * time.Millisecond)
+		if n := leased(); n != last {
+			last, since = n, time.Now()
+		}
+	}
+	b.StopTimer()
+	runtime.GC()
+	var during runtime.MemStats
+	runtime.ReadMemStats(&during)
+	b.ReportMetric(float64(last), "leased-MiB")
+	b.ReportMetric(float64(int64(during.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "live-heap-MiB")
 }

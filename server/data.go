@@ -297,15 +297,78 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 		ctx, cancel = a.untilShutdown(ctx)
 		defer cancel()
 	}
+	// Each look of the receive holds what it may take while it claims
+	// (the queue's max_message_bytes a message), then what it took until
+	// the answer is written; a look for which its account or the server
+	// has no room (after a.roomWait) is skipped, claiming nothing, and a
+	// receive whose last look was skipped answers 429.
+	var held int64
+	var refused error
+	o.Claim = func(claim func() ([]pgqueue.Message, error)) ([]pgqueue.Message, error) {
+		reserve := int64(o.Max) * a.messageBytesOf(ctx, c.account, c.queue)
+		if refused = a.receiveRoom(ctx, c.account, reserve); refused != nil {
+			return nil, nil
+		}
+		ms, err := claim()
+		var n int64
+		for _, m := range ms {
+			n += int64(len(m.Body) + len(m.Headers))
+		}
+		a.received.add(c.account, n-reserve)
+		held += n
+		return ms, err
+	}
+	defer func() { a.received.add(c.account, -held) }()
 	ms, err := a.s.queue.Receive(ctx, c.account, c.queue, o)
 	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
 		// The server is shutting down: the long poll ends empty.
 		ms, err = nil, nil
 	}
+	if err == nil && len(ms) == 0 && refused != nil {
+		err = refused
+	}
 	if err != nil {
 		return err
 	}
 	writeMessages(w, toMessages(ms), 0)
+	return nil
+}
+
+// maxClaimBytes is what a receive's claim holds for each message it may
+// take when its queue's max_message_bytes cannot be read: a body's most.
+const maxClaimBytes = 1 << 20
+
+// messageBytesOf is what a claim from account's queue holds for each
+// message it may take while it runs: the queue's max_message_bytes, read
+// again after limitsCacheTTL (and at once in this process after a change
+// through the API). Bodies come back in Postgres's JSON spacing, up to
+// half again as long as sent, and with their headers: what a claim took
+// past what it held is counted once read.
+func (a *api) messageBytesOf(ctx context.Context, account, queue string) int64 {
+	key := account + "/" + queue
+	if n, ok := a.messageBytes.Get(key, time.Now()); ok {
+		return n
+	}
+	q, err := a.s.queue.GetQueue(ctx, account, queue)
+	if err != nil {
+		return maxClaimBytes // the receive reports the error
+	}
+	n := int64(q.Settings.MaxMessageBytes)
+	a.messageBytes.Put(key, n, time.Now())
+	return n
+}
+
+// receiveRoom holds n bytes of account's for a receive's claim, waiting
+// up to a.roomWait for room, or refuses with 429 and Retry-After while the
+// account's receives, or the server's, hold their most
+// (Config.ReceiveBytes).
+func (a *api) receiveRoom(ctx context.Context, account string, n int64) error {
+	switch accountFull, serverFull := a.received.take(ctx, account, n, a.roomWait); {
+	case accountFull:
+		return tooManyRequests(1, "this account's receives may hold %d bytes of messages being claimed or not yet written to their clients on this server, and have no room for this one's: retry in a second", a.received.share)
+	case serverFull:
+		return tooManyRequests(1, "receives on this server may hold %d bytes of messages being claimed or not yet written to their clients, and have no room for this one's: retry in a second", a.received.limit)
+	}
 	return nil
 }
 

@@ -297,6 +297,7 @@ func (a *api) updateQueue(w http.ResponseWriter, r *http.Request, c *call) error
 		return err
 	}
 	q, err := a.s.queue.PatchQueue(r.Context(), c.account, c.queue, opts)
+	a.messageBytes.Delete(c.account + "/" + c.queue)
 	if err != nil {
 		return deadLetterCycle(c, c.queue, opts, err)
 	}
@@ -310,6 +311,7 @@ func (a *api) updateQueue(w http.ResponseWriter, r *http.Request, c *call) error
 }
 
 func (a *api) deleteQueue(w http.ResponseWriter, r *http.Request, c *call) error {
+	a.messageBytes.Delete(c.account + "/" + c.queue)
 	if err := a.s.queue.DeleteQueue(r.Context(), c.account, c.queue); err != nil {
 		if errors.Is(err, pgqueue.ErrQueueInUse) && !c.key.allQueues() {
 			// The queue core's message names the queues that use it; a

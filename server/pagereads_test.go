@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http/httptest"
 	"strings"
@@ -66,35 +67,8 @@ func TestUnreadAnswersAreCutOff(t *testing.T) {
 	acct, tok := e.admin("big")
 	other, otherTok := e.admin("small")
 	// 8 MiB of messages: a whole page, more than the sockets buffer.
-	body := json.RawMessage(`"` + strings.Repeat("x", 200<<10) + `"`)
-	for range 4 {
-		ms := make([]pgqueue.NewMessage, 10)
-		for i := range ms {
-			ms[i] = pgqueue.NewMessage{Body: body}
-		}
-		if _, err := e.srv.queue.SendBatch(t.Context(), acct, "big", ms); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		if err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }); err != nil {
-			return err
-		}
-		return serr
-	}}
-	// Small buffers at both ends, whatever the host's defaults: the
-	// answer stays in the server's write.
-	ts := httptest.NewUnstartedServer(e.srv.Handler())
-	ts.Listener = smallSendBuffers{ts.Listener}
-	ts.Start()
-	defer ts.Close()
-	conn, err := d.DialContext(t.Context(), "tcp", ts.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "GET /%s/big/messages?max_messages=100 HTTP/1.1\r\nHost: sluice\r\nAuthorization: Bearer %s\r\n\r\n", acct, tok)
+	sendLarge(t, e, acct, "big", 40, 200<<10)
+	newStalledClients(t, e).send(fmt.Sprintf("GET /%s/big/messages?max_messages=100 HTTP/1.1\r\nHost: sluice\r\nAuthorization: Bearer %s\r\n\r\n", acct, tok))
 	// The deadline only catches a server that never takes the request.
 	waitFor(t, time.Minute, "the unread peek to hold a page read slot", func() bool { return len(e.srv.api.pageReads.tokens) == 1 })
 	for _, path := range []string{"/messages?max_messages=1", "/dlq"} {
@@ -108,6 +82,154 @@ func TestUnreadAnswersAreCutOff(t *testing.T) {
 	// Cut off after its 2 s; the bound only catches an answer never cut.
 	waitFor(t, time.Minute, "the unread answer to be cut off", func() bool { return len(e.srv.api.pageReads.tokens) == 0 })
 	e.do(tok, "GET", "/"+acct+"/big/messages?max_messages=1", "").expect(200)
+}
+
+// Received messages held until their answers are written are bounded by
+// Config.ReceiveBytes, a quarter of it by one account: while a client
+// that does not read its answer holds its account's share, that
+// account's receives and long polls get 429 with Retry-After after
+// waiting a second for room, and claim nothing (the message they would
+// have taken is still unleased); another account's are answered; once the
+// client goes away, receives go on.
+func TestReceivedBytesAreBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, func(c *Config) { c.ReceiveBytes = 4 << 20 })
+	acct, tok := e.admin("big")
+	other, otherTok := e.admin("small")
+	// 2 MB of messages in one receive (a claim holding 2.5 MiB while it
+	// runs): over the account's 1 MiB share, and more than the sockets
+	// buffer.
+	sendLarge(t, e, acct, "big", 10, 200<<10)
+	conn := newStalledClients(t, e).send(receiveText(acct, tok, `{"max_messages":10}`))
+	// The deadline only catches a server that never takes the request.
+	waitFor(t, time.Minute, "the unread receive to hold its messages", func() bool { return e.srv.api.received.of(acct) >= 10*200<<10 })
+	var sent struct{ Sequence int64 }
+	e.do(tok, "POST", "/"+acct+"/big/messages", `{"ready":true}`).expect(201).decode(&sent)
+	for _, req := range []string{`{}`, `{"wait_seconds":1}`, `{"delete":true}`} {
+		res := e.do(tok, "POST", "/"+acct+"/big/messages/receive", req)
+		if msg := res.expectError(429, "too_many_requests"); !strings.Contains(msg, "this account's receives may hold 1048576 bytes of messages being claimed or not yet written to their clients on this server, and have no room for this one's") || res.header.Get("Retry-After") != "1" {
+			t.Fatalf("receive %s beyond the account's share: %q, Retry-After %q", req, msg, res.header.Get("Retry-After"))
+		}
+	}
+	e.do(otherTok, "POST", "/"+other+"/small/messages", `{"n":1}`).expect(201)
+	if got := e.do(otherTok, "POST", "/"+other+"/small/messages/receive", `{}`).expect(200).messages(); len(got) != 1 {
+		t.Fatalf("another account's receive: %+v, want its message", got)
+	}
+	conn.Close()
+	waitFor(t, time.Minute, "the unread answer to be given up", func() bool { return e.srv.api.received.of(acct) == 0 })
+	got := e.do(tok, "POST", "/"+acct+"/big/messages/receive", `{"max_messages":10,"visibility_timeout_seconds":60}`).expect(200).messages()
+	if len(got) != 1 || got[0].Sequence != sent.Sequence || got[0].ReceiveCount != 1 {
+		t.Fatalf("receive after the cut-off: %+v, want message %d at its first receive (the refused ones took nothing)", got, sent.Sequence)
+	}
+	// A claim holds the queue's max_message_bytes a message while it
+	// runs, a change through the API seen at once; 1 MiB, a body's most,
+	// for a queue it cannot read.
+	if n := e.srv.api.messageBytesOf(t.Context(), acct, "big"); n != 256<<10 {
+		t.Fatalf("a claim holds %d bytes a message of a queue of 256 KiB messages", n)
+	}
+	e.do(tok, "PATCH", "/v1/accounts/"+acct+"/queues/big", `{"max_message_bytes":1048576}`).expect(200)
+	if n := e.srv.api.messageBytesOf(t.Context(), acct, "big"); n != 1<<20 {
+		t.Fatalf("a claim holds %d bytes a message after max_message_bytes was raised to 1 MiB", n)
+	}
+	if n := e.srv.api.messageBytesOf(t.Context(), acct, "nope"); n != maxClaimBytes {
+		t.Fatalf("a claim holds %d bytes a message of a missing queue, want %d", n, maxClaimBytes)
+	}
+}
+
+// heldBytes refuses an account past its quarter of the bound and
+// everyone past the bound, but never one holding nothing yet (a claim
+// larger than the bound runs alone), and forgets what was given back.
+func TestHeldBytesBounds(t *testing.T) {
+	h := newHeldBytes(100)
+	check := func(what, account string, n int64, wantAccountFull, wantServerFull bool) {
+		t.Helper()
+		if accountFull, serverFull := h.take(t.Context(), account, n, 0); accountFull != wantAccountFull || serverFull != wantServerFull {
+			t.Fatalf("%s: %s takes %d with %d held (%v): account full %v, server full %v; want %v, %v",
+				what, account, n, h.total, h.byAccount, accountFull, serverFull, wantAccountFull, wantServerFull)
+		}
+	}
+	check("a claim larger than the share, nothing held", "a", 60, false, false)
+	check("a second claim past the share", "a", 1, true, false)
+	check("another account within its share", "b", 25, false, false)
+	check("past the server's bound", "c", 16, false, true)
+	check("up to the server's bound", "c", 15, false, false)
+	h.add("a", -60)
+	h.add("b", -25)
+	h.add("c", -15)
+	if h.total != 0 || len(h.byAccount) != 0 {
+		t.Fatalf("after everything was given back: %d bytes, %v", h.total, h.byAccount)
+	}
+	check("a claim larger than the bound, nothing held", "d", 1000, false, false)
+	check("anyone beside it", "e", 1, false, true)
+	// A take waits for room given back within its wait.
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		h.add("d", -1000)
+	}()
+	if accountFull, serverFull := h.take(t.Context(), "e", 1, time.Minute); accountFull || serverFull || h.of("e") != 1 {
+		t.Fatalf("a take waiting for room given back: account full %v, server full %v, %d held", accountFull, serverFull, h.of("e"))
+	}
+}
+
+// of is what account holds.
+func (h *heldBytes) of(account string) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.byAccount[account]
+}
+
+// sendLarge sends n messages of size bytes (a JSON string) to account's
+// queue, in batches of 10.
+func sendLarge(tb testing.TB, e *env, account, queue string, n, size int) {
+	tb.Helper()
+	body := json.RawMessage(`"` + strings.Repeat("x", size-2) + `"`)
+	for sent := 0; sent < n; sent += 10 {
+		ms := make([]pgqueue.NewMessage, min(10, n-sent))
+		for i := range ms {
+			ms[i] = pgqueue.NewMessage{Body: body}
+		}
+		if _, err := e.srv.queue.SendBatch(tb.Context(), account, queue, ms); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// receiveText is the text of an HTTP/1.1 receive of account's queue
+// "big" with body.
+func receiveText(account, token, body string) string {
+	return fmt.Sprintf("POST /%s/big/messages/receive HTTP/1.1\r\nHost: sluice\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		account, token, len(body), body)
+}
+
+// stalledClients are clients that do not read their answers, of a
+// server of e's handler: small buffers at both ends, whatever the host's
+// defaults, so that an answer stays in the server's write.
+type stalledClients struct {
+	tb   testing.TB
+	addr string
+}
+
+func newStalledClients(tb testing.TB, e *env) *stalledClients {
+	ts := httptest.NewUnstartedServer(e.srv.Handler())
+	ts.Listener = smallSendBuffers{ts.Listener}
+	ts.Start()
+	tb.Cleanup(ts.Close)
+	return &stalledClients{tb: tb, addr: ts.Listener.Addr().String()}
+}
+
+// send writes request (an HTTP/1.1 request's text) on a new connection,
+// closed when the test ends, and reads nothing.
+func (s *stalledClients) send(request string) net.Conn {
+	s.tb.Helper()
+	conn, err := smallReceiveBuffers.DialContext(s.tb.Context(), "tcp", s.addr)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	s.tb.Cleanup(func() { conn.Close() })
+	if _, err := io.WriteString(conn, request); err != nil {
+		s.tb.Fatal(err)
+	}
+	return conn
 }
 
 // smallSendBuffers gives every connection it accepts a small send buffer.
@@ -131,3 +253,12 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 		}
 	}
 }
+
+// smallReceiveBuffers dials with a small receive buffer.
+var smallReceiveBuffers = &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+	var serr error
+	if err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }); err != nil {
+		return err
+	}
+	return serr
+}}

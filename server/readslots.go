@@ -1,6 +1,10 @@
 package server
 
-import "sync"
+import (
+	"context"
+	"sync"
+	"time"
+)
 
 // readSlots are the slots of one kind of read the server holds in memory
 // at once (webhook bodies, peek and dead-letter pages): one token per
@@ -72,5 +76,83 @@ func (s *readShares) give(keys []string) {
 		if s.held[k]--; s.held[k] <= 0 {
 			delete(s.held, k)
 		}
+	}
+}
+
+// heldBytes counts the bytes of messages the server's receives hold, in
+// all and by account, against a bound and each account's quarter of it
+// (Config.ReceiveBytes): what a claim may take while it runs, what it
+// took until its answer is written.
+type heldBytes struct {
+	limit, share int64
+	mu           sync.Mutex
+	total        int64
+	byAccount    map[string]int64
+	freed        chan struct{} // closed when bytes are given back, if a take waits
+}
+
+// newHeldBytes returns a count bounded by limit, of which one account
+// holds a quarter.
+func newHeldBytes(limit int64) *heldBytes {
+	return &heldBytes{limit: limit, share: max(1, limit/4)}
+}
+
+// take counts n more bytes of account's once that takes neither the
+// account past its share nor the server past its bound, waiting up to d
+// (or until ctx is done) for others to give back enough; when it cannot,
+// it counts nothing and says which bound was in the way. An account or a
+// server holding nothing may take any n, so that a claim larger than a
+// bound is not refused for good.
+func (h *heldBytes) take(ctx context.Context, account string, n int64, d time.Duration) (accountFull, serverFull bool) {
+	var timeout <-chan time.Time
+	for {
+		h.mu.Lock()
+		held := h.byAccount[account]
+		accountFull = held > 0 && held+n > h.share
+		serverFull = !accountFull && h.total > 0 && h.total+n > h.limit
+		if !accountFull && !serverFull {
+			h.addLocked(account, n)
+			h.mu.Unlock()
+			return false, false
+		}
+		if h.freed == nil {
+			h.freed = make(chan struct{})
+		}
+		freed := h.freed
+		h.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-freed:
+		case <-timeout:
+			return accountFull, serverFull
+		case <-ctx.Done():
+			return accountFull, serverFull
+		}
+	}
+}
+
+// add counts n bytes of account's whatever the bounds (a negative n
+// gives them back).
+func (h *heldBytes) add(account string, n int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.addLocked(account, n)
+}
+
+func (h *heldBytes) addLocked(account string, n int64) {
+	if h.byAccount == nil {
+		h.byAccount = map[string]int64{}
+	}
+	h.total += n
+	if h.byAccount[account] += n; h.byAccount[account] <= 0 {
+		delete(h.byAccount, account)
+	}
+	if n < 0 && h.freed != nil {
+		close(h.freed) // wake the takes waiting for room
+		h.freed = nil
 	}
 }

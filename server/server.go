@@ -82,6 +82,15 @@ type Config struct {
 	// account holds a quarter at most (one at least); a read beyond gets 429 with
 	// Retry-After.
 	PageReads int
+	// ReceiveBytes bounds the bytes of messages the server's receives
+	// hold at once (default 256 MiB), of which one account holds a
+	// quarter: a claim holds its queue's max_message_bytes for each
+	// message it may take while it runs, then the bodies and headers it
+	// took until its answer is written. A receive without room waits a second for
+	// some, then claims nothing and gets 429 with Retry-After (a long
+	// poll goes on waiting, and answers 429 only if its last look found
+	// no room).
+	ReceiveBytes int64
 	// AnswerWriteTimeout bounds how long an answer may take to reach its
 	// client once it is ready (default 1 minute): a client that does not
 	// read it is cut off and the answer's memory freed. A log stream
@@ -181,6 +190,9 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.PageReads <= 0 {
 		cfg.PageReads = 32
+	}
+	if cfg.ReceiveBytes <= 0 {
+		cfg.ReceiveBytes = 256 << 20
 	}
 	if cfg.AnswerWriteTimeout <= 0 {
 		cfg.AnswerWriteTimeout = time.Minute

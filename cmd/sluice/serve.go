@@ -34,6 +34,7 @@ type serveFlags struct {
 	grace, invocationRetention                  time.Duration
 	maxConns, webhookReads, authFailures        int
 	pageReads                                   int
+	receiveBytes                                int64
 	answerWriteTimeout                          time.Duration
 	guestMemoryMiB, guestMemoryPerAccountMiB    int64
 	// envErr is an environment variable register could not read; check
@@ -84,6 +85,7 @@ func (f *serveFlags) register(fs *flag.FlagSet, defaultAddr, defaultLogFormat st
 	fs.Int64Var(&f.limits.MessageBytes, "limit-message-bytes", d.MessageBytes, "bytes of message bodies and headers an account's queues and dead-letter queues may hold together, as sampled once a minute; past it the account's sends and publishes get 403")
 	fs.IntVar(&f.authFailures, "auth-failures-per-minute", 60, "failed authentications a client address may make a minute before 429, counted over every sluice serve on the database (negative: no limit)")
 	fs.IntVar(&f.webhookReads, "webhook-reads", 64, "webhook bodies read at once (one client address an eighth of them, one account's hooks a quarter); more get 503 with Retry-After")
+	fs.Int64Var(&f.receiveBytes, "receive-bytes", 256<<20, "bytes of received messages (bodies and headers) held until their answers are written (one account a quarter of them); a receive beyond gets 429 with Retry-After and claims nothing")
 	fs.IntVar(&f.pageReads, "page-reads", 32, "peek and dead-letter pages (up to 8 MiB each) read and answered at once (one account a quarter of them); more get 429 with Retry-After")
 	fs.DurationVar(&f.answerWriteTimeout, "answer-write-timeout", time.Minute, "how long an answer may take to reach its client once ready (a log stream: each event); a client that does not read it is cut off")
 	fs.StringVar(&f.logLevel, "log-level", envOr("SLUICE_LOG_LEVEL", "info"), "debug, info, warn or error [SLUICE_LOG_LEVEL]")
@@ -112,6 +114,9 @@ func (f *serveFlags) check() error {
 	}
 	if f.guestMemoryPerAccountMiB < 0 || f.guestMemoryPerAccountMiB > server.MaxGuestMemoryMiB {
 		return usageErrorf("--guest-memory-mb-per-account %d: give a number of MiB up to %d (0: no bound)", f.guestMemoryPerAccountMiB, server.MaxGuestMemoryMiB)
+	}
+	if f.receiveBytes < 1<<20 {
+		return usageErrorf("--receive-bytes %d: give at least 1048576 (1 MiB, a message's most; 268435456 by default)", f.receiveBytes)
 	}
 	if f.pageReads < 1 {
 		return usageErrorf("--page-reads %d: give at least 1 (32 by default)", f.pageReads)
@@ -152,7 +157,7 @@ func (f *serveFlags) config(databaseURL string, logger zerolog.Logger) server.Co
 		LongGuestCgroup: f.longGuestCgroup, DenyPrivateOutbound: f.denyPrivateOutbound, PrivateOutboundNetworks: f.private,
 		NAT64Prefixes: f.nat64, GuestMemory: max(f.guestMemoryMiB, -1) << 20, GuestMemoryPerAccount: f.guestMemoryPerAccountMiB << 20,
 		ShutdownGrace: f.grace, MaxConns: int32(f.maxConns), Logger: logger,
-		WebhookReads: f.webhookReads, PageReads: f.pageReads, AnswerWriteTimeout: f.answerWriteTimeout, AuthFailuresPerMinute: f.authFailures,
+		WebhookReads: f.webhookReads, PageReads: f.pageReads, ReceiveBytes: f.receiveBytes, AnswerWriteTimeout: f.answerWriteTimeout, AuthFailuresPerMinute: f.authFailures,
 		MetricsAddr: f.metricsAddr, MetricsSeriesPerAccount: f.metricsSeries, Limits: f.limits,
 	}
 }

@@ -75,13 +75,16 @@ func TestGuestMemoryFlags(t *testing.T) {
 	})
 }
 
-// --page-reads and --answer-write-timeout reach the server's
-// configuration; nonsense is refused, saying what to give.
+// --page-reads, --receive-bytes and --answer-write-timeout reach the
+// server's configuration; nonsense is refused, saying what to give.
 func TestAnswerFlags(t *testing.T) {
-	testFlagCases(t, "", func(c server.Config) any { return fmt.Sprint(c.PageReads, " ", c.AnswerWriteTimeout) }, []flagCase{
-		{command: "serve", want: "32 1m0s"},
-		{command: "dev", args: []string{"--page-reads", "8", "--answer-write-timeout", "30s"}, want: "8 30s"},
+	testFlagCases(t, "", func(c server.Config) any {
+		return fmt.Sprint(c.PageReads, " ", c.ReceiveBytes, " ", c.AnswerWriteTimeout)
+	}, []flagCase{
+		{command: "serve", want: "32 268435456 1m0s"},
+		{command: "dev", args: []string{"--page-reads", "8", "--receive-bytes", "1048576", "--answer-write-timeout", "30s"}, want: "8 1048576 30s"},
 		{command: "serve", args: []string{"--page-reads", "0"}, err: "--page-reads 0: give at least 1 (32 by default)"},
+		{command: "serve", args: []string{"--receive-bytes", "1000"}, err: "--receive-bytes 1000: give at least 1048576 (1 MiB, a message's most; 268435456 by default)"},
 		{command: "serve", args: []string{"--answer-write-timeout", "10ms"}, err: "--answer-write-timeout 10ms: give at least 1s (1m by default)"},
 	})
 }
