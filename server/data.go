@@ -301,28 +301,46 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 	// (the queue's max_message_bytes a message), then what it took until
 	// the answer is written; a look for which its account or the server
 	// has no room (after a.roomWait) is skipped, claiming nothing, and a
-	// receive whose last look was skipped answers 429.
-	var held int64
+	// receive whose last look was skipped answers 429. holding is what
+	// the receive holds in a.received, given back when it ends.
+	var holding int64
+	defer func() { a.received.add(c.account, -holding) }()
 	var refused error
 	o.Claim = func(claim func() ([]pgqueue.Message, error)) ([]pgqueue.Message, error) {
 		reserve := int64(o.Max) * a.messageBytesOf(ctx, c.account, c.queue)
-		if refused = a.receiveRoom(ctx, c.account, reserve); refused != nil {
+		if refused = a.receiveRoom(ctx, c.account, reserve, a.roomWait); refused != nil {
 			return nil, nil
 		}
+		holding += reserve
 		ms, err := claim()
 		var n int64
 		for _, m := range ms {
 			n += int64(len(m.Body) + len(m.Headers))
 		}
-		a.received.add(c.account, n-reserve)
-		held += n
+		if n <= reserve || o.Delete {
+			// A claim with Delete answers what it took, whatever its
+			// size: its messages are gone from the queue.
+			a.received.add(c.account, n-reserve)
+			holding += n - reserve
+			return ms, err
+		}
+		// Larger than the claim held (headers, or bodies stored before
+		// max_message_bytes was lowered): all of it must fit, or the
+		// leases go back as if never taken and the receive ends with
+		// the 429 (a long poll looking again would take them again).
+		a.received.add(c.account, -reserve)
+		holding -= reserve
+		if refused = a.receiveRoom(ctx, c.account, n, 0); refused != nil {
+			a.release(c.account, c.queue, ms)
+			return nil, refused
+		}
+		holding += n
 		return ms, err
 	}
-	defer func() { a.received.add(c.account, -held) }()
 	ms, err := a.s.queue.Receive(ctx, c.account, c.queue, o)
 	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
 		// The server is shutting down: the long poll ends empty.
-		ms, err = nil, nil
+		ms, err, refused = nil, nil, nil
 	}
 	if err == nil && len(ms) == 0 && refused != nil {
 		err = refused
@@ -336,14 +354,18 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 
 // maxClaimBytes is what a receive's claim holds for each message it may
 // take when its queue's max_message_bytes cannot be read: a body's most.
-const maxClaimBytes = 1 << 20
+// minClaimBytes is the least it holds, whatever the queue's.
+const (
+	maxClaimBytes = 1 << 20
+	minClaimBytes = 64 << 10
+)
 
 // messageBytesOf is what a claim from account's queue holds for each
-// message it may take while it runs: the queue's max_message_bytes, read
-// again after limitsCacheTTL (and at once in this process after a change
-// through the API). Bodies come back in Postgres's JSON spacing, up to
-// half again as long as sent, and with their headers: what a claim took
-// past what it held is counted once read.
+// message it may take while it runs: the queue's max_message_bytes (at
+// least minClaimBytes), read again after limitsCacheTTL or after a change
+// through this process's API. Messages can be larger (headers, Postgres's
+// JSON spacing, bodies stored before the limit was lowered): what a
+// claim took past what it held is checked once read.
 func (a *api) messageBytesOf(ctx context.Context, account, queue string) int64 {
 	key := account + "/" + queue
 	if n, ok := a.messageBytes.Get(key, time.Now()); ok {
@@ -353,17 +375,29 @@ func (a *api) messageBytesOf(ctx context.Context, account, queue string) int64 {
 	if err != nil {
 		return maxClaimBytes // the receive reports the error
 	}
-	n := int64(q.Settings.MaxMessageBytes)
+	n := max(int64(q.Settings.MaxMessageBytes), minClaimBytes)
 	a.messageBytes.Put(key, n, time.Now())
 	return n
 }
 
+// release gives back the leases of messages a receive took but will not
+// answer, without counting the receive (pgqueue.Client.Release); if that
+// fails they come back when their leases end.
+func (a *api) release(account, queue string, ms []pgqueue.Message) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := a.s.queue.Release(ctx, account, queue, pgqueue.Leases(ms)); err != nil {
+		a.log.Warn().Err(err).Str("account", account).Str("queue", queue).Int("messages", len(ms)).
+			Msg("giving back the leases of a receive refused for its size")
+	}
+}
+
 // receiveRoom holds n bytes of account's for a receive's claim, waiting
-// up to a.roomWait for room, or refuses with 429 and Retry-After while the
+// up to d for room, or refuses with 429 and Retry-After while the
 // account's receives, or the server's, hold their most
 // (Config.ReceiveBytes).
-func (a *api) receiveRoom(ctx context.Context, account string, n int64) error {
-	switch accountFull, serverFull := a.received.take(ctx, account, n, a.roomWait); {
+func (a *api) receiveRoom(ctx context.Context, account string, n int64, d time.Duration) error {
+	switch accountFull, serverFull := a.received.take(ctx, account, n, d); {
 	case accountFull:
 		return tooManyRequests(1, "this account's receives may hold %d bytes of messages being claimed or not yet written to their clients on this server, and have no room for this one's: retry in a second", a.received.share)
 	case serverFull:

@@ -136,6 +136,57 @@ func TestReceivedBytesAreBounded(t *testing.T) {
 	}
 }
 
+// A claim that took more than it held (here headers, past a queue's
+// max_message_bytes, which bounds bodies) must find room for all it took:
+// a receive for which it does not gives its leases back uncounted and
+// answers 429; one for which it does is answered. A receive with Delete
+// answers what it took, whatever its size.
+func TestReceivedBytesPastTheClaimsHold(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, func(c *Config) { c.ReceiveBytes = 4 << 20 })
+	acct, tok := e.admin("")
+	e.do(tok, "POST", "/v1/accounts/"+acct+"/queues", `{"name":"big","max_message_bytes":1024}`).expect(201)
+	headers := json.RawMessage(`{"h":"` + strings.Repeat("x", 200<<10) + `"}`)
+	ms := make([]pgqueue.NewMessage, 10)
+	for i := range ms {
+		ms[i] = pgqueue.NewMessage{Body: json.RawMessage(`1`), Headers: headers}
+	}
+	if _, err := e.srv.queue.SendBatch(t.Context(), acct, "big", ms); err != nil {
+		t.Fatal(err)
+	}
+	// A client that does not read holds 3 of them, 600 KiB of the
+	// account's 1 MiB share (its claim held 192 KiB: 64 KiB a message,
+	// the least a claim holds; the rest fitted).
+	newStalledClients(t, e).send(receiveText(acct, tok, `{"max_messages":3}`))
+	waitFor(t, time.Minute, "the unread receive to hold its messages", func() bool { return e.srv.api.received.of(acct) >= 600<<10 })
+	held := e.srv.api.received.of(acct)
+	recv := "/" + acct + "/big/messages/receive"
+	// 5 more claimed holding 320 KiB, 1,000 KiB taken: past the share.
+	if msg := e.do(tok, "POST", recv, `{"max_messages":5}`).expectError(429, "too_many_requests"); !strings.Contains(msg, "this account's receives may hold 1048576 bytes") {
+		t.Fatalf("receive of 1,000 KiB of headers beside 600 held: %q", msg)
+	}
+	if n := e.srv.api.received.of(acct); n != held {
+		t.Fatalf("after a receive refused for its size the account holds %d bytes, want the %d it held before", n, held)
+	}
+	peeked, _, err := e.srv.queue.PeekAfter(t.Context(), acct, "big", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var received int
+	for _, m := range peeked {
+		received += m.ReceiveCount
+	}
+	if len(peeked) != 7 || received != 0 {
+		t.Fatalf("after the refused receive: %d messages ready, received %d times in all; want the 7 the stalled client does not hold, never received", len(peeked), received)
+	}
+	if got := e.do(tok, "POST", recv, `{"max_messages":1}`).expect(200).messages(); len(got) != 1 {
+		t.Fatalf("receive of one message of 200 KiB headers beside 600 KiB held: %+v", got)
+	}
+	if got := e.do(tok, "POST", recv, `{"max_messages":3,"delete":true}`).expect(200).messages(); len(got) != 3 {
+		t.Fatalf("receive with delete of 600 KiB beside 600 held: %d messages, want 3", len(got))
+	}
+}
+
 // heldBytes refuses an account past its quarter of the bound and
 // everyone past the bound, but never one holding nothing yet (a claim
 // larger than the bound runs alone), and forgets what was given back.

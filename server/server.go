@@ -84,9 +84,11 @@ type Config struct {
 	PageReads int
 	// ReceiveBytes bounds the bytes of messages the server's receives
 	// hold at once (default 256 MiB), of which one account holds a
-	// quarter: a claim holds its queue's max_message_bytes for each
-	// message it may take while it runs, then the bodies and headers it
-	// took until its answer is written. A receive without room waits a second for
+	// quarter: a claim holds its queue's max_message_bytes (at least 64
+	// KiB) for each message it may take while it runs, then the bodies
+	// and headers it took until its answer is written (past what it held,
+	// only if that fits too: else its leases go back uncounted; a receive
+	// with delete answers what it took). A receive without room waits a second for
 	// some, then claims nothing and gets 429 with Retry-After (a long
 	// poll goes on waiting, and answers 429 only if its last look found
 	// no room).
