@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -244,7 +245,11 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 // decodeError turns a non-2xx response into an *Error.
 func decodeError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	return errorFrom(resp.StatusCode, b)
+	e := errorFrom(resp.StatusCode, b)
+	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+		e.RetryAfter = time.Duration(secs) * time.Second
+	}
+	return e
 }
 
 // errorFrom builds the *Error of a response with status and body: the

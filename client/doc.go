@@ -49,7 +49,11 @@
 // and the code the server would have used; the server checks them again.
 //
 // Network errors are returned wrapped as they are; the client does not
-// retry. Sends are not idempotent unless given a dedup key.
+// retry. Sends are not idempotent unless given a dedup key. A 429 (the
+// account or the server holds its most of something at once, such as the
+// bytes of received messages not yet answered) claimed nothing and may
+// be tried again: RetryAfter reports it, with how long the server asked
+// to wait.
 //
 // # Configuration
 //

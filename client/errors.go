@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/sluicehq/sluice/wire"
 )
@@ -31,6 +32,8 @@ const (
 	CodeBodyTooLarge         = wire.CodeBodyTooLarge
 	CodeInternal             = wire.CodeInternal
 	CodeUnavailable          = wire.CodeUnavailable
+	CodeLimitExceeded        = wire.CodeLimitExceeded
+	CodeTooManyRequests      = wire.CodeTooManyRequests
 )
 
 // Error is an error response of the API, or an argument the client
@@ -46,6 +49,9 @@ type Error struct {
 	Code string
 	// Message says what was wrong, for people.
 	Message string
+	// RetryAfter is how long the server asked the client to wait before
+	// trying again (its Retry-After, on a 429 or 503), or 0.
+	RetryAfter time.Duration
 }
 
 // Error formats the error as "message (404 queue_not_found)".
@@ -85,6 +91,8 @@ var (
 	ErrBodyTooLarge    = &Error{Code: CodeBodyTooLarge, Message: "body too large"}
 	ErrInternal        = &Error{Code: CodeInternal, Message: "internal error"}
 	ErrUnavailable     = &Error{Code: CodeUnavailable, Message: "unavailable"}
+	ErrLimitExceeded   = &Error{Code: CodeLimitExceeded, Message: "limit exceeded"}
+	ErrTooManyRequests = &Error{Code: CodeTooManyRequests, Message: "too many requests"}
 )
 
 // StatusOf returns the HTTP status of an API error in err's chain, or 0.
@@ -105,6 +113,18 @@ func CodeOf(err error) string {
 	return ""
 }
 
+// RetryAfter reports whether err is an API error the server asked the
+// client to try again after (a 429: the account or the server holds its
+// most of something at once; a 503 with Retry-After), and how long to
+// wait first.
+func RetryAfter(err error) (time.Duration, bool) {
+	var e *Error
+	if !errors.As(err, &e) || (e.Status != http.StatusTooManyRequests && e.RetryAfter == 0) {
+		return 0, false
+	}
+	return e.RetryAfter, true
+}
+
 // IsNotFound reports whether err is a 404 of any code (queue, message,
 // function, key, hook...).
 func IsNotFound(err error) bool { return StatusOf(err) == http.StatusNotFound }
@@ -122,7 +142,8 @@ func IsUnauthorized(err error) bool { return StatusOf(err) == http.StatusUnautho
 func IsForbidden(err error) bool { return StatusOf(err) == http.StatusForbidden }
 
 // IsInvalid reports whether the request itself was wrong: a 4xx other than
-// 401, 403, 404 and 409, or an argument the client refused before sending.
+// 401, 403, 404, 409 and 429, or an argument the client refused before
+// sending.
 func IsInvalid(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) {
@@ -131,7 +152,7 @@ func IsInvalid(err error) bool {
 	switch e.Status {
 	case 0:
 		return true
-	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict:
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests:
 		return false
 	}
 	return e.Status >= 400 && e.Status < 500

@@ -33,6 +33,7 @@ type fake struct {
 	status int
 	body   string
 	ctype  string
+	header http.Header // more response headers
 }
 
 func newFake(t *testing.T, status int, body string, opts ...Option) (*Client, *fake) {
@@ -45,6 +46,9 @@ func newFake(t *testing.T, status int, body string, opts ...Option) (*Client, *f
 			r.Header.Get("Content-Type"), r.Header.Get("User-Agent"), string(b)})
 		f.mu.Unlock()
 		w.Header().Set("Content-Type", f.ctype)
+		for k, v := range f.header {
+			w.Header()[k] = v
+		}
 		w.WriteHeader(f.status)
 		_, _ = io.WriteString(w, f.body)
 	}))
@@ -344,6 +348,39 @@ func TestErrors(t *testing.T) {
 			}
 			if CodeOf(err) != tt.code || StatusOf(err) != tt.status {
 				t.Errorf("CodeOf/StatusOf: %q %d", CodeOf(err), StatusOf(err))
+			}
+		})
+	}
+}
+
+// A 429 (or a 503 with Retry-After) carries how long the server asked to
+// wait; RetryAfter reports it, and a 429 is not an invalid request.
+func TestRetryAfter(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, code, retryAfter string
+		status                 int
+		want                   time.Duration
+		retry                  bool
+	}{
+		{"429", CodeTooManyRequests, "1", 429, time.Second, true},
+		{"429 without the header", CodeTooManyRequests, "", 429, 0, true},
+		{"503 with the header", CodeUnavailable, "5", 503, 5 * time.Second, true},
+		{"503 without it", CodeUnavailable, "", 503, 0, false},
+		{"400", CodeInvalidArgument, "", 400, 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := newFake(t, tt.status, `{"error":{"code":"`+tt.code+`","message":"m"}}`)
+			if tt.retryAfter != "" {
+				f.header = http.Header{"Retry-After": {tt.retryAfter}}
+			}
+			_, err := c.MQ.Receive(context.Background(), "x", ReceiveOptions{})
+			if d, retry := RetryAfter(err); d != tt.want || retry != tt.retry {
+				t.Fatalf("RetryAfter(%v) = %v, %v; want %v, %v", err, d, retry, tt.want, tt.retry)
+			}
+			if tt.status == 429 && (IsInvalid(err) || !errors.Is(err, ErrTooManyRequests)) {
+				t.Fatalf("a 429: IsInvalid %v, errors.Is ErrTooManyRequests %v", IsInvalid(err), errors.Is(err, ErrTooManyRequests))
 			}
 		})
 	}

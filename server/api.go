@@ -152,7 +152,7 @@ func errorf(status int, code, format string, args ...any) *apiError {
 // tooManyRequests is a 429 asking the client to retry after retryAfter
 // seconds.
 func tooManyRequests(retryAfter int, format string, args ...any) *apiError {
-	e := errorf(http.StatusTooManyRequests, "too_many_requests", format, args...)
+	e := errorf(http.StatusTooManyRequests, wire.CodeTooManyRequests, format, args...)
 	e.RetryAfter = retryAfter
 	return e
 }

@@ -25,6 +25,9 @@ const (
 	CodeUnavailable          = "unavailable"
 	// CodeLimitExceeded: an account limit (403); the message names it.
 	CodeLimitExceeded = "limit_exceeded"
+	// CodeTooManyRequests: the account or the server holds its most of
+	// something at once (429, with Retry-After); the message names it.
+	CodeTooManyRequests = "too_many_requests"
 )
 
 // ErrorResponse is the body of every error response:
