@@ -79,6 +79,9 @@ type api struct {
 	// dead-letter pages being read and answered, shared by account
 	// (Config.PageReads).
 	webhookReads, pageReads *readSlots
+	// statsReads are the queue stats being read (maxStatsReads), shared
+	// by account: each scans its queues' messages.
+	statsReads *readSlots
 	// received counts the bytes of received messages held until their
 	// answers are written (Config.ReceiveBytes).
 	received *heldBytes
@@ -108,7 +111,8 @@ func newAPI(s *Server) *api {
 	a := &api{s: s, log: s.log, q: namedsql.MustParse(queriesSQL, s.cfg.Schema), keys: newKeyCache(keyCacheTTL),
 		authFails: newAuthLimiter(s.cfg.AuthFailuresPerMinute),
 		stopping:  make(chan struct{}), webhookReads: newReadSlots(s.cfg.WebhookReads), invokes: make(chan struct{}, maxInvokes),
-		pageReads: newReadSlots(s.cfg.PageReads), received: newHeldBytes(s.cfg.ReceiveBytes), roomWait: time.Second,
+		pageReads: newReadSlots(s.cfg.PageReads), statsReads: newReadSlots(maxStatsReads),
+		received: newHeldBytes(s.cfg.ReceiveBytes), roomWait: time.Second,
 		messageBytes: ttlcache.New[string, int64](limitsCacheTTL, limitsCacheSize),
 		changeLocks:  make(chan struct{}, changeLockHolders(s.cfg.MaxConns))}
 	a.slots = &accountSlots{pool: s.pool, q: a.q, log: s.log, lease: slotLease}

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -389,4 +390,92 @@ func BenchmarkUnreadReceives(b *testing.B) {
 	runtime.ReadMemStats(&during)
 	b.ReportMetric(float64(last), "leased-MiB")
 	b.ReportMetric(float64(int64(during.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "live-heap-MiB")
+}
+
+// BenchmarkStatsReadsBeside: 16 clients of one account read the stats of
+// its queue of 1,000,000 messages over and over (each read counts them
+// all) while another account receives and deletes one message at a time;
+// it reports that account's receives, their p99, and the stats reads
+// answered and refused. It measures 10 s whatever b.N: run it with
+// -benchtime 1x.
+func BenchmarkStatsReadsBeside(b *testing.B) {
+	e := newEnv(b)
+	big, bigTok := e.admin("big")
+	small, smallTok := e.admin("small")
+	ctx := b.Context()
+	schema := pgx.Identifier{e.srv.cfg.Schema}.Sanitize()
+	if _, err := e.srv.pool.Exec(ctx, `INSERT INTO `+schema+`.messages (queue_id, visible_at, body)
+		SELECT q.id, now(), '{"n":1}' FROM `+schema+`.queues q, generate_series(1, 1000000)
+		 WHERE q.account = $1 AND q.name = 'big'`, big); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.srv.pool.Exec(ctx, `INSERT INTO `+schema+`.messages (queue_id, visible_at, body)
+		SELECT q.id, now(), '{"n":1}' FROM `+schema+`.queues q, generate_series(1, 100000)
+		 WHERE q.account = $1 AND q.name = 'small'`, small); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.srv.pool.Exec(ctx, "VACUUM ANALYZE "+schema+".messages"); err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(e.srv.Handler())
+	defer srv.Close()
+	do := func(tok, method, path, body string) (int, []byte, error) {
+		req, err := http.NewRequestWithContext(ctx, method, srv.URL+path, strings.NewReader(body))
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer res.Body.Close()
+		out, err := io.ReadAll(res.Body)
+		return res.StatusCode, out, err
+	}
+	b.ResetTimer()
+	stop := time.Now().Add(10 * time.Second)
+	var answered, refused atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for time.Now().Before(stop) {
+				code, _, err := do(bigTok, "GET", "/v1/accounts/"+big+"/queues/big", "")
+				switch {
+				case err != nil:
+					b.Error(err)
+					return
+				case code == 200:
+					answered.Add(1)
+				case code == 429:
+					refused.Add(1)
+					time.Sleep(time.Second) // as Retry-After asks
+				default:
+					b.Errorf("stats read: %d", code)
+					return
+				}
+			}
+		})
+	}
+	var ds []time.Duration
+	start := time.Now()
+	for time.Now().Before(stop) {
+		t0 := time.Now()
+		code, body, err := do(smallTok, "POST", "/"+small+"/small/messages/receive", `{"delete":true}`)
+		if err != nil || code != 200 {
+			b.Fatalf("receive beside the stats reads: %d %s %v", code, body, err)
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	elapsed := time.Since(start)
+	wg.Wait()
+	b.StopTimer()
+	slices.Sort(ds)
+	b.ReportMetric(float64(len(ds))/elapsed.Seconds(), "receives/s")
+	b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds())/1000, "receive-p99-ms")
+	b.ReportMetric(float64(answered.Load())/elapsed.Seconds(), "stats/s")
+	b.ReportMetric(float64(refused.Load()), "stats-429s")
 }

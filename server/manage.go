@@ -47,11 +47,35 @@ func toStatsJSON(s pgqueue.Stats) *wire.QueueStats {
 // BENCHMARKS.md, "Live counts of a page of queues".
 const countApart = 100
 
+// maxStatsReads bounds the queue stats reads (a queue's, a page's live
+// counts) a process runs at once, of which one account runs a quarter:
+// each counts its queues' messages and sums their sizes, a scan of them
+// all (about 0.25 s for 1,000,000 messages; BENCHMARKS.md).
+const maxStatsReads = 8
+
+// holdStatsRead takes one of the stats read slots for account, or
+// answers 429 with Retry-After at once; the caller gives it back with
+// the returned func once the stats are read.
+func (a *api) holdStatsRead(account string) (give func(), err error) {
+	give, k, full := a.statsReads.take([]string{account}, []int{share(maxStatsReads, 4)})
+	switch {
+	case k != "":
+		return nil, tooManyRequests(1, "this account reads the stats of its queues %d times at once, the most it may on this server: retry in a second", share(maxStatsReads, 4))
+	case full:
+		return nil, tooManyRequests(1, "queue stats are being read %d times at once on this server: retry in a second", maxStatsReads)
+	}
+	return give, nil
+}
+
 // liveStats returns the counts of the queues of page by name; the account
-// has total queues.
+// has total queues. It holds a stats read slot while it reads.
 func (a *api) liveStats(ctx context.Context, account string, page []wire.Queue, total int) (map[string]*wire.QueueStats, error) {
+	give, err := a.holdStatsRead(account)
+	if err != nil {
+		return nil, err
+	}
+	defer give()
 	var counted []pgqueue.QueueStats
-	var err error
 	if len(page) <= countApart && len(page) < total {
 		names := make([]string, len(page))
 		for i, q := range page {
@@ -272,6 +296,11 @@ func (a *api) getQueue(w http.ResponseWriter, r *http.Request, c *call) error {
 	}
 	q := toQueueJSON(queue)
 	q.Stats = &wire.QueueStats{}
+	give, err := a.holdStatsRead(c.account)
+	if err != nil {
+		return err
+	}
+	defer give()
 	// A queue deleted since it was read has no stats: zeros.
 	st, err := a.s.queue.Stats(r.Context(), c.account, c.queue)
 	if err != nil && !errors.Is(err, pgqueue.ErrQueueNotFound) {

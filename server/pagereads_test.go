@@ -57,6 +57,49 @@ func TestPageReadsAtOnceAreBounded(t *testing.T) {
 	}
 }
 
+// At most maxStatsReads queue stats reads (a queue's, a page's live
+// counts) run at once, a quarter of them by one account: beyond, 429 with
+// Retry-After naming the bound, while the queue's settings, a list
+// without counts and another account's stats are answered.
+func TestStatsReadsAtOnceAreBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct, tok := e.admin("q")
+	other, otherTok := e.admin("q")
+	var gives []func()
+	for i := range 2 {
+		give, err := e.srv.api.holdStatsRead(acct)
+		if err != nil {
+			t.Fatalf("stats read %d of an account with a share of 2: %v", i+1, err)
+		}
+		gives = append(gives, give)
+	}
+	base := "/v1/accounts/" + acct + "/queues"
+	for _, path := range []string{base + "/q", base + "?live=true"} {
+		res := e.do(tok, "GET", path, "")
+		if msg := res.expectError(429, "too_many_requests"); !strings.Contains(msg, "this account reads the stats of its queues 2 times at once") || res.header.Get("Retry-After") != "1" {
+			t.Fatalf("GET %s beyond the account's share: %q, Retry-After %q", path, msg, res.header.Get("Retry-After"))
+		}
+	}
+	e.do(tok, "GET", base, "").expect(200)
+	e.do(otherTok, "GET", "/v1/accounts/"+other+"/queues/q", "").expect(200)
+	for _, acct := range []string{"a", "a", "b", "b", "c", "c"} {
+		give, err := e.srv.api.holdStatsRead(acct)
+		if err != nil {
+			t.Fatalf("stats read of account %s: %v", acct, err)
+		}
+		gives = append(gives, give)
+	}
+	if msg := e.do(otherTok, "GET", "/v1/accounts/"+other+"/queues/q", "").expectError(429, "too_many_requests"); !strings.Contains(msg, "queue stats are being read 8 times at once on this server") {
+		t.Fatalf("stats read past the server's 8: %q", msg)
+	}
+	for _, give := range gives {
+		give()
+	}
+	e.do(tok, "GET", base+"/q", "").expect(200)
+	e.do(tok, "GET", base+"?live=true", "").expect(200)
+}
+
 // A client that does not read its answer holds it, and its page read
 // slot, for Config.AnswerWriteTimeout, no longer: meanwhile its account's
 // next peek or DLQ read beyond its share gets 429 with Retry-After,
