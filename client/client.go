@@ -246,7 +246,7 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 func decodeError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	e := errorFrom(resp.StatusCode, b)
-	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 && secs <= 86400 {
 		e.RetryAfter = time.Duration(secs) * time.Second
 	}
 	return e

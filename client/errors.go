@@ -50,7 +50,7 @@ type Error struct {
 	// Message says what was wrong, for people.
 	Message string
 	// RetryAfter is how long the server asked the client to wait before
-	// trying again (its Retry-After, on a 429 or 503), or 0.
+	// trying again (its Retry-After in seconds, up to a day), or 0.
 	RetryAfter time.Duration
 }
 
@@ -119,7 +119,7 @@ func CodeOf(err error) string {
 // wait first.
 func RetryAfter(err error) (time.Duration, bool) {
 	var e *Error
-	if !errors.As(err, &e) || (e.Status != http.StatusTooManyRequests && e.RetryAfter == 0) {
+	if !errors.As(err, &e) || !(e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable && e.RetryAfter > 0) {
 		return 0, false
 	}
 	return e.RetryAfter, true

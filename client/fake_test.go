@@ -368,6 +368,7 @@ func TestRetryAfter(t *testing.T) {
 		{"503 with the header", CodeUnavailable, "5", 503, 5 * time.Second, true},
 		{"503 without it", CodeUnavailable, "", 503, 0, false},
 		{"400", CodeInvalidArgument, "", 400, 0, false},
+		{"a proxy's 502 with the header", "http_502", "5", 502, 0, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

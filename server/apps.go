@@ -95,6 +95,11 @@ func (a *api) getApp(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
+	give, err := a.holdStatsRead(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	defer give()
 	out := wire.App{Name: app, Resources: []wire.AppResource{}}
 	for _, res := range deploy.WireState(st).Resources {
 		if res.App != app {
@@ -130,6 +135,11 @@ func (a *api) deleteApp(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
+	give, err := a.holdStatsRead(r.Context(), c.account) // the plan counts the app's queues' messages
+	if err != nil {
+		return err
+	}
+	defer give()
 	plan, err := a.s.DeleteApp(r.Context(), c.account, app, deploy.Options{Force: force, DryRun: dryRun})
 	var loss *deploy.DataLossError
 	if errors.As(err, &loss) {
@@ -176,6 +186,11 @@ func (a *api) planApp(w http.ResponseWriter, r *http.Request, c *call) error {
 			return badRequest("modules: function %s: %q is not the 64 hex digits of its module's SHA-256", name, truncate(req.Modules[name], 70))
 		}
 	}
+	give, err := a.holdStatsRead(r.Context(), c.account) // the plan counts the messages of queues it would delete
+	if err != nil {
+		return err
+	}
+	defer give()
 	plan, err := deploy.PlanManifest(r.Context(), a.s.deployTarget(c.account), c.account, m, req.Modules, req.HookSecrets, deploy.Options{Force: req.Force})
 	var loss *deploy.DataLossError
 	var clash *deploy.ClashError

@@ -47,22 +47,26 @@ func toStatsJSON(s pgqueue.Stats) *wire.QueueStats {
 // BENCHMARKS.md, "Live counts of a page of queues".
 const countApart = 100
 
-// maxStatsReads bounds the queue stats reads (a queue's, a page's live
-// counts) a process runs at once, of which one account runs a quarter:
-// each counts its queues' messages and sums their sizes, a scan of them
-// all (about 0.25 s for 1,000,000 messages; BENCHMARKS.md).
-const maxStatsReads = 8
+// maxStatsReads bounds the reads that count queues' messages (a queue's
+// stats, a page's live counts, an app's queues, an app's plan or delete)
+// a process runs at once, of which one account runs a quarter: each
+// scans its queues' messages (about 0.25 s for 1,000,000 messages;
+// BENCHMARKS.md). A read beyond waits up to statsWait for a slot.
+const (
+	maxStatsReads = 8
+	statsWait     = 5 * time.Second
+)
 
-// holdStatsRead takes one of the stats read slots for account, or
-// answers 429 with Retry-After at once; the caller gives it back with
-// the returned func once the stats are read.
-func (a *api) holdStatsRead(account string) (give func(), err error) {
-	give, k, full := a.statsReads.take([]string{account}, []int{share(maxStatsReads, 4)})
+// holdStatsRead takes one of the stats read slots for account, waiting up
+// to statsWait, or answers 429 with Retry-After; the caller gives it back
+// with the returned func once the messages are counted.
+func (a *api) holdStatsRead(ctx context.Context, account string) (give func(), err error) {
+	give, k, full := a.statsReads.takeWithin(ctx, []string{account}, []int{share(maxStatsReads, 4)}, statsWait)
 	switch {
 	case k != "":
-		return nil, tooManyRequests(1, "this account reads the stats of its queues %d times at once, the most it may on this server: retry in a second", share(maxStatsReads, 4))
+		return nil, tooManyRequests(1, "this account counts the messages of its queues (stats, app plans) %d times at once, the most it may on this server: retry in a second", share(maxStatsReads, 4))
 	case full:
-		return nil, tooManyRequests(1, "queue stats are being read %d times at once on this server: retry in a second", maxStatsReads)
+		return nil, tooManyRequests(1, "the messages of queues are being counted (stats, app plans) %d times at once on this server: retry in a second", maxStatsReads)
 	}
 	return give, nil
 }
@@ -70,7 +74,7 @@ func (a *api) holdStatsRead(account string) (give func(), err error) {
 // liveStats returns the counts of the queues of page by name; the account
 // has total queues. It holds a stats read slot while it reads.
 func (a *api) liveStats(ctx context.Context, account string, page []wire.Queue, total int) (map[string]*wire.QueueStats, error) {
-	give, err := a.holdStatsRead(account)
+	give, err := a.holdStatsRead(ctx, account)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +300,7 @@ func (a *api) getQueue(w http.ResponseWriter, r *http.Request, c *call) error {
 	}
 	q := toQueueJSON(queue)
 	q.Stats = &wire.QueueStats{}
-	give, err := a.holdStatsRead(c.account)
+	give, err := a.holdStatsRead(r.Context(), c.account)
 	if err != nil {
 		return err
 	}

@@ -57,10 +57,12 @@ func TestPageReadsAtOnceAreBounded(t *testing.T) {
 	}
 }
 
-// At most maxStatsReads queue stats reads (a queue's, a page's live
-// counts) run at once, a quarter of them by one account: beyond, 429 with
-// Retry-After naming the bound, while the queue's settings, a list
-// without counts and another account's stats are answered.
+// At most maxStatsReads reads counting queues' messages (a queue's
+// stats, a page's live counts, an app's) run at once, a quarter of them by
+// one account: a read beyond waits statsWait for a slot, then gets 429
+// with Retry-After naming the bound, while a list without counts and
+// another account's stats are answered; a read waiting gets the slot
+// given back.
 func TestStatsReadsAtOnceAreBounded(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -68,7 +70,7 @@ func TestStatsReadsAtOnceAreBounded(t *testing.T) {
 	other, otherTok := e.admin("q")
 	var gives []func()
 	for i := range 2 {
-		give, err := e.srv.api.holdStatsRead(acct)
+		give, err := e.srv.api.holdStatsRead(t.Context(), acct)
 		if err != nil {
 			t.Fatalf("stats read %d of an account with a share of 2: %v", i+1, err)
 		}
@@ -76,28 +78,37 @@ func TestStatsReadsAtOnceAreBounded(t *testing.T) {
 	}
 	base := "/v1/accounts/" + acct + "/queues"
 	for _, path := range []string{base + "/q", base + "?live=true"} {
+		start := time.Now()
 		res := e.do(tok, "GET", path, "")
-		if msg := res.expectError(429, "too_many_requests"); !strings.Contains(msg, "this account reads the stats of its queues 2 times at once") || res.header.Get("Retry-After") != "1" {
+		if msg := res.expectError(429, "too_many_requests"); !strings.Contains(msg, "this account counts the messages of its queues (stats, app plans) 2 times at once") || res.header.Get("Retry-After") != "1" {
 			t.Fatalf("GET %s beyond the account's share: %q, Retry-After %q", path, msg, res.header.Get("Retry-After"))
+		}
+		if waited := time.Since(start); waited < statsWait {
+			t.Fatalf("GET %s refused after %v, before its %v of waiting for a slot", path, waited, statsWait)
 		}
 	}
 	e.do(tok, "GET", base, "").expect(200)
 	e.do(otherTok, "GET", "/v1/accounts/"+other+"/queues/q", "").expect(200)
 	for _, acct := range []string{"a", "a", "b", "b", "c", "c"} {
-		give, err := e.srv.api.holdStatsRead(acct)
+		give, err := e.srv.api.holdStatsRead(t.Context(), acct)
 		if err != nil {
 			t.Fatalf("stats read of account %s: %v", acct, err)
 		}
 		gives = append(gives, give)
 	}
-	if msg := e.do(otherTok, "GET", "/v1/accounts/"+other+"/queues/q", "").expectError(429, "too_many_requests"); !strings.Contains(msg, "queue stats are being read 8 times at once on this server") {
+	if msg := e.do(otherTok, "GET", "/v1/accounts/"+other+"/queues/q", "").expectError(429, "too_many_requests"); !strings.Contains(msg, "the messages of queues are being counted (stats, app plans) 8 times at once on this server") {
 		t.Fatalf("stats read past the server's 8: %q", msg)
 	}
-	for _, give := range gives {
+	// One given back while a read waits: the read gets it.
+	time.AfterFunc(100*time.Millisecond, gives[0])
+	e.do(tok, "GET", base+"/q", "").expect(200)
+	for _, give := range gives[1:] {
 		give()
 	}
-	e.do(tok, "GET", base+"/q", "").expect(200)
 	e.do(tok, "GET", base+"?live=true", "").expect(200)
+	if len(e.srv.api.statsReads.tokens) != 0 {
+		t.Fatalf("%d stats read slots held after every read ended", len(e.srv.api.statsReads.tokens))
+	}
 }
 
 // A client that does not read its answer holds it, and its page read

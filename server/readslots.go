@@ -12,6 +12,8 @@ import (
 type readSlots struct {
 	tokens chan struct{}
 	shares readShares
+	mu     sync.Mutex
+	freed  chan struct{} // closed when a slot is given back, if a take waits
 }
 
 // newReadSlots returns n slots.
@@ -33,7 +35,38 @@ func (s *readSlots) take(keys []string, max []int) (give func(), refused string,
 	return func() {
 		<-s.tokens
 		s.shares.give(keys)
+		s.mu.Lock()
+		if s.freed != nil {
+			close(s.freed) // wake the takes waiting for a slot
+			s.freed = nil
+		}
+		s.mu.Unlock()
 	}, "", false
+}
+
+// takeWithin is take, waiting up to d (or until ctx is done) for a slot
+// or a share given back.
+func (s *readSlots) takeWithin(ctx context.Context, keys []string, max []int, d time.Duration) (give func(), refused string, full bool) {
+	timeout := time.NewTimer(d)
+	defer timeout.Stop()
+	for {
+		s.mu.Lock()
+		if s.freed == nil {
+			s.freed = make(chan struct{})
+		}
+		freed := s.freed
+		s.mu.Unlock()
+		if give, refused, full = s.take(keys, max); give != nil {
+			return give, "", false
+		}
+		select {
+		case <-freed:
+		case <-timeout.C:
+			return nil, refused, full
+		case <-ctx.Done():
+			return nil, refused, full
+		}
+	}
 }
 
 // share is a holder's part of the n slots: n/div, at least one.

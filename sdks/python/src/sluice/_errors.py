@@ -172,9 +172,11 @@ class StaleReceipt(Conflict):
 
 
 class RateLimited(SluiceError):
-    """429 Too Many Requests: too many failed authentications from this
-    address (code ``too_many_requests``), or a proxy's limit. Retried like
-    503, after ``Retry-After``."""
+    """429 Too Many Requests (code ``too_many_requests``): too many failed
+    authentications from this address, or the account or the server holds
+    its most of something at once (received messages not yet answered,
+    peeks, stats being counted, invokes); or a proxy's limit. Nothing was
+    done. Retried like 503, after ``Retry-After``."""
 
     default_code = "rate_limited"
 
