@@ -88,9 +88,6 @@ type api struct {
 	// messageBytes are queues' max_message_bytes by "account/queue", for
 	// what a receive's claim holds (messageBytesOf).
 	messageBytes *ttlcache.Cache[string, int64]
-	// roomWait is how long a receive's claim waits for room in received
-	// (a second; tests shorten it).
-	roomWait time.Duration
 	// invokes holds a token per invoke call running (maxInvokes).
 	invokes chan struct{}
 	// changeLocks holds a token per request holding an account's change
@@ -112,7 +109,7 @@ func newAPI(s *Server) *api {
 		authFails: newAuthLimiter(s.cfg.AuthFailuresPerMinute),
 		stopping:  make(chan struct{}), webhookReads: newReadSlots(s.cfg.WebhookReads), invokes: make(chan struct{}, maxInvokes),
 		pageReads: newReadSlots(s.cfg.PageReads), statsReads: newReadSlots(maxStatsReads),
-		received: newHeldBytes(s.cfg.ReceiveBytes), roomWait: time.Second,
+		received:     newHeldBytes(s.cfg.ReceiveBytes),
 		messageBytes: ttlcache.New[string, int64](limitsCacheTTL, limitsCacheSize),
 		changeLocks:  make(chan struct{}, changeLockHolders(s.cfg.MaxConns))}
 	a.slots = &accountSlots{pool: s.pool, q: a.q, log: s.log, lease: slotLease}

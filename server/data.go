@@ -300,15 +300,15 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 	// Each look of the receive holds what it may take while it claims
 	// (the queue's max_message_bytes a message), then what it took until
 	// the answer is written; a look for which its account or the server
-	// has no room (after a.roomWait) is skipped, claiming nothing, and a
+	// has no room (after roomWait) is skipped, claiming nothing, and a
 	// receive whose last look was skipped answers 429. holding is what
 	// the receive holds in a.received, given back when it ends.
 	var holding int64
 	defer func() { a.received.add(c.account, -holding) }()
 	var refused error
+	reserve := int64(o.Max) * a.messageBytesOf(ctx, c.account, c.queue)
 	o.Claim = func(claim func() ([]pgqueue.Message, error)) ([]pgqueue.Message, error) {
-		reserve := int64(o.Max) * a.messageBytesOf(ctx, c.account, c.queue)
-		if refused = a.receiveRoom(ctx, c.account, reserve, a.roomWait); refused != nil {
+		if refused = a.receiveRoom(ctx, c.account, reserve, roomWait); refused != nil {
 			return nil, nil
 		}
 		holding += reserve
@@ -355,9 +355,11 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 // maxClaimBytes is what a receive's claim holds for each message it may
 // take when its queue's max_message_bytes cannot be read: a body's most.
 // minClaimBytes is the least it holds, whatever the queue's.
+// roomWait is how long a claim waits for room in what receives hold.
 const (
 	maxClaimBytes = 1 << 20
 	minClaimBytes = 64 << 10
+	roomWait      = time.Second
 )
 
 // messageBytesOf is what a claim from account's queue holds for each

@@ -12,8 +12,7 @@ import (
 type readSlots struct {
 	tokens chan struct{}
 	shares readShares
-	mu     sync.Mutex
-	freed  chan struct{} // closed when a slot is given back, if a take waits
+	freed  giveBacks // a slot given back
 }
 
 // newReadSlots returns n slots.
@@ -35,37 +34,61 @@ func (s *readSlots) take(keys []string, max []int) (give func(), refused string,
 	return func() {
 		<-s.tokens
 		s.shares.give(keys)
-		s.mu.Lock()
-		if s.freed != nil {
-			close(s.freed) // wake the takes waiting for a slot
-			s.freed = nil
-		}
-		s.mu.Unlock()
+		s.freed.wake()
 	}, "", false
 }
 
 // takeWithin is take, waiting up to d (or until ctx is done) for a slot
 // or a share given back.
 func (s *readSlots) takeWithin(ctx context.Context, keys []string, max []int, d time.Duration) (give func(), refused string, full bool) {
+	s.freed.retry(ctx, d, func() bool {
+		give, refused, full = s.take(keys, max)
+		return give != nil
+	})
+	return give, refused, full
+}
+
+// giveBacks wakes what waits for something given back (a slot, bytes).
+// The zero value is ready.
+type giveBacks struct {
+	mu sync.Mutex
+	ch chan struct{} // closed at the next give-back, while anyone waits
+}
+
+// retry calls try until it succeeds, again after each give-back, for up
+// to d or until ctx is done; it reports whether try succeeded.
+func (g *giveBacks) retry(ctx context.Context, d time.Duration, try func() bool) bool {
 	timeout := time.NewTimer(d)
 	defer timeout.Stop()
 	for {
-		s.mu.Lock()
-		if s.freed == nil {
-			s.freed = make(chan struct{})
+		// The channel is taken before try, so that a give-back between
+		// a failed try and the wait is not missed.
+		g.mu.Lock()
+		if g.ch == nil {
+			g.ch = make(chan struct{})
 		}
-		freed := s.freed
-		s.mu.Unlock()
-		if give, refused, full = s.take(keys, max); give != nil {
-			return give, "", false
+		next := g.ch
+		g.mu.Unlock()
+		if try() {
+			return true
 		}
 		select {
-		case <-freed:
+		case <-next:
 		case <-timeout.C:
-			return nil, refused, full
+			return false
 		case <-ctx.Done():
-			return nil, refused, full
+			return false
 		}
+	}
+}
+
+// wake wakes every retry waiting.
+func (g *giveBacks) wake() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ch != nil {
+		close(g.ch)
+		g.ch = nil
 	}
 }
 
@@ -121,7 +144,7 @@ type heldBytes struct {
 	mu           sync.Mutex
 	total        int64
 	byAccount    map[string]int64
-	freed        chan struct{} // closed when bytes are given back, if a take waits
+	freed        giveBacks // bytes given back
 }
 
 // newHeldBytes returns a count bounded by limit, of which one account
@@ -137,35 +160,19 @@ func newHeldBytes(limit int64) *heldBytes {
 // server holding nothing may take any n, so that a claim larger than a
 // bound is not refused for good.
 func (h *heldBytes) take(ctx context.Context, account string, n int64, d time.Duration) (accountFull, serverFull bool) {
-	var timeout <-chan time.Time
-	for {
+	h.freed.retry(ctx, d, func() bool {
 		h.mu.Lock()
+		defer h.mu.Unlock()
 		held := h.byAccount[account]
 		accountFull = held > 0 && held+n > h.share
 		serverFull = !accountFull && h.total > 0 && h.total+n > h.limit
-		if !accountFull && !serverFull {
-			h.addLocked(account, n)
-			h.mu.Unlock()
-			return false, false
+		if accountFull || serverFull {
+			return false
 		}
-		if h.freed == nil {
-			h.freed = make(chan struct{})
-		}
-		freed := h.freed
-		h.mu.Unlock()
-		if timeout == nil {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			timeout = t.C
-		}
-		select {
-		case <-freed:
-		case <-timeout:
-			return accountFull, serverFull
-		case <-ctx.Done():
-			return accountFull, serverFull
-		}
-	}
+		h.addLocked(account, n)
+		return true
+	})
+	return accountFull, serverFull
 }
 
 // add counts n bytes of account's whatever the bounds (a negative n
@@ -184,8 +191,7 @@ func (h *heldBytes) addLocked(account string, n int64) {
 	if h.byAccount[account] += n; h.byAccount[account] <= 0 {
 		delete(h.byAccount, account)
 	}
-	if n < 0 && h.freed != nil {
-		close(h.freed) // wake the takes waiting for room
-		h.freed = nil
+	if n < 0 {
+		h.freed.wake()
 	}
 }

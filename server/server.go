@@ -88,10 +88,10 @@ type Config struct {
 	// KiB) for each message it may take while it runs, then the bodies
 	// and headers it took until its answer is written (past what it held,
 	// only if that fits too: else its leases go back uncounted; a receive
-	// with delete answers what it took). A receive without room waits a second for
-	// some, then claims nothing and gets 429 with Retry-After (a long
-	// poll goes on waiting, and answers 429 only if its last look found
-	// no room).
+	// with delete answers what it took). A receive without room waits a
+	// second for some, then claims nothing and gets 429 with Retry-After
+	// (a long poll goes on waiting, and answers 429 only if its last look
+	// found no room).
 	ReceiveBytes int64
 	// AnswerWriteTimeout bounds how long an answer may take to reach its
 	// client once it is ready (default 1 minute): a client that does not
