@@ -742,7 +742,7 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 			if !slices.ContainsFunc(fs, func(f functions.Function) bool { return f.Name == t.Function }) {
 				return badRequest("function %q does not exist in account %s: deploy it before its trigger", truncate(t.Function, 90), c.account)
 			}
-			if err := a.checkTriggerEmits(r, c, t); err != nil {
+			if err := a.checkTriggerEffects(r, c, t); err != nil {
 				return err
 			}
 		}
@@ -756,12 +756,15 @@ func (a *api) putTrigger(w http.ResponseWriter, r *http.Request, c *call) error 
 	return nil
 }
 
-// checkTriggerEmits refuses a key limited to some queues a trigger whose
-// function (the version its alias points at) may emit: what it emits
-// could reach queues beyond the key's patterns, directly or through a
-// topic, as a dry-run-only invoke would not let it (SECURITY.md). Keys for
-// every queue wire functions that emit.
-func (a *api) checkTriggerEmits(r *http.Request, c *call, t triggers.Trigger) error {
+// checkTriggerEffects refuses a key limited to some queues a trigger
+// whose function (the version its alias points at) acts beyond the
+// trigger's queue: one that may emit (what it emits could reach queues
+// past the key's patterns, directly or through a topic), write the
+// account's key-value stores or call HTTP hosts. Such a key's invoke runs
+// only as a dry run, which does none of these (SECURITY.md); a trigger
+// would run it for real on whatever the key sends. Keys for every queue
+// wire any function.
+func (a *api) checkTriggerEffects(r *http.Request, c *call, t triggers.Trigger) error {
 	if c.key.allQueues() {
 		return nil
 	}
@@ -769,9 +772,19 @@ func (a *api) checkTriggerEmits(r *http.Request, c *call, t triggers.Trigger) er
 	if err != nil {
 		return err
 	}
-	if len(v.Capabilities.Emits) > 0 {
-		return c.forbidQueues("function " + t.Function + " version " + strconv.Itoa(v.Number) + ", which may emit to " +
-			strings.Join(v.Capabilities.Emits, ", "))
+	var effects []string
+	if caps := v.Capabilities; len(caps.Emits) > 0 {
+		effects = append(effects, "may emit to "+strings.Join(caps.Emits, ", "))
+	}
+	if caps := v.Capabilities; len(caps.Stores) > 0 {
+		effects = append(effects, "may write stores "+strings.Join(caps.Stores, ", "))
+	}
+	if caps := v.Capabilities; len(caps.AllowedOutboundHosts) > 0 {
+		effects = append(effects, "may call "+strings.Join(caps.AllowedOutboundHosts, ", "))
+	}
+	if len(effects) > 0 {
+		return c.forbidQueues("function " + t.Function + " version " + strconv.Itoa(v.Number) + ", which " +
+			strings.Join(effects, " and ") + " (a key for every queue may wire it)")
 	}
 	return nil
 }

@@ -272,8 +272,9 @@ func TestTriggerOfMissingFunction(t *testing.T) {
 // A key limited to some queues stays off what serves the whole account,
 // whatever its scopes: functions (deploy, alias, rollback, delete), the
 // metrics of every queue, cron triggers that invoke a function (even when
-// they name a queue), and triggers running a function that may emit
-// (what it emits could reach queues beyond the key's patterns).
+// they name a queue), and triggers running a function that acts past the
+// trigger's queue: one that may emit (what it emits could reach queues
+// beyond the key's patterns), write stores or call HTTP hosts.
 func TestQueueLimitedKeysStayOffAccountWideResources(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -320,4 +321,24 @@ func TestQueueLimitedKeysStayOffAccountWideResources(t *testing.T) {
 	e.do(full, "POST", v+"/triggers/t-g/enable", "").expect(200)
 	put(limited, "f").expect(200) // f emits nothing
 	e.do(limited, "POST", v+"/triggers/t-g/enable", "").expect(200)
+
+	// Nor one that writes the account's stores or calls HTTP hosts: the
+	// limited key's invoke of it would be a dry run, doing neither.
+	e.deploy(full, f.acct, "s", "?store=ledger", trap).expect(201)
+	e.deploy(full, f.acct, "h", "?allowed_outbound_host=https://api.example.com", trap).expect(201)
+	e.deploy(full, f.acct, "all", "?emits=other&store=ledger&allowed_outbound_host=https://api.example.com", trap).expect(201)
+	for fn, effect := range map[string]string{
+		"s":   "function s version 1, which may write stores ledger",
+		"h":   "function h version 1, which may call https://api.example.com",
+		"all": "function all version 1, which may emit to other and may write stores ledger and may call https://api.example.com",
+	} {
+		if msg := put(limited, fn).expectError(403, "forbidden"); !strings.Contains(msg, effect) {
+			t.Errorf("limited key wiring function %s: %q, want it to say %q", fn, msg, effect)
+		}
+		put(full, fn).expect(200)
+		e.do(limited, "POST", v+"/triggers/t-g/disable", "").expect(200)
+		if msg := e.do(limited, "POST", v+"/triggers/t-g/enable", "").expectError(403, "forbidden"); !strings.Contains(msg, effect) {
+			t.Errorf("limited key enabling a trigger of function %s: %q, want it to say %q", fn, msg, effect)
+		}
+	}
 }

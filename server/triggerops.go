@@ -33,8 +33,8 @@ func (a *api) disableTrigger(w http.ResponseWriter, r *http.Request, c *call) er
 }
 
 // setTriggerEnabled enables or disables a trigger; a key limited to some
-// queues enables only a trigger whose function version emits nothing
-// (checkTriggerEmits). Every server on the database follows at its next
+// queues enables only a trigger whose function version acts on nothing
+// past its queue: no emits, stores or outbound hosts (checkTriggerEffects). Every server on the database follows at its next
 // trigger reload (one second by default): a disabled trigger takes no new
 // batches, the running ones finish.
 func (a *api) setTriggerEnabled(w http.ResponseWriter, r *http.Request, c *call, enabled bool) error {
@@ -51,8 +51,8 @@ func (a *api) setTriggerEnabled(w http.ResponseWriter, r *http.Request, c *call,
 		if !c.key.allowsQueues(triggerQueues(old)) {
 			return c.forbidQueues("trigger " + name + ", which touches " + strconvQuote(old.Queue))
 		}
-		if enabled { // as putTrigger: a queue-limited key runs no function that may emit
-			if err := a.checkTriggerEmits(r, c, old); err != nil {
+		if enabled { // as putTrigger: a queue-limited key runs no function that acts past its queue
+			if err := a.checkTriggerEffects(r, c, old); err != nil {
 				return err
 			}
 		}
