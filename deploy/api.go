@@ -30,31 +30,24 @@ type apiTarget struct {
 	progress func(function, status string)
 }
 
-func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue) (string, error) {
+// ApplyQueue sets the settings q declares of the queue, or creates it
+// when it does not exist. Apply calls it only for queues its plan creates
+// or changes, so it changes first and creates on a 404: no request reads
+// the queue (a GET counts its messages, a scan under the server's bound
+// on such reads).
+func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue) error {
 	want := client.QueueSettings{
 		VisibilityTimeoutSeconds: q.VisibilityTimeoutSeconds, MaxReceiveCount: q.MaxReceiveCount,
 		DelaySeconds: q.DelaySeconds, RetentionSeconds: q.RetentionSeconds,
 		MaxMessageBytes: q.MaxMessageBytes, DedupWindowSeconds: q.DedupWindowSeconds,
 		DeadLetterQueue: q.DeadLetterQueue, Fifo: q.Fifo,
 	}
-	cur, err := t.c.Queues.Get(ctx, name)
-	if client.IsNotFound(err) {
-		_, err := t.c.Queues.Create(ctx, name, want)
-		return "created", err
+	_, err := t.c.Queues.Update(ctx, name, want)
+	if !client.IsNotFound(err) {
+		return err
 	}
-	if err != nil {
-		return "", err
-	}
-	differs := func(p *int, v int) bool { return p != nil && *p != v }
-	if !differs(want.VisibilityTimeoutSeconds, cur.VisibilityTimeoutSeconds) && !differs(want.MaxReceiveCount, cur.MaxReceiveCount) &&
-		!differs(want.DelaySeconds, cur.DelaySeconds) && !differs(want.RetentionSeconds, cur.RetentionSeconds) &&
-		!differs(want.MaxMessageBytes, cur.MaxMessageBytes) && !differs(want.DedupWindowSeconds, cur.DedupWindowSeconds) &&
-		(want.DeadLetterQueue == nil || *want.DeadLetterQueue == cur.DeadLetterQueue) &&
-		(want.Fifo == nil || *want.Fifo == cur.Fifo) {
-		return "", nil
-	}
-	_, err = t.c.Queues.Update(ctx, name, want)
-	return "updated", err
+	_, err = t.c.Queues.Create(ctx, name, want)
+	return err
 }
 
 func (t apiTarget) Deploy(ctx context.Context, name string, module []byte, cfg functions.Config) (int, bool, bool, error) {

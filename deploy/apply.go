@@ -43,9 +43,8 @@ type Target interface {
 	// SetApp records that app owns the resource kind (KindQueue,
 	// KindFunction, KindTrigger or KindHook) name.
 	SetApp(ctx context.Context, kind, name, app string) error
-	// ApplyQueue creates the queue, or updates the settings q declares
-	// that differ, and says which it did ("created", "updated" or "").
-	ApplyQueue(ctx context.Context, name string, q manifest.Queue) (action string, err error)
+	// ApplyQueue creates the queue, or sets the settings q declares.
+	ApplyQueue(ctx context.Context, name string, q manifest.Queue) error
 	// DeleteQueue deletes a queue with its messages.
 	DeleteQueue(ctx context.Context, name string) error
 	// Deploy deploys module and cfg as the function's next version and
@@ -333,7 +332,7 @@ func execute(ctx context.Context, target Target, app string, plan Plan, d *desir
 		if s.Action == ActionUnchanged {
 			continue
 		}
-		if _, err := target.ApplyQueue(ctx, name, d.queues[name]); err != nil {
+		if err := target.ApplyQueue(ctx, name, d.queues[name]); err != nil {
 			return fmt.Errorf("queue %s: %w", name, err)
 		}
 		if err := claim(s); err != nil {

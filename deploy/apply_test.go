@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sluicehq/sluice/client"
@@ -219,11 +221,36 @@ triggers:
 	}
 }
 
+// queueReads records the requests that read one queue (a GET of
+// .../queues/{name}, which counts its messages) and sends every request on.
+type queueReads struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (r *queueReads) RoundTrip(req *http.Request) (*http.Response, error) {
+	if _, name, ok := strings.Cut(req.URL.Path, "/queues/"); ok && req.Method == http.MethodGet && !strings.Contains(name, "/") {
+		r.mu.Lock()
+		r.paths = append(r.paths, req.URL.Path)
+		r.mu.Unlock()
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+func (r *queueReads) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.paths
+	r.paths = nil
+	return out
+}
+
 func TestApplyViaAPI(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	srv := clienttest.NewShared(t)
-	c := srv.Client(t)
+	reads := &queueReads{}
+	c := srv.Client(t, client.WithHTTPClient(&http.Client{Transport: reads}))
 	dir := t.TempDir()
 
 	// An earlier deploy straight to the database left a manifest-owned
@@ -258,6 +285,12 @@ hooks:
 	changes, err := applyAPI(ctx, c, m)
 	if err != nil {
 		t.Fatalf("%v after:\n%s", err, changeList(changes))
+	}
+	// Queues are created and changed without reading them: a queue's
+	// GET counts its messages, under the server's bound on such reads.
+	// Only the queue the plan deletes is read, for the messages it holds.
+	if got := reads.take(); !slices.Equal(got, []string{"/v1/accounts/000000000001/queues/old"}) {
+		t.Errorf("the apply read queues %q, want only the one it deletes", got)
 	}
 	got := changeList(changes)
 	for _, want := range []string{
@@ -364,6 +397,26 @@ func TestApplyChangesFifo(t *testing.T) {
 			if stored, err := c.Queues.Get(ctx, q); err != nil || stored.Fifo != on {
 				t.Errorf("%s: queue after the apply: fifo %v (%v), want %t", via, stored.Fifo, err, on)
 			}
+		}
+	}
+}
+
+// A queue whose dead_letter_queue does not exist is refused, whether the
+// apply creates it or changes it, with an error naming the missing queue.
+func TestApplyViaAPIMissingDeadLetterQueue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := clienttest.NewShared(t)
+	c := srv.Client(t)
+	dir := t.TempDir()
+	if _, err := c.Queues.Create(ctx, "by-hand", client.QueueSettings{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, queue := range []string{"by-hand", "new"} {
+		m := writeManifest(t, dir, "queues:\n  "+queue+": {dead_letter_queue: nowhere}\n")
+		_, err := applyAPI(ctx, c, m)
+		if err == nil || !strings.Contains(err.Error(), `invalid dead_letter_queue "nowhere"`) {
+			t.Errorf("%s with a missing dead_letter_queue: %v, want an error naming it", queue, err)
 		}
 	}
 }

@@ -49,21 +49,19 @@ type dbTarget struct {
 	account string
 }
 
-func (t *dbTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue) (string, error) {
+func (t *dbTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue) error {
 	cur, err := t.s.Queue.GetQueue(ctx, t.account, name)
 	if errors.Is(err, pgqueue.ErrQueueNotFound) {
 		_, err := t.s.Queue.CreateQueue(ctx, t.account, name, queueSettings(pgqueue.DefaultSettings(), q))
-		return "created", err
+		return err
 	}
 	if err != nil {
-		return "", err
+		return err
 	}
-	want := queueSettings(cur.Settings, q)
-	if want == cur.Settings {
-		return "", nil
+	if want := queueSettings(cur.Settings, q); want != cur.Settings {
+		_, err = t.s.Queue.UpdateQueue(ctx, t.account, name, want)
 	}
-	_, err = t.s.Queue.UpdateQueue(ctx, t.account, name, want)
-	return "updated", err
+	return err
 }
 
 func (t *dbTarget) Deploy(ctx context.Context, name string, module []byte, cfg functions.Config) (int, bool, bool, error) {
