@@ -106,6 +106,14 @@ type ReceiveOptions struct {
 	// not wait returns nothing). A server bounds with it what its
 	// receives hold in memory at once.
 	Claim func(claim func() ([]Message, error)) ([]Message, error)
+	// Keep, when set with Delete, is called with the messages each claim
+	// took before their deletion commits: an error from it rolls the
+	// claim back (the messages stay in the queue as they were, no
+	// receive is counted) and the receive returns that error. With it a
+	// claim takes a transaction of its own (a round trip more, its
+	// COMMIT). A server bounds with it what its receives with delete
+	// hold, which cannot give back what they took.
+	Keep func([]Message) error
 }
 
 // Ack settles one message: Receipt fences it when non-zero.
@@ -421,7 +429,7 @@ func (c *Client) receiveOnce(ctx context.Context, account, queue string, o Recei
 func (c *Client) claim(ctx context.Context, account, queue string, o ReceiveOptions, vt *int) ([]Message, error) {
 	max := o.Max
 	if o.Delete {
-		return c.receiveDelete(ctx, account, queue, max)
+		return c.receiveDelete(ctx, account, queue, max, o.Keep)
 	}
 	if c.co == nil || max < 1 || max > maxStatement {
 		return c.receiveRows(ctx, account, queue, max, vt)
@@ -451,14 +459,75 @@ func (c *Client) receiveCall(ctx context.Context, op, account, queue, stmt strin
 	return msgs, err
 }
 
-// receiveDelete claims and deletes up to max messages in one statement.
-func (c *Client) receiveDelete(ctx context.Context, account, queue string, max int) ([]Message, error) {
-	msgs, err := c.receiveCall(ctx, "receive with delete from queue "+quote(queue), account, queue, "receive_delete", max, max)
+// receiveDelete claims and deletes up to max messages in one statement;
+// with keep, in a transaction that commits only if keep accepts them
+// (ReceiveOptions.Keep).
+func (c *Client) receiveDelete(ctx context.Context, account, queue string, max int, keep func([]Message) error) ([]Message, error) {
+	op := "receive with delete from queue " + quote(queue)
+	var msgs []Message
+	var err error
+	if keep == nil {
+		msgs, err = c.receiveCall(ctx, op, account, queue, "receive_delete", max, max)
+	} else {
+		msgs, err = c.receiveDeleteKept(ctx, op, account, queue, max, keep)
+	}
 	if err != nil {
 		return nil, err
 	}
 	c.counts.add(account, queue, 0, len(msgs))
 	return msgs, nil
+}
+
+// receiveDeleteKept claims and deletes up to max messages in a
+// transaction that commits only if keep accepts them, and returns keep's
+// error as it is.
+func (c *Client) receiveDeleteKept(ctx context.Context, op, account, queue string, max int, keep func([]Message) error) ([]Message, error) {
+	var msgs []Message
+	err := c.byID(ctx, op, account, queue, func(id int64) error {
+		var err error
+		msgs, err = c.claimDeleteKept(ctx, op, id, account, queue, max, keep)
+		return err
+	})
+	return msgs, err
+}
+
+// claimDeleteKept runs one claim of receiveDeleteKept on the queue with
+// id. BEGIN goes out with the claim, so that it costs one round trip more
+// than a claim alone (the COMMIT or ROLLBACK), not two.
+func (c *Client) claimDeleteKept(ctx context.Context, op string, id int64, account, queue string, max int, keep func([]Message) error) ([]Message, error) {
+	conn, err := c.pool.Acquire(ctx)
+	if err != nil {
+		return nil, convertError(op, err)
+	}
+	// A connection left in its transaction by an error is closed by the
+	// pool rather than reused.
+	defer conn.Release()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(c.q.get("receive_delete_id"), id, account, queue, max)
+	res := conn.SendBatch(ctx, b)
+	var msgs []Message
+	if _, err = res.Exec(); err == nil {
+		var rows pgx.Rows
+		if rows, err = res.Query(); err == nil {
+			msgs, err = scanMessages(rows, max)
+		}
+	}
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		if err = keep(msgs); err == nil {
+			_, err = conn.Exec(ctx, "COMMIT")
+			return msgs, convertError(op, err)
+		}
+	} else {
+		err = convertError(op, err)
+	}
+	if _, rerr := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+		conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // the pool drops it either way
+	}
+	return nil, err
 }
 
 // scanMessages reads the messages rows returns, of which there are at

@@ -669,3 +669,41 @@ func TestCoalescedSendsFailAlone(t *testing.T) {
 		}
 	}
 }
+
+// Keep decides, before a receive with delete commits, whether it keeps
+// what it took: refused, nothing is deleted and the receive returns the
+// refusal; accepted, the messages are gone as with any such receive.
+func TestKeepDecidesAReceiveWithDelete(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("q", pgqueue.Settings{})
+	a, b := e.send("q", `"a"`), e.send("q", `"b"`)
+	refuse := errors.New("no room")
+	var offered []int64
+	keep := func(ok bool) func([]pgqueue.Message) error {
+		return func(ms []pgqueue.Message) error {
+			offered = offered[:0]
+			for _, m := range ms {
+				offered = append(offered, m.Sequence)
+			}
+			if !ok {
+				return refuse
+			}
+			return nil
+		}
+	}
+	msgs, err := e.c.Receive(e.ctx, acct, "q", pgqueue.ReceiveOptions{Max: 10, Delete: true, Keep: keep(false)})
+	if !errors.Is(err, refuse) || len(msgs) != 0 || !slices.Equal(offered, []int64{a, b}) {
+		t.Fatalf("refused: %v, %v, offered %v; want the refusal after messages %d and %d were offered", msgs, err, offered, a, b)
+	}
+	if left, err := e.c.Peek(e.ctx, acct, "q", 10); err != nil || len(left) != 2 || left[0].ReceiveCount != 0 || left[1].ReceiveCount != 0 {
+		t.Fatalf("after a refused receive with delete: %+v, %v; want both messages, never received", left, err)
+	}
+	msgs, err = e.c.Receive(e.ctx, acct, "q", pgqueue.ReceiveOptions{Max: 10, Delete: true, Keep: keep(true)})
+	if err != nil || len(msgs) != 2 || msgs[0].Sequence != a || msgs[1].Sequence != b {
+		t.Fatalf("kept: %+v, %v; want messages %d and %d", msgs, err, a, b)
+	}
+	if left, err := e.c.Peek(e.ctx, acct, "q", 10); err != nil || len(left) != 0 {
+		t.Fatalf("after a kept receive with delete: %+v, %v; want the queue empty", left, err)
+	}
+}

@@ -392,6 +392,56 @@ func BenchmarkUnreadReceives(b *testing.B) {
 	b.ReportMetric(float64(int64(during.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "live-heap-MiB")
 }
 
+// BenchmarkUnreadDeleteReceives is BenchmarkUnreadReceives for receives
+// with delete of messages larger than their claims hold: 100 clients of
+// one account each receive with delete 10 messages whose headers hold
+// 200 KiB (their queue's max_message_bytes, 1 KiB, bounds bodies only: a
+// claim of 10 holds 640 KiB) and never read; it reports the MiB of
+// messages deleted and the live heap grown while the clients wait.
+func BenchmarkUnreadDeleteReceives(b *testing.B) {
+	const clients = 100
+	e := newEnvWith(b, func(c *Config) { c.AnswerWriteTimeout = 10 * time.Minute })
+	acct, tok := e.admin("")
+	e.do(tok, "POST", "/v1/accounts/"+acct+"/queues", `{"name":"big","max_message_bytes":1024}`).expect(201)
+	headers := json.RawMessage(`{"h":"` + strings.Repeat("x", 200<<10-8) + `"}`)
+	for sent := 0; sent < 10*clients; sent += 10 {
+		ms := make([]pgqueue.NewMessage, 10)
+		for i := range ms {
+			ms[i] = pgqueue.NewMessage{Body: json.RawMessage(`1`), Headers: headers}
+		}
+		if _, err := e.srv.queue.SendBatch(b.Context(), acct, "big", ms); err != nil {
+			b.Fatal(err)
+		}
+	}
+	stalled := newStalledClients(b, e)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	for range clients {
+		stalled.send(receiveText(acct, tok, `{"max_messages":10,"delete":true}`))
+	}
+	deleted := func() (n int) {
+		if err := e.srv.pool.QueryRow(b.Context(), "SELECT $1 - count(*) FROM "+pgx.Identifier{e.srv.cfg.Schema}.Sanitize()+".messages", 10*clients).Scan(&n); err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
+	last, since := -1, time.Now()
+	for time.Since(since) < 15*time.Second {
+		time.Sleep(200 * time.Millisecond)
+		if n := deleted(); n != last {
+			last, since = n, time.Now()
+		}
+	}
+	b.StopTimer()
+	runtime.GC()
+	var during runtime.MemStats
+	runtime.ReadMemStats(&during)
+	b.ReportMetric(float64(last)*200/1024, "deleted-MiB")
+	b.ReportMetric(float64(int64(during.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "live-heap-MiB")
+}
+
 // BenchmarkStatsReadsBeside: 16 clients of one account read the stats of
 // its queue of 1,000,000 messages over and over (each read counts them
 // all) while another account receives and deletes one message at a time;

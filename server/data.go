@@ -302,40 +302,60 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 	// the answer is written; a look for which its account or the server
 	// has no room (after roomWait) is skipped, claiming nothing, and a
 	// receive whose last look was skipped answers 429. holding is what
-	// the receive holds in a.received, given back when it ends.
-	var holding int64
+	// the receive holds in a.received, given back when it ends; held is
+	// what the running claim holds of it.
+	var holding, held int64
 	defer func() { a.received.add(c.account, -holding) }()
+	hold := func(n int64) { // holds n in place of held, within what it holds already
+		a.received.add(c.account, n-held)
+		holding += n - held
+		held = n
+	}
 	var refused error
 	reserve := int64(o.Max) * a.messageBytesOf(ctx, c.account, c.queue)
-	o.Claim = func(claim func() ([]pgqueue.Message, error)) ([]pgqueue.Message, error) {
-		if refused = a.receiveRoom(ctx, c.account, reserve, roomWait); refused != nil {
-			return nil, nil
-		}
-		holding += reserve
-		ms, err := claim()
+	// took holds what a claim took in place of what it held. Messages
+	// larger than that (headers, or bodies stored before
+	// max_message_bytes was lowered) must all fit, or the claim is
+	// undone and the receive ends with the 429 (a long poll looking
+	// again would take them again).
+	took := func(ms []pgqueue.Message) error {
 		var n int64
 		for _, m := range ms {
 			n += int64(len(m.Body) + len(m.Headers))
 		}
-		if n <= reserve || o.Delete {
-			// A claim with Delete answers what it took, whatever its
-			// size: its messages are gone from the queue.
-			a.received.add(c.account, n-reserve)
-			holding += n - reserve
-			return ms, err
+		if n <= held {
+			hold(n)
+			return nil
 		}
-		// Larger than the claim held (headers, or bodies stored before
-		// max_message_bytes was lowered): all of it must fit, or the
-		// leases go back as if never taken and the receive ends with
-		// the 429 (a long poll looking again would take them again).
-		a.received.add(c.account, -reserve)
-		holding -= reserve
+		hold(0)
 		if refused = a.receiveRoom(ctx, c.account, n, 0); refused != nil {
-			a.release(c.account, c.queue, ms)
-			return nil, refused
+			return refused
 		}
-		holding += n
-		return ms, err
+		holding, held = holding+n, n
+		return nil
+	}
+	if o.Delete {
+		// A claim with delete is undone by not committing it.
+		o.Keep = took
+	}
+	o.Claim = func(claim func() ([]pgqueue.Message, error)) ([]pgqueue.Message, error) {
+		if refused = a.receiveRoom(ctx, c.account, reserve, roomWait); refused != nil {
+			return nil, nil
+		}
+		holding, held = holding+reserve, reserve
+		ms, err := claim()
+		if err != nil {
+			hold(0)
+			return nil, err
+		}
+		if o.Delete {
+			return ms, nil // took ran before the claim committed
+		}
+		if err := took(ms); err != nil {
+			a.release(c.account, c.queue, ms) // leases given back as if never taken
+			return nil, err
+		}
+		return ms, nil
 	}
 	ms, err := a.s.queue.Receive(ctx, c.account, c.queue, o)
 	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {

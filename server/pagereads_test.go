@@ -193,8 +193,8 @@ func TestReceivedBytesAreBounded(t *testing.T) {
 // A claim that took more than it held (here headers, past a queue's
 // max_message_bytes, which bounds bodies) must find room for all it took:
 // a receive for which it does not gives its leases back uncounted and
-// answers 429; one for which it does is answered. A receive with Delete
-// answers what it took, whatever its size.
+// answers 429; one for which it does is answered. A receive with delete
+// is refused alike, its deletion not committed.
 func TestReceivedBytesPastTheClaimsHold(t *testing.T) {
 	t.Parallel()
 	e := newEnvWith(t, func(c *Config) { c.ReceiveBytes = 4 << 20 })
@@ -236,8 +236,30 @@ func TestReceivedBytesPastTheClaimsHold(t *testing.T) {
 	if got := e.do(tok, "POST", recv, `{"max_messages":1}`).expect(200).messages(); len(got) != 1 {
 		t.Fatalf("receive of one message of 200 KiB headers beside 600 KiB held: %+v", got)
 	}
-	if got := e.do(tok, "POST", recv, `{"max_messages":3,"delete":true}`).expect(200).messages(); len(got) != 3 {
-		t.Fatalf("receive with delete of 600 KiB beside 600 held: %d messages, want 3", len(got))
+	// A receive with delete is refused the same way before its deletion
+	// commits: it deletes nothing.
+	if msg := e.do(tok, "POST", recv, `{"max_messages":5,"delete":true}`).expectError(429, "too_many_requests"); !strings.Contains(msg, "this account's receives may hold 1048576 bytes") {
+		t.Fatalf("receive with delete of 1,000 KiB of headers beside 600 held: %q", msg)
+	}
+	if n := e.srv.api.received.of(acct); n != held {
+		t.Fatalf("after a receive with delete refused for its size the account holds %d bytes, want the %d it held before", n, held)
+	}
+	ready := func() int {
+		t.Helper()
+		peeked, _, err := e.srv.queue.PeekAfter(t.Context(), acct, "big", 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(peeked)
+	}
+	if n := ready(); n != 6 {
+		t.Fatalf("after the refused receive with delete: %d messages ready, want the 6 no receive holds", n)
+	}
+	if got := e.do(tok, "POST", recv, `{"max_messages":2,"delete":true}`).expect(200).messages(); len(got) != 2 {
+		t.Fatalf("receive with delete of 400 KiB beside 600 held: %d messages, want 2", len(got))
+	}
+	if n := ready(); n != 4 {
+		t.Fatalf("after a receive with delete of 2: %d messages ready, want 4", n)
 	}
 }
 

@@ -87,8 +87,8 @@ type Config struct {
 	// quarter: a claim holds its queue's max_message_bytes (at least 64
 	// KiB) for each message it may take while it runs, then the bodies
 	// and headers it took until its answer is written (past what it held,
-	// only if that fits too: else its leases go back uncounted; a receive
-	// with delete answers what it took). A receive without room waits a
+	// only if that fits too: else its leases go back uncounted, and a
+	// receive with delete does not commit). A receive without room waits a
 	// second for some, then claims nothing and gets 429 with Retry-After
 	// (a long poll goes on waiting, and answers 429 only if its last look
 	// found no room).
