@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"errors"
 
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/functions"
@@ -30,23 +31,27 @@ type apiTarget struct {
 	progress func(function, status string)
 }
 
-// ApplyQueue sets the settings q declares of the queue, or creates it
-// when it does not exist. Apply calls it only for queues its plan creates
-// or changes, so it changes first and creates on a 404: no request reads
-// the queue (a GET counts its messages, a scan under the server's bound
-// on such reads).
-func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue) error {
+// ApplyQueue creates the queue the plan found missing, or sets the
+// settings q declares of one it found, without reading it first (a GET
+// counts its messages, a scan under the server's bound on such reads).
+// A queue created or deleted since the plan is set or created instead.
+func (t apiTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue, create bool) error {
 	want := client.QueueSettings{
 		VisibilityTimeoutSeconds: q.VisibilityTimeoutSeconds, MaxReceiveCount: q.MaxReceiveCount,
 		DelaySeconds: q.DelaySeconds, RetentionSeconds: q.RetentionSeconds,
 		MaxMessageBytes: q.MaxMessageBytes, DedupWindowSeconds: q.DedupWindowSeconds,
 		DeadLetterQueue: q.DeadLetterQueue, Fifo: q.Fifo,
 	}
-	_, err := t.c.Queues.Update(ctx, name, want)
-	if !client.IsNotFound(err) {
-		return err
+	if create {
+		_, err := t.c.Queues.Create(ctx, name, want)
+		if !errors.Is(err, client.ErrQueueExists) {
+			return err
+		}
 	}
-	_, err = t.c.Queues.Create(ctx, name, want)
+	_, err := t.c.Queues.Update(ctx, name, want)
+	if client.IsNotFound(err) {
+		_, err = t.c.Queues.Create(ctx, name, want)
+	}
 	return err
 }
 

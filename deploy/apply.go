@@ -43,8 +43,9 @@ type Target interface {
 	// SetApp records that app owns the resource kind (KindQueue,
 	// KindFunction, KindTrigger or KindHook) name.
 	SetApp(ctx context.Context, kind, name, app string) error
-	// ApplyQueue creates the queue, or sets the settings q declares.
-	ApplyQueue(ctx context.Context, name string, q manifest.Queue) error
+	// ApplyQueue creates the queue, or sets the settings q declares;
+	// create says the plan found no such queue.
+	ApplyQueue(ctx context.Context, name string, q manifest.Queue, create bool) error
 	// DeleteQueue deletes a queue with its messages.
 	DeleteQueue(ctx context.Context, name string) error
 	// Deploy deploys module and cfg as the function's next version and
@@ -332,8 +333,14 @@ func execute(ctx context.Context, target Target, app string, plan Plan, d *desir
 		if s.Action == ActionUnchanged {
 			continue
 		}
-		if err := target.ApplyQueue(ctx, name, d.queues[name]); err != nil {
-			return fmt.Errorf("queue %s: %w", name, err)
+		// A queue the app only adopts keeps its settings: only its owner
+		// is recorded (a change of settings can cost a pass over its
+		// messages).
+		adoptOnly := s.Action == ActionUpdate && !slices.ContainsFunc(s.Changes, func(c FieldChange) bool { return c.Field != "app" })
+		if !adoptOnly {
+			if err := target.ApplyQueue(ctx, name, d.queues[name], s.Action == ActionCreate); err != nil {
+				return fmt.Errorf("queue %s: %w", name, err)
+			}
 		}
 		if err := claim(s); err != nil {
 			return err

@@ -221,27 +221,33 @@ triggers:
 	}
 }
 
-// queueReads records the requests that read one queue (a GET of
-// .../queues/{name}, which counts its messages) and sends every request on.
-type queueReads struct {
+// queueCalls records the requests on one queue (a GET of
+// .../queues/{name} counts its messages) and the creates of queues, as
+// "METHOD path", and sends every request on.
+type queueCalls struct {
 	mu    sync.Mutex
-	paths []string
+	calls []string
 }
 
-func (r *queueReads) RoundTrip(req *http.Request) (*http.Response, error) {
-	if _, name, ok := strings.Cut(req.URL.Path, "/queues/"); ok && req.Method == http.MethodGet && !strings.Contains(name, "/") {
+func (r *queueCalls) RoundTrip(req *http.Request) (*http.Response, error) {
+	p := req.URL.Path
+	if strings.Contains(p, "/apps/") { // an app's claim on a queue
+		return http.DefaultTransport.RoundTrip(req)
+	}
+	if _, name, ok := strings.Cut(p, "/queues/"); ok && !strings.Contains(name, "/") || strings.HasSuffix(p, "/queues") && req.Method == http.MethodPost {
 		r.mu.Lock()
-		r.paths = append(r.paths, req.URL.Path)
+		r.calls = append(r.calls, req.Method+" "+p)
 		r.mu.Unlock()
 	}
 	return http.DefaultTransport.RoundTrip(req)
 }
 
-func (r *queueReads) take() []string {
+// take returns the calls recorded since the last take.
+func (r *queueCalls) take() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := r.paths
-	r.paths = nil
+	out := r.calls
+	r.calls = nil
 	return out
 }
 
@@ -249,8 +255,8 @@ func TestApplyViaAPI(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	srv := clienttest.NewShared(t)
-	reads := &queueReads{}
-	c := srv.Client(t, client.WithHTTPClient(&http.Client{Transport: reads}))
+	calls := &queueCalls{}
+	c := srv.Client(t, client.WithHTTPClient(&http.Client{Transport: calls}))
 	dir := t.TempDir()
 
 	// An earlier deploy straight to the database left a manifest-owned
@@ -289,8 +295,9 @@ hooks:
 	// Queues are created and changed without reading them: a queue's
 	// GET counts its messages, under the server's bound on such reads.
 	// Only the queue the plan deletes is read, for the messages it holds.
-	if got := reads.take(); !slices.Equal(got, []string{"/v1/accounts/000000000001/queues/old"}) {
-		t.Errorf("the apply read queues %q, want only the one it deletes", got)
+	queues := "/v1/accounts/000000000001/queues"
+	if got, want := calls.take(), []string{"GET " + queues + "/old", "PATCH " + queues + "/jobs", "POST " + queues, "DELETE " + queues + "/old"}; !slices.Equal(got, want) {
+		t.Errorf("the apply's calls on queues: %q, want %q", got, want)
 	}
 	got := changeList(changes)
 	for _, want := range []string{
@@ -398,6 +405,38 @@ func TestApplyChangesFifo(t *testing.T) {
 				t.Errorf("%s: queue after the apply: fifo %v (%v), want %t", via, stored.Fifo, err, on)
 			}
 		}
+	}
+}
+
+// A queue made by hand that a manifest names as it is joins the app with
+// no write to its settings (a change of settings can cost a pass over its
+// messages).
+func TestApplyViaAPIAdoptsAQueueAsItIs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := clienttest.NewShared(t)
+	calls := &queueCalls{}
+	c := srv.Client(t, client.WithHTTPClient(&http.Client{Transport: calls}))
+	if _, err := c.Queues.Create(ctx, "by-hand", client.QueueSettings{MaxReceiveCount: client.Int(7)}); err != nil {
+		t.Fatal(err)
+	}
+	calls.take()
+	m := writeManifest(t, t.TempDir(), "app: adopter\nqueues:\n  by-hand: {}\n  fresh: {}\n")
+	changes, err := applyAPI(ctx, c, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := changeList(changes); !strings.Contains(got, "~ queue by-hand (update): app (none) → adopter") || !strings.Contains(got, "+ queue fresh (create)") {
+		t.Errorf("changes:\n%s", got)
+	}
+	if got, want := calls.take(), []string{"POST /v1/accounts/000000000001/queues"}; !slices.Equal(got, want) {
+		t.Errorf("the apply's calls on queues: %q, want %q", got, want)
+	}
+	if q, err := c.Queues.Get(ctx, "by-hand"); err != nil || q.MaxReceiveCount != 7 {
+		t.Errorf("by-hand after the apply: %+v, %v; want its max_receive_count 7 kept", q, err)
+	}
+	if again, err := applyAPI(ctx, c, m); err != nil || len(again) != 0 {
+		t.Errorf("second apply: %v\n%s", err, changeList(again))
 	}
 }
 

@@ -49,7 +49,7 @@ type dbTarget struct {
 	account string
 }
 
-func (t *dbTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue) error {
+func (t *dbTarget) ApplyQueue(ctx context.Context, name string, q manifest.Queue, _ bool) error {
 	cur, err := t.s.Queue.GetQueue(ctx, t.account, name)
 	if errors.Is(err, pgqueue.ErrQueueNotFound) {
 		_, err := t.s.Queue.CreateQueue(ctx, t.account, name, queueSettings(pgqueue.DefaultSettings(), q))
