@@ -524,8 +524,13 @@ func (c *Client) claimDeleteKept(ctx context.Context, op string, id int64, accou
 	} else {
 		err = convertError(op, err)
 	}
-	if _, rerr := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
-		conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // the pool drops it either way
+	// The rollback is given a few seconds whatever ctx, then the
+	// connection is closed (the server rolls back a transaction whose
+	// connection ends).
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, rerr := conn.Exec(rctx, "ROLLBACK"); rerr != nil {
+		conn.Conn().Close(rctx) //nolint:errcheck // the pool drops it either way
 	}
 	return nil, err
 }

@@ -303,6 +303,12 @@ func TestQueueLimitedKeysStayOffAccountWideResources(t *testing.T) {
 			expectError(400, "invalid_argument")
 	}
 
+	// A cron trigger that enqueues to the key's queue runs no function:
+	// the limited key puts it and switches it on and off.
+	e.do(limited, "PUT", v+"/triggers/t-tick", `{"kind":"cron","cron_spec":"0 0 1 1 *","queue":"orders-1","enqueue_body":{"tick":true},"enabled":false}`).expect(200)
+	e.do(limited, "POST", v+"/triggers/t-tick/enable", "").expect(200)
+	e.do(limited, "POST", v+"/triggers/t-tick/disable", "").expect(200)
+
 	// A function that may emit is wired by keys for every queue only.
 	e.deploy(full, f.acct, "g", "?emits=other", trap).expect(201)
 	put := func(tok, fn string) *response {
