@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -361,26 +362,36 @@ func BenchmarkUnreadReceives(b *testing.B) {
 	acct, tok := e.admin("")
 	e.do(tok, "POST", "/v1/accounts/"+acct+"/queues", `{"name":"big","max_message_bytes":1048576}`).expect(201)
 	sendLarge(b, e, acct, "big", 10*clients, 1<<20)
+	n, heap := unreadReceives(b, e, clients, receiveText(acct, tok, `{"max_messages":10,"visibility_timeout_seconds":600}`),
+		"SELECT count(*) FROM %s.messages WHERE receive_count > 0")
+	b.ReportMetric(float64(n), "leased-MiB")
+	b.ReportMetric(heap, "live-heap-MiB")
+}
+
+// unreadReceives sends request from clients stalled clients of e, waits
+// until every receive has claimed or been refused (the count of messages
+// they took, taken with %s for e's schema, has not moved for 15 s: a wave
+// of claims reading 1 GB takes a few) and returns that count and the MiB
+// of live heap grown meanwhile, timing only that.
+func unreadReceives(b *testing.B, e *env, clients int, request, taken string) (int, float64) {
+	count := func() (n int) {
+		if err := e.srv.pool.QueryRow(b.Context(), fmt.Sprintf(taken, pgx.Identifier{e.srv.cfg.Schema}.Sanitize())).Scan(&n); err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
 	stalled := newStalledClients(b, e)
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	b.ResetTimer()
 	for range clients {
-		stalled.send(receiveText(acct, tok, `{"max_messages":10,"visibility_timeout_seconds":600}`))
+		stalled.send(request)
 	}
-	leased := func() (n int) {
-		if err := e.srv.pool.QueryRow(b.Context(), "SELECT count(*) FROM "+pgx.Identifier{e.srv.cfg.Schema}.Sanitize()+".messages WHERE receive_count > 0").Scan(&n); err != nil {
-			b.Fatal(err)
-		}
-		return n
-	}
-	// Every receive has claimed, or been refused, once the count has
-	// not moved for 15 s (a wave of claims reading 1 GB takes a few).
 	last, since := -1, time.Now()
 	for time.Since(since) < 15*time.Second {
 		time.Sleep(200 * time.Millisecond)
-		if n := leased(); n != last {
+		if n := count(); n != last {
 			last, since = n, time.Now()
 		}
 	}
@@ -388,8 +399,7 @@ func BenchmarkUnreadReceives(b *testing.B) {
 	runtime.GC()
 	var during runtime.MemStats
 	runtime.ReadMemStats(&during)
-	b.ReportMetric(float64(last), "leased-MiB")
-	b.ReportMetric(float64(int64(during.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "live-heap-MiB")
+	return last, float64(int64(during.HeapAlloc)-int64(before.HeapAlloc)) / (1 << 20)
 }
 
 // BenchmarkUnreadDeleteReceives is BenchmarkUnreadReceives for receives
@@ -413,33 +423,10 @@ func BenchmarkUnreadDeleteReceives(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	stalled := newStalledClients(b, e)
-	runtime.GC()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	b.ResetTimer()
-	for range clients {
-		stalled.send(receiveText(acct, tok, `{"max_messages":10,"delete":true}`))
-	}
-	deleted := func() (n int) {
-		if err := e.srv.pool.QueryRow(b.Context(), "SELECT $1 - count(*) FROM "+pgx.Identifier{e.srv.cfg.Schema}.Sanitize()+".messages", 10*clients).Scan(&n); err != nil {
-			b.Fatal(err)
-		}
-		return n
-	}
-	last, since := -1, time.Now()
-	for time.Since(since) < 15*time.Second {
-		time.Sleep(200 * time.Millisecond)
-		if n := deleted(); n != last {
-			last, since = n, time.Now()
-		}
-	}
-	b.StopTimer()
-	runtime.GC()
-	var during runtime.MemStats
-	runtime.ReadMemStats(&during)
-	b.ReportMetric(float64(last)*200/1024, "deleted-MiB")
-	b.ReportMetric(float64(int64(during.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "live-heap-MiB")
+	n, heap := unreadReceives(b, e, clients, receiveText(acct, tok, `{"max_messages":10,"delete":true}`),
+		"SELECT "+strconv.Itoa(10*clients)+" - count(*) FROM %s.messages")
+	b.ReportMetric(float64(n)*200/1024, "deleted-MiB")
+	b.ReportMetric(heap, "live-heap-MiB")
 }
 
 // BenchmarkStatsReadsBeside: 16 clients of one account read the stats of
