@@ -301,14 +301,13 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 	// (the queue's max_message_bytes a message), then what it took until
 	// the answer is written; a look for which its account or the server
 	// has no room (after roomWait) is skipped, claiming nothing, and a
-	// receive whose last look was skipped answers 429. holding is what
-	// the receive holds in a.received, given back when it ends; held is
-	// what the running claim holds of it.
-	var holding, held int64
-	defer func() { a.received.add(c.account, -holding) }()
+	// receive whose last look was skipped answers 429. held is what the
+	// receive holds in a.received (its last look's claim: a look that
+	// took nothing holds nothing), given back when it ends.
+	var held int64
+	defer func() { a.received.add(c.account, -held) }()
 	hold := func(n int64) { // holds n in place of held, within what it holds already
 		a.received.add(c.account, n-held)
-		holding += n - held
 		held = n
 	}
 	var refused error
@@ -331,7 +330,7 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 		if refused = a.receiveRoom(ctx, c.account, n, 0); refused != nil {
 			return refused
 		}
-		holding, held = holding+n, n
+		held = n
 		return nil
 	}
 	if o.Delete {
@@ -342,7 +341,7 @@ func (a *api) receive(w http.ResponseWriter, r *http.Request, c *call) error {
 		if refused = a.receiveRoom(ctx, c.account, reserve, roomWait); refused != nil {
 			return nil, nil
 		}
-		holding, held = holding+reserve, reserve
+		held = reserve
 		ms, err := claim()
 		if err != nil {
 			hold(0)
@@ -444,16 +443,10 @@ func pageQuery(r *http.Request) (max int, after int64, err error) {
 // which one account holds a quarter at most (one at least), or answers 429 with
 // Retry-After at once rather than hold more pages in memory. The caller
 // gives it back with the returned func once the answer is written.
-func (a *api) holdPageRead(account string) (give func(), err error) {
-	n := cap(a.pageReads.tokens)
-	give, k, full := a.pageReads.take([]string{account}, []int{share(n, 4)})
-	switch {
-	case k != "":
-		return nil, tooManyRequests(1, "this account reads %d peek or dead-letter pages at once, the most it may on this server: retry in a second", share(n, 4))
-	case full:
-		return nil, tooManyRequests(1, "%d peek and dead-letter pages are being read on this server: retry in a second", n)
-	}
-	return give, nil
+func (a *api) holdPageRead(ctx context.Context, account string) (give func(), err error) {
+	return a.pageReads.holdFor(ctx, account, 0,
+		"this account reads %d peek or dead-letter pages at once, the most it may on this server: retry in a second",
+		"%d peek and dead-letter pages are being read on this server: retry in a second")
 }
 
 func (a *api) peek(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -461,7 +454,7 @@ func (a *api) peek(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	give, err := a.holdPageRead(c.account)
+	give, err := a.holdPageRead(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
@@ -569,7 +562,7 @@ func (a *api) receiveDLQ(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	give, err := a.holdPageRead(c.account)
+	give, err := a.holdPageRead(r.Context(), c.account)
 	if err != nil {
 		return err
 	}

@@ -61,14 +61,9 @@ const (
 // to statsWait, or answers 429 with Retry-After; the caller gives it back
 // with the returned func once the messages are counted.
 func (a *api) holdStatsRead(ctx context.Context, account string) (give func(), err error) {
-	give, k, full := a.statsReads.takeWithin(ctx, []string{account}, []int{share(maxStatsReads, 4)}, statsWait)
-	switch {
-	case k != "":
-		return nil, tooManyRequests(1, "this account counts the messages of its queues (stats, app plans) %d times at once, the most it may on this server: retry in a second", share(maxStatsReads, 4))
-	case full:
-		return nil, tooManyRequests(1, "the messages of queues are being counted (stats, app plans) %d times at once on this server: retry in a second", maxStatsReads)
-	}
-	return give, nil
+	return a.statsReads.holdFor(ctx, account, statsWait,
+		"this account counts the messages of its queues (stats, app plans) %d times at once, the most it may on this server: retry in a second",
+		"the messages of queues are being counted (stats, app plans) %d times at once on this server: retry in a second")
 }
 
 // liveStats returns the counts of the queues of page by name; the account

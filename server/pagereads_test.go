@@ -23,28 +23,28 @@ func TestPageReadsAtOnceAreBounded(t *testing.T) {
 	a := e.srv.api
 	var gives []func()
 	for i := range 2 {
-		give, err := a.holdPageRead("one")
+		give, err := a.holdPageRead(t.Context(), "one")
 		if err != nil {
 			t.Fatalf("page read %d of an account with a share of 2: %v", i+1, err)
 		}
 		gives = append(gives, give)
 	}
-	if _, err := a.holdPageRead("one"); err == nil || !strings.Contains(err.Error(), "this account reads 2 peek or dead-letter pages at once") {
+	if _, err := a.holdPageRead(t.Context(), "one"); err == nil || !strings.Contains(err.Error(), "this account reads 2 peek or dead-letter pages at once") {
 		t.Fatalf("third page read of one account: %v, want refused by its share", err)
 	}
 	for _, acct := range []string{"two", "two", "three", "three", "four", "four"} {
-		give, err := a.holdPageRead(acct)
+		give, err := a.holdPageRead(t.Context(), acct)
 		if err != nil {
 			t.Fatalf("page read of account %s: %v", acct, err)
 		}
 		gives = append(gives, give)
 	}
-	_, err := a.holdPageRead("five")
+	_, err := a.holdPageRead(t.Context(), "five")
 	if e, ok := err.(*apiError); !ok || e.Status != 429 || e.RetryAfter < 1 || !strings.Contains(e.Message, "8 peek and dead-letter pages are being read on this server") {
 		t.Fatalf("page read past the server's 8: %v, want 429 with Retry-After", err)
 	}
 	gives[0]()
-	give, err := a.holdPageRead("one")
+	give, err := a.holdPageRead(t.Context(), "one")
 	if err != nil {
 		t.Fatalf("page read after one was given back: %v", err)
 	}

@@ -48,6 +48,23 @@ func (s *readSlots) takeWithin(ctx context.Context, keys []string, max []int, d 
 	return give, refused, full
 }
 
+// holdFor takes one of the slots for account, which holds a quarter of
+// them at most (one at least), waiting up to wait for one given back; or
+// it answers 429 with Retry-After, with accountFull (formatted with the
+// account's share) or serverFull (with the server's slots). The caller
+// gives the slot back with the returned func.
+func (s *readSlots) holdFor(ctx context.Context, account string, wait time.Duration, accountFull, serverFull string) (give func(), err error) {
+	n := cap(s.tokens)
+	give, k, full := s.takeWithin(ctx, []string{account}, []int{share(n, 4)}, wait)
+	switch {
+	case k != "":
+		return nil, tooManyRequests(1, accountFull, share(n, 4))
+	case full:
+		return nil, tooManyRequests(1, serverFull, n)
+	}
+	return give, nil
+}
+
 // giveBacks wakes what waits for something given back (a slot, bytes).
 // The zero value is ready.
 type giveBacks struct {
